@@ -1,0 +1,153 @@
+"""The contract every backend adapter fulfils (tinygrad's runtime is the model).
+
+A backend is opened on one ``Device``. Kernels (``ops/*/kernels.py``) receive the opened backend
+and a case, compile once, and return a launcher ``run(ins, outs)`` that enqueues work on the
+device. The harness owns everything else: allocation, poisoning, checking and timing, through
+the methods below. ``time(fn)`` returns one device-side sample in seconds.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+@dataclass
+class Device:
+    """A device as one backend sees it. ``mode``: ``run`` (checked and timed), ``interpret``
+    (checked; timings labelled and excluded from performance) or ``compile`` (compiled only)."""
+
+    backend: str
+    index: int
+    name: str
+    kind: str  # "gpu" | "cpu"
+    vendor: str = ""
+    memory_bytes: int = 0
+    compute_units: int = 0
+    l2_bytes: int = 0
+    driver: str = ""
+    pci_bus_id: str | None = None
+    uuid: str | None = None
+    mode: str = "run"
+    reason: str | None = None  # set when the device is unusable
+    features: list[str] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+    slug: str = ""
+
+    @property
+    def usable(self) -> bool:
+        return self.reason is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def slugify(text: str) -> str:
+    s = re.sub(r"\(r\)|\(tm\)|\bcorporation\b|\binc\b", "", text.lower())
+    return re.sub(r"[^a-z0-9]+", "-", s).strip("-")
+
+
+def host_cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def host_cpu_slug() -> str:
+    """Slug of the host CPU: every backend that runs on the CPU reports into this device."""
+    return "cpu-" + slugify(host_cpu_name())
+
+
+def gpu_slug(name: str, pci_bus_id: str | None = None, unique: bool = True) -> str:
+    """Slug of a GPU: its name, plus the PCI bus id when the host has several of that name."""
+    s = slugify(name)
+    return s if unique or not pci_bus_id else f"{s}-{slugify(pci_bus_id)}"
+
+
+def host_llc_bytes() -> int:
+    """Largest CPU cache (for the L2/LLC flush of CPU devices)."""
+    best = 0
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    for idx in base.glob("index*"):
+        try:
+            txt = (idx / "size").read_text().strip()
+        except OSError:
+            continue
+        mult = {"K": 1024, "M": 1024**2}.get(txt[-1], 1)
+        best = max(best, int(txt.rstrip("KM")) * mult)
+    return best or 32 * 1024**2
+
+
+def host_memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+
+
+class Backend(abc.ABC):
+    """One backend opened on one device."""
+
+    name: ClassVar[str]
+    #: how ``time`` measures: "cuda-event", "opencl-profiling", "webgpu-timestamp", "host"
+    timer: ClassVar[str]
+
+    def __init__(self, device: Device):
+        self.device = device
+
+    # -- discovery -------------------------------------------------------------------------
+    @classmethod
+    @abc.abstractmethod
+    def devices(cls) -> list[Device]:
+        """Every device this backend can see, unusable ones with a reason."""
+
+    # -- memory ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def upload(self, arr: np.ndarray) -> Any: ...
+
+    @abc.abstractmethod
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any: ...
+
+    @abc.abstractmethod
+    def download(self, buf: Any) -> np.ndarray: ...
+
+    @abc.abstractmethod
+    def fill_bytes(self, buf: Any, value: int) -> None:
+        """Set every byte of ``buf`` to ``value`` (used to poison outputs)."""
+
+    # -- execution -------------------------------------------------------------------------
+    @abc.abstractmethod
+    def synchronize(self) -> None: ...
+
+    @abc.abstractmethod
+    def time(self, fn) -> float:
+        """Run ``fn()`` (which enqueues work) once; return its device time in seconds."""
+
+    @abc.abstractmethod
+    def flush_l2(self) -> None:
+        """Evict the last-level cache by writing a buffer of at least twice its size."""
+
+    def clocks(self) -> dict[str, Any]:
+        """Clock/power/throttle state now (NVIDIA only; empty elsewhere)."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+
+def flush_bytes(device: Device) -> int:
+    """Bytes written by an L2 flush: at least twice the cache, 64 MiB minimum."""
+    cache = device.l2_bytes or (host_llc_bytes() if device.kind == "cpu" else 0)
+    return max(2 * cache, 64 * 1024 * 1024)

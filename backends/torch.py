@@ -1,0 +1,81 @@
+"""torch: the baseline a user would otherwise pick (eager ops, cuBLAS, SDPA, torch.compile).
+
+Buffers are torch tensors. On CUDA devices ``time`` uses CUDA events on the current stream; on
+the CPU it is host time around the call (torch CPU ops are synchronous), labelled ``host``.
+"""
+
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+import torch
+
+from backends.base import Backend, Device, flush_bytes, host_cpu_name, host_memory_bytes
+from backends.nvml import gpu_clocks, nvml_identity
+
+TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
+                "int32": torch.int32, "uint32": torch.uint32, "int8": torch.int8, "uint8": torch.uint8}
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    timer = "host"
+
+    @classmethod
+    def devices(cls) -> list[Device]:
+        v = {"torch": torch.__version__}
+        out = []
+        if torch.cuda.is_available():
+            for i in range(torch.cuda.device_count()):
+                p = torch.cuda.get_device_properties(i)
+                ident = nvml_identity(i)
+                out.append(Device("torch", i, p.name, "gpu", "NVIDIA", p.total_memory, p.multi_processor_count,
+                                  getattr(p, "L2_cache_size", 0), torch.version.cuda or "",
+                                  ident.get("pci_bus_id"), ident.get("uuid"), versions=v))
+        out.append(Device("torch", len(out), host_cpu_name(), "cpu", "", host_memory_bytes(),
+                          torch.get_num_threads(), versions=v))
+        return out
+
+    def __init__(self, device: Device):
+        super().__init__(device)
+        self.gpu = device.kind == "gpu"
+        self.dev = torch.device("cuda", device.index) if self.gpu else torch.device("cpu")
+        if self.gpu:
+            torch.cuda.set_device(self.dev)
+            self.timer = "cuda-event"
+        self._flush = torch.empty(flush_bytes(device) // 4, dtype=torch.int32, device=self.dev)
+
+    def upload(self, arr: np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(arr)).to(self.dev)
+
+    def empty(self, shape, dtype):
+        return torch.empty(tuple(shape), dtype=TORCH_DTYPES[np.dtype(dtype).name], device=self.dev)
+
+    def download(self, buf) -> np.ndarray:
+        return buf.detach().cpu().numpy()
+
+    def fill_bytes(self, buf, value: int) -> None:
+        buf.view(torch.uint8).fill_(value)
+
+    def synchronize(self) -> None:
+        if self.gpu:
+            torch.cuda.synchronize(self.dev)
+
+    def time(self, fn) -> float:
+        if not self.gpu:
+            t0 = _time.perf_counter()
+            fn()
+            return _time.perf_counter() - t0
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e-3
+
+    def flush_l2(self) -> None:
+        self._flush.fill_(0x5A)
+
+    def clocks(self) -> dict:
+        return gpu_clocks(self.device.index) if self.gpu else {}

@@ -1,0 +1,58 @@
+"""vector_add: c = a + b over n elements (fp32, fp16).
+
+Bytes: read a and b, write c → 3·n·itemsize. Flops: n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from references.elementwise import vector_add
+from suite.spec import Arg, Case, OpSpec, Tolerance, elementwise_cases, np_dtype
+
+# 1, sizes that are not multiples of any block (4, 64, 128, 256, 1024, 4096), and several blocks.
+TEST_SIZES = [1, 2, 3, 5, 127, 1000, 1025, 4097, 65_537, 300_007]
+
+
+def signature(case: Case) -> dict[str, Arg]:
+    n = case["n"]
+    return {"a": Arg((n,), case.dtype, "in"), "b": Arg((n,), case.dtype, "in"),
+            "c": Arg((n,), case.dtype, "out")}
+
+
+def make_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    n, dt = case["n"], np_dtype(case.dtype)
+    # standard normal, shifted away from 0 in half the draws: never zeros, mixed signs
+    return {"a": rng.standard_normal(n, dtype=np.float32).astype(dt),
+            "b": (rng.standard_normal(n, dtype=np.float32) + 0.5).astype(dt)}
+
+
+def reference(case: Case, x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {"c": vector_add(x["a"], x["b"])}
+
+
+def tolerance(case: Case):
+    # The sum of two floats of the output type, computed in that type (or wider, then rounded),
+    # is correctly rounded: |err| <= 2^-p |ref| with p = 24 (fp32) or 11 (fp16). Allow 1 ulp
+    # (2^-(p-1)) and, for fp16, the smallest subnormal for results that underflow.
+    if case.dtype == "fp16":
+        return Tolerance(atol=2.0**-24, rtol=2.0**-10, reason="fp16 add: correctly rounded, 1 ulp")
+    return Tolerance(atol=1e-38, rtol=2.0**-23, reason="fp32 add: correctly rounded, 1 ulp")
+
+
+SPEC = OpSpec(
+    name="vector_add",
+    signature=signature,
+    make_inputs=make_inputs,
+    reference=reference,
+    bytes_moved=lambda c: 3 * c["n"] * np_dtype(c.dtype).itemsize,
+    flops=lambda c: c["n"],
+    tolerance=tolerance,
+    test_cases=elementwise_cases("fp32", TEST_SIZES)
+    + [Case(f"n={n},fp16", {"n": n}, "fp16", seed=2000 + n) for n in (1, 1025, 65_537)],
+    bench_cases={
+        "gpu": [Case("n=2^28", {"n": 2**28}, "fp32", seed=7), Case("n=2^28,fp16", {"n": 2**28}, "fp16", seed=8)],
+        "cpu": [Case("n=2^25", {"n": 2**25}, "fp32", seed=7), Case("n=2^25,fp16", {"n": 2**25}, "fp16", seed=8)],
+    },
+    description="c = a + b",
+)

@@ -1,0 +1,117 @@
+"""What an operator is: its cases, argument signature, reference, byte/flop counts and tolerance.
+
+An ``OpSpec`` is pure data plus NumPy functions; nothing here touches a GPU. Every benchmark
+derives GB/s, TFLOP/s and % of SOL from ``bytes_moved`` and ``flops`` of the case, never from
+arithmetic written inline next to a kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: dtype names used in cases → NumPy dtypes. Backends map these names to their own types.
+DTYPES: dict[str, np.dtype] = {
+    "fp64": np.dtype(np.float64),
+    "fp32": np.dtype(np.float32),
+    "fp16": np.dtype(np.float16),
+    "i32": np.dtype(np.int32),
+    "u32": np.dtype(np.uint32),
+    "i8": np.dtype(np.int8),
+    "u8": np.dtype(np.uint8),
+}
+
+
+def np_dtype(name: str) -> np.dtype:
+    """NumPy dtype for a case dtype name; unknown names list the valid ones."""
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise ValueError(f"unknown dtype {name!r}; valid: {', '.join(DTYPES)}") from None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One problem instance: named dims, the operator's dtype and the seed of its inputs."""
+
+    name: str
+    dims: Mapping[str, int]
+    dtype: str
+    seed: int = 0
+
+    def __getitem__(self, key: str) -> int:
+        return self.dims[key]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One kernel argument: shape, dtype name and whether the kernel reads or writes it."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    role: str  # "in" | "out"
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np_dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Element-wise bound ``|out - ref| <= atol + rtol*|ref|``, plus a bound on the relative
+    error norm. ``reason`` says why the numbers are what they are (it lands in reports)."""
+
+    atol: float
+    rtol: float
+    reason: str
+    rel_norm: float = float("inf")
+
+    @classmethod
+    def exact(cls, reason: str = "integer result: exact") -> Tolerance:
+        return cls(0.0, 0.0, reason, 0.0)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """An operator: everything the harness needs except the kernels."""
+
+    name: str
+    signature: Callable[[Case], dict[str, Arg]]
+    make_inputs: Callable[[Case, np.random.Generator], dict[str, np.ndarray]]
+    reference: Callable[[Case, dict[str, np.ndarray]], dict[str, np.ndarray]]
+    bytes_moved: Callable[[Case], int]
+    flops: Callable[[Case], int]
+    tolerance: Callable[[Case], Tolerance]
+    test_cases: list[Case]
+    #: bench cases per device class ("gpu", "cpu")
+    bench_cases: Mapping[str, list[Case]] = field(default_factory=dict)
+    description: str = ""
+
+    def cases(self, size: str, device_kind: str = "gpu") -> list[Case]:
+        """Cases of a size class: ``test`` or ``bench`` (bench sized for the device class)."""
+        if size == "test":
+            return list(self.test_cases)
+        if size == "bench":
+            return list(self.bench_cases.get(device_kind, self.bench_cases.get("gpu", [])))
+        raise ValueError(f"unknown size {size!r}; valid: test, bench")
+
+    def case(self, name: str) -> Case:
+        for c in self.test_cases + [c for cs in self.bench_cases.values() for c in cs]:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.name}: unknown case {name!r}")
+
+    def footprint(self, case: Case) -> int:
+        """Device bytes the arguments occupy (inputs + outputs)."""
+        return sum(a.nbytes for a in self.signature(case).values())
+
+    def inputs(self, case: Case) -> dict[str, np.ndarray]:
+        """Fresh random inputs from the case's seed (never zeros)."""
+        return self.make_inputs(case, np.random.default_rng(case.seed))
+
+
+def elementwise_cases(dtype: str, sizes: list[int], prefix: str = "n") -> list[Case]:
+    """Cases ``n=<size>`` for 1-D operators, with distinct seeds."""
+    return [Case(f"{prefix}={n}", {"n": n}, dtype, seed=1000 + i) for i, n in enumerate(sizes)]

@@ -151,3 +151,7 @@ def flush_bytes(device: Device) -> int:
     """Bytes written by an L2 flush: at least twice the cache, 64 MiB minimum."""
     cache = device.l2_bytes or (host_llc_bytes() if device.kind == "cpu" else 0)
     return max(2 * cache, 64 * 1024 * 1024)
+
+
+class Unsupported(Exception):
+    """A kernel cannot run on this device (the reason is the message): becomes a skipped row."""

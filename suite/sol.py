@@ -1,0 +1,92 @@
+"""Speed of light: device ceilings (measured and theoretical) and % of SOL.
+
+``results/<device>/peaks.json`` holds, per device, the measured memory bandwidth (best copy/add
+kernel over the backends, arrays far larger than L2) and FLOP/s per dtype (vendor GEMM through
+torch), next to a theoretical value with its source. Every result gets
+``sol_time = max(bytes / BW, flops / peak[dtype])`` and ``pct_sol = sol_time / time``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from suite.results import RESULTS_DIR, atomic_write_json
+
+#: Datasheet ceilings (dense) for devices whose rates NVML cannot give. Source in each entry.
+DATASHEET: dict[str, dict[str, Any]] = {
+    "nvidia-h200": {"bandwidth": 4.8e12, "fp32": 66.9e12, "tf32": 494.7e12, "fp16": 989.4e12,
+                    "bf16": 989.4e12, "source": "NVIDIA H200 SXM datasheet (dense, boost clock)"},
+    "nvidia-h100-80gb-hbm3": {"bandwidth": 3.35e12, "fp32": 66.9e12, "tf32": 494.7e12,
+                              "fp16": 989.4e12, "bf16": 989.4e12,
+                              "source": "NVIDIA H100 SXM datasheet (dense, boost clock)"},
+}
+
+#: the peak a case's dtype is held to (fp32-strict → CUDA-core fp32; fp16/bf16 → tensor cores)
+PEAK_DTYPE = {"fp16": "fp16", "bf16": "bf16", "tf32": "tf32"}
+
+
+def peaks_path(slug: str, root: Path = RESULTS_DIR) -> Path:
+    return root / slug / "peaks.json"
+
+
+def load_peaks(slug: str, root: Path = RESULTS_DIR) -> dict[str, Any] | None:
+    p = peaks_path(slug, root)
+    return json.loads(p.read_text()) if p.is_file() else None
+
+
+def save_peaks(slug: str, peaks: dict[str, Any], root: Path = RESULTS_DIR) -> Path:
+    p = peaks_path(slug, root)
+    atomic_write_json(p, peaks)
+    return p
+
+
+def theoretical(slug: str, ident: dict[str, Any]) -> dict[str, Any]:
+    """Theoretical ceilings: NVML memory clock × bus width for NVIDIA, else the datasheet table."""
+    out: dict[str, Any] = {}
+    sheet = DATASHEET.get(slug)
+    if ident.get("mem_clock_max_mhz") and ident.get("mem_bus_width_bits"):
+        bw = ident["mem_clock_max_mhz"] * 1e6 * 2 * ident["mem_bus_width_bits"] / 8
+        out["bandwidth"] = {"value": bw, "source": f"NVML: {ident['mem_clock_max_mhz']} MHz × "
+                            f"{ident['mem_bus_width_bits']}-bit × 2 (DDR)"}
+    elif sheet:
+        out["bandwidth"] = {"value": sheet["bandwidth"], "source": sheet["source"]}
+    if sheet:
+        for k in ("fp32", "tf32", "fp16", "bf16"):
+            out[k] = {"value": sheet[k], "source": sheet["source"]}
+    return out
+
+
+def peak_for(peaks: dict[str, Any] | None, key: str) -> tuple[float | None, str]:
+    """(value, source) of a ceiling: measured if present, else theoretical, else (None, 'none')."""
+    if not peaks:
+        return None, "none"
+    m = peaks.get("measured", {}).get(key)
+    if m and m.get("value"):
+        return float(m["value"]), "measured"
+    t = peaks.get("theoretical", {}).get(key)
+    if t and t.get("value"):
+        return float(t["value"]), "theoretical"
+    return None, "none"
+
+
+def derive(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:
+    """Fill GB/s, TFLOP/s, sol_time, pct_sol and peak_source of a timed row in place."""
+    t = (row.get("timing") or {}).get("median_s")
+    if not t:
+        return
+    nbytes, flops = row.get("bytes") or 0, row.get("flops") or 0
+    row["gbps"] = nbytes / t / 1e9
+    row["tflops"] = flops / t / 1e12
+    bw, bw_src = peak_for(peaks, "bandwidth")
+    pk, pk_src = peak_for(peaks, PEAK_DTYPE.get(row.get("dtype", ""), "fp32"))
+    t_mem = nbytes / bw if bw else 0.0
+    t_cmp = flops / pk if pk else 0.0
+    if not (t_mem or t_cmp):
+        row.update(sol_time_s=None, pct_sol=None, peak_source="none", bound=None)
+        return
+    row["sol_time_s"] = max(t_mem, t_cmp)
+    row["bound"] = "memory" if t_mem >= t_cmp else "compute"
+    row["peak_source"] = bw_src if t_mem >= t_cmp else pk_src
+    row["pct_sol"] = 100.0 * row["sol_time_s"] / t

@@ -1,0 +1,357 @@
+"""Per-backend worker processes: crash isolation for plan → check → time.
+
+Every backend runs in its own spawned process (CuPy, Triton, PoCL and wgpu each bring an LLVM or a
+driver). The parent sends work items and waits with a per-item timeout; a segfault, device fault,
+hang or compile error becomes a row with a status and a message, the worker is restarted, and the
+run goes on.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import signal
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FIX = {  # what a user runs when a backend's package is missing
+    "cuda": "pip install 'solbench[cuda]' (cupy-cuda13x) — or cuda-bindings nvidia-cuda-nvrtc for compile-only",
+    "triton": "pip install 'solbench[triton]'",
+    "opencl": "pip install 'solbench[opencl]' and an ICD: apt-get install pocl-opencl-icd ocl-icd-libopencl1",
+    "webgpu": "pip install 'solbench[webgpu]' and a Vulkan driver: apt-get install mesa-vulkan-drivers",
+    "torch": "pip install 'torch>=2.4'",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One unit of work: a kernel on a case on a device."""
+
+    op: str
+    backend: str
+    variant: str
+    case: str
+    device: int  # index into the backend's device list
+    device_slug: str
+    size: str = "test"
+    check_only: bool = False
+    hot: bool = False
+    seed: int | None = None  # overrides the case's seed (fresh inputs)
+    timing: dict = field(default_factory=dict)  # overrides of timing.Protocol
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}/{self.backend}/{self.variant}/{self.case}@{self.device_slug}"
+
+
+def base_row(item: Item) -> dict[str, Any]:
+    return {"device": item.device_slug, "backend": item.backend, "op": item.op, "variant": item.variant,
+            "case": item.case, "size": item.size, "status": "error", "message": ""}
+
+
+# ------------------------------------------------------------------------------------------------
+# child side
+
+
+def assign_slugs(devices) -> None:
+    """Give each device its results slug: the host CPU for CPU-side devices, the GPU's name
+    (plus PCI id when the host has several of one name) for GPUs."""
+    from backends.base import gpu_slug, host_cpu_slug
+
+    names = [d.name for d in devices if d.kind == "gpu"]
+    for d in devices:
+        d.slug = host_cpu_slug() if d.kind != "gpu" else gpu_slug(d.name, d.pci_bus_id, names.count(d.name) == 1)
+
+
+class Executor:
+    """Runs items for one backend, inside the worker process."""
+
+    def __init__(self, backend: str):
+        from backends import backend_class
+
+        self.backend = backend
+        self.cls = backend_class(backend)
+        self.devices = self.cls.devices()
+        assign_slugs(self.devices)
+        self.opened: dict[int, Any] = {}
+        self._data_key = None
+        self._data = None
+
+    def open(self, index: int):
+        if index not in self.opened:
+            self.opened[index] = self.cls(self.devices[index])
+        return self.opened[index]
+
+    def data(self, spec, case, seed):
+        """Inputs and reference of a case (kept for the next item on the same case)."""
+        import dataclasses
+
+        if seed is not None:
+            case = dataclasses.replace(case, seed=seed)
+        key = (spec.name, case)
+        if self._data_key != key:
+            self._data = None  # free the previous case first
+            inputs = spec.inputs(case)
+            self._data = (inputs, spec.reference(case, inputs))
+            self._data_key = key
+        return self._data
+
+    def run(self, item: Item) -> dict[str, Any]:
+        from backends.base import Unsupported
+        from suite.check import compare_all, poison_byte
+        from suite.registry import REGISTRY, get_spec
+        from suite.spec import np_dtype
+        from suite.timing import Protocol, measure
+
+        row = base_row(item)
+        spec = get_spec(item.op)
+        entry = REGISTRY[(item.op, item.backend, item.variant)]
+        case = spec.case(item.case)
+        dev = self.devices[item.device]
+        row.update(dims=dict(case.dims), dtype=case.dtype, mode=dev.mode, device_name=dev.name,
+                   bytes=spec.bytes_moved(case), flops=spec.flops(case), seed=item.seed or case.seed)
+        if entry.disabled:
+            return {**row, "status": "skipped", "message": entry.disabled}
+        need = spec.footprint(case)
+        if dev.mode != "compile" and dev.memory_bytes and need > 0.8 * dev.memory_bytes:
+            return {**row, "status": "skipped",
+                    "message": f"needs {need / 2**30:.2f} GiB, device {dev.name} has {dev.memory_bytes / 2**30:.2f}"}
+        missing = [f for f in entry.requires if f not in dev.features]
+        if missing:
+            return {**row, "status": "unsupported", "message": f"device lacks {', '.join(missing)}"}
+        try:
+            be = self.open(item.device)
+            t0 = time.perf_counter()
+            run = entry.factory(be, case)
+            row["compile_s"] = time.perf_counter() - t0
+        except Unsupported as e:
+            return {**row, "status": "unsupported", "message": str(e)}
+        except Exception as e:  # noqa: BLE001 - compile errors become rows
+            return {**row, "status": "error", "message": _describe(e)}
+        if dev.mode == "compile":
+            reports = getattr(be, "compile_reports", [])
+            row["compile_reports"] = list(reports)
+            reports.clear()
+            return {**row, "status": "compiled", "message": "compiled only (no device to run on)"}
+        try:
+            inputs, refs = self.data(spec, case, item.seed)
+            sig = spec.signature(case)
+            ins = {k: be.upload(inputs[k]) for k, a in sig.items() if a.role == "in"}
+            outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
+            tol = spec.tolerance(case)
+            row["tolerance"] = {"atol": tol.atol, "rtol": tol.rtol, "rel_norm": tol.rel_norm,
+                                "reason": tol.reason}
+
+            def check(stage: str) -> bool:
+                for k, buf in outs.items():
+                    be.fill_bytes(buf, poison_byte(np_dtype(sig[k].dtype)))
+                be.synchronize()
+                t = time.perf_counter()
+                run(ins, outs)
+                be.synchronize()
+                if stage == "first":
+                    row["first_launch_s"] = time.perf_counter() - t
+                res = compare_all({k: be.download(v) for k, v in outs.items()}, refs, tol)
+                row["check"] = res.to_dict()
+                if not res.ok:
+                    row.update(status="failed", message=f"{stage} check: {res.message}")
+                return res.ok
+
+            if not check("first"):
+                return row
+            if item.check_only:
+                return {**row, "status": "ok", "message": "checked"}
+            proto = Protocol(hot=item.hot, **item.timing)
+            before = be.clocks()
+            timing = measure(be, lambda: run(ins, outs), proto)
+            row["clocks"] = {"before": before, "after": be.clocks()}
+            row["timing"] = timing.to_dict()
+            # the timed launches must have left a correct result too (races, reused flags)
+            if not check("post-timing"):
+                return row
+            row["status"] = "ok"
+            if dev.mode == "interpret":
+                row["message"] = "interpreted: timing excluded from performance"
+            return row
+        except Unsupported as e:
+            return {**row, "status": "unsupported", "message": str(e)}
+        except Exception as e:  # noqa: BLE001
+            return {**row, "status": "error", "message": _describe(e)}
+
+
+def _describe(e: BaseException) -> str:
+    tb = traceback.extract_tb(e.__traceback__)
+    where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+    return f"{type(e).__name__}: {e}{where}"
+
+
+def _child(backend: str, env: dict[str, str], requests, responses) -> None:
+    os.environ.update(env)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    try:
+        ex = Executor(backend)
+        from suite.registry import discover
+
+        discover()
+        responses.put(("devices", [asdict(d) for d in ex.devices]))
+    except Exception as e:  # noqa: BLE001
+        responses.put(("unavailable", f"{_describe(e)}; fix: {FIX[backend]}"))
+        return
+    while True:
+        msg = requests.get()
+        if msg is None:
+            return
+        kind, payload = msg
+        if kind == "item":
+            responses.put(("row", ex.run(payload)))
+        elif kind == "call":  # ("call", (module, function, kwargs)) → function(executor, **kwargs)
+            import importlib
+
+            mod, fn, kwargs = payload
+            try:
+                responses.put(("result", getattr(importlib.import_module(mod), fn)(ex, **kwargs)))
+            except Exception as e:  # noqa: BLE001
+                responses.put(("result", {"error": _describe(e)}))
+
+
+# ------------------------------------------------------------------------------------------------
+# parent side
+
+
+class BackendUnavailable(RuntimeError):
+    pass
+
+
+class Worker:
+    """Parent-side handle of one backend's worker process."""
+
+    def __init__(self, backend: str, env: dict[str, str] | None = None, start_timeout: float = 300):
+        self.backend = backend
+        self.env = env or {}
+        self.start_timeout = start_timeout
+        self.proc = None
+        self.devices: list[dict] | None = None
+        self.reason: str | None = None
+
+    def start(self) -> None:
+        ctx = mp.get_context("spawn")
+        self.req, self.resp = ctx.Queue(), ctx.Queue()
+        self.proc = ctx.Process(target=_child, args=(self.backend, self.env, self.req, self.resp),
+                                daemon=True, name=f"solbench-{self.backend}")
+        self.proc.start()
+
+    def probe(self) -> list[dict]:
+        """Start the process (if needed) and return its devices; raises BackendUnavailable."""
+        if self.proc is None or not self.proc.is_alive():
+            if self.reason:
+                raise BackendUnavailable(self.reason)
+            self.start()
+            try:
+                kind, payload = self._get(self.start_timeout)
+            except (TimeoutError, ChildProcessError) as e:
+                self.kill()
+                kind, payload = "unavailable", f"worker did not start: {e}"
+            if kind == "unavailable":
+                self.reason = payload
+                self.kill()
+                raise BackendUnavailable(payload)
+            self.devices = payload
+        return self.devices
+
+    def _get(self, timeout: float):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.resp.get(timeout=0.2)
+            except queue.Empty:
+                if not self.proc.is_alive():
+                    code = self.proc.exitcode
+                    sig = f" (signal {signal.Signals(-code).name})" if code and code < 0 else ""
+                    raise ChildProcessError(f"worker process died with exit code {code}{sig}") from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no answer within {timeout:.0f} s") from None
+
+    def run(self, item: Item, timeout: float) -> dict[str, Any]:
+        """Run one item; a crash or timeout becomes a row and the worker is restarted on next use."""
+        try:
+            self.probe()
+        except BackendUnavailable as e:
+            return {**base_row(item), "status": "skipped", "message": f"backend unavailable: {e}"}
+        self.req.put(("item", item))
+        try:
+            return self._get(timeout)[1]
+        except TimeoutError:
+            self.kill()
+            return {**base_row(item), "status": "timeout", "message": f"killed after {timeout:.0f} s"}
+        except ChildProcessError as e:
+            self.kill()
+            return {**base_row(item), "status": "error", "message": f"crashed: {e}"}
+
+    def call(self, module: str, function: str, timeout: float, **kwargs):
+        self.probe()
+        self.req.put(("call", (module, function, kwargs)))
+        try:
+            return self._get(timeout)[1]
+        except (TimeoutError, ChildProcessError) as e:
+            self.kill()
+            return {"error": str(e)}
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join(timeout=5)
+        self.proc = None
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.req.put(None)
+                self.proc.join(timeout=10)
+            except (OSError, ValueError):
+                pass
+        self.kill()
+
+
+class Pool:
+    """One Worker per backend, started lazily."""
+
+    def __init__(self, env: dict[str, str] | None = None):
+        self.env = env
+        self.workers: dict[str, Worker] = {}
+
+    def __getitem__(self, backend: str) -> Worker:
+        if backend not in self.workers:
+            self.workers[backend] = Worker(backend, self.env)
+        return self.workers[backend]
+
+    def probe_all(self, backends) -> dict[str, list[dict] | str]:
+        """Devices of every backend (probed in parallel), or the reason it is unavailable."""
+        for b in backends:
+            w = self[b]
+            if w.proc is None and not w.reason:
+                w.start()
+        out: dict[str, list[dict] | str] = {}
+        for b in backends:
+            w = self[b]
+            try:
+                if w.devices is None and w.proc is not None and not w.reason:
+                    kind, payload = w._get(w.start_timeout)
+                    if kind == "unavailable":
+                        w.reason = payload
+                        w.kill()
+                    else:
+                        w.devices = payload
+                out[b] = w.probe()
+            except (BackendUnavailable, TimeoutError, ChildProcessError) as e:
+                w.reason = w.reason or str(e)
+                w.kill()
+                out[b] = w.reason
+        return out
+
+    def close(self) -> None:
+        for w in self.workers.values():
+            w.close()

@@ -9,31 +9,41 @@ _THROTTLE = {
     0x1: "gpu_idle", 0x2: "app_clocks", 0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x10: "sync_boost",
     0x20: "sw_thermal", 0x40: "hw_thermal", 0x80: "hw_power_brake", 0x100: "display_clocks",
 }
-_handles: dict[int, Any] = {}
+_handles: dict[int | str, Any] = {}
 
 
-def _handle(index: int):
-    if index not in _handles:
+def _handle(index: int, pci_bus_id: str | None = None):
+    """NVML handle of a GPU: by PCI bus id when known (CUDA and NVML indices differ under
+    CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER=FASTEST_FIRST), else by index."""
+    key = pci_bus_id or index
+    if key not in _handles:
         import pynvml
 
         pynvml.nvmlInit()
-        _handles[index] = pynvml.nvmlDeviceGetHandleByIndex(index)
-    return _handles[index]
+        _handles[key] = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode()) if pci_bus_id
+                         else pynvml.nvmlDeviceGetHandleByIndex(index))
+    return _handles[key]
+
+
+def canonical_pci(bus_id: str) -> str:
+    """PCI bus id in the short lowercase form ``bb:dd.f``: "00000000:19:00.0" → "19:00.0"."""
+    return ":".join(str(bus_id).strip().lower().split(":")[-2:])
 
 
 def _s(x) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
-def nvml_identity(index: int) -> dict[str, Any]:
-    """UUID, PCI bus id, driver, memory bus width and max memory clock of CUDA device ``index``
-    (NVML and CUDA order agree when CUDA_DEVICE_ORDER=PCI_BUS_ID; we match by PCI id anyway)."""
+def nvml_identity(index: int, pci_bus_id: str | None = None) -> dict[str, Any]:
+    """UUID, PCI bus id ("bb:dd.f"), driver, memory bus width and max memory clock of CUDA device
+    ``index``; pass the device's PCI bus id (from the CUDA runtime) to match NVML's device by it,
+    since NVML and CUDA indices agree only when CUDA_DEVICE_ORDER=PCI_BUS_ID and nothing is hidden."""
     try:
         import pynvml
 
-        h = _handle(index)
+        h = _handle(index, pci_bus_id)
         return {"uuid": _s(pynvml.nvmlDeviceGetUUID(h)),
-                "pci_bus_id": _s(pynvml.nvmlDeviceGetPciInfo(h).busId).lower()[-12:],
+                "pci_bus_id": canonical_pci(_s(pynvml.nvmlDeviceGetPciInfo(h).busId)),
                 "driver": _s(pynvml.nvmlSystemGetDriverVersion()),
                 "mem_bus_width_bits": int(pynvml.nvmlDeviceGetMemoryBusWidth(h)),
                 "mem_clock_max_mhz": int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
@@ -42,12 +52,13 @@ def nvml_identity(index: int) -> dict[str, Any]:
         return {}
 
 
-def gpu_clocks(index: int) -> dict[str, Any]:
-    """SM/memory clocks (MHz), power (W), temperature and active throttle reasons now."""
+def gpu_clocks(index: int, pci_bus_id: str | None = None) -> dict[str, Any]:
+    """SM/memory clocks (MHz), power (W), temperature and active throttle reasons now (the GPU
+    found by ``pci_bus_id`` when given, see ``nvml_identity``)."""
     try:
         import pynvml
 
-        h = _handle(index)
+        h = _handle(index, pci_bus_id)
         mask = pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)
         return {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
                 "mem_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),

@@ -39,4 +39,73 @@ def torch_compiled(be, case):
 
 # ---- opencl ---------------------------------------------------------------------------------
 
+
+def _opencl_src(name: str):
+    """Path of an OpenCL source beside this file (resolved at import: a missing file fails here)."""
+    from suite.registry import source
+
+    return source(__file__, name)
+
+
+_OPENCL_GRAYSCALE = _opencl_src("grayscale.cl")
+
+
+def _opencl_grayscale(be, case, entry: str, per_item: int):
+    import numpy as np
+
+    n = case["h"] * case["w"]
+    if 3 * n >= 2**32:
+        raise ValueError(f"{entry}: 32-bit indices, 3*n={3 * n} >= 2^32")
+    k = be.compile(_OPENCL_GRAYSCALE, entry, {"U8": int(case.dtype == "u8")})
+    gsize = (max(1, -(-n // per_item)),)
+    return lambda ins, outs: be.launch(k, gsize, (256,), [ins["img"], outs["out"], np.uint32(n)])
+
+
+@kernel("grayscale", "opencl", "naive")
+def opencl_naive(be, case):
+    """One pixel per work-item: three scalar loads, one scalar store."""
+    return _opencl_grayscale(be, case, "grayscale_naive", 1)
+
+
+@kernel("grayscale", "opencl", "vec16")
+def opencl_vec16(be, case):
+    """16-byte loads and stores: 16 u8 pixels (3 uint4 in, 1 uint4 out) or 4 fp32 pixels per
+    work-item; exact integer rounding for u8; scalar tail."""
+    return _opencl_grayscale(be, case, "grayscale_vec16", 16 if case.dtype == "u8" else 4)
+
+
 # ---- webgpu ---------------------------------------------------------------------------------
+
+
+def _webgpu_src(name: str):
+    """Path of a WGSL source beside this file (resolved at import: a missing file fails here)."""
+    from suite.registry import source
+
+    return source(__file__, name)
+
+
+_WEBGPU_GRAYSCALE = _webgpu_src("grayscale.wgsl")
+
+
+def _webgpu_grayscale(be, case, entry: str, per_item: int):
+    import numpy as np
+
+    n = case["h"] * case["w"]
+    pipe = be.compile(_WEBGPU_GRAYSCALE, entry, {"DTYPE": case.dtype})
+    grid = be.grid_2d(-(-n // (256 * per_item)))
+    params = np.array([n], np.uint32)
+    return lambda ins, outs: be.launch(pipe, grid, [ins["img"], outs["out"]], params)
+
+
+@kernel("grayscale", "webgpu", "naive")
+def webgpu_naive(be, case):
+    """u8: one invocation per output u32 word (4 pixels; WGSL has no 8-bit type); fp32: one
+    invocation per pixel."""
+    return _webgpu_grayscale(be, case, "grayscale_naive", 4 if case.dtype == "u8" else 1)
+
+
+@kernel("grayscale", "webgpu", "vec16")
+def webgpu_vec16(be, case):
+    """16-byte loads and stores: 16 u8 pixels (3 vec4<u32> in, 1 out) or 4 fp32 pixels per
+    invocation; exact integer rounding for u8."""
+    return _webgpu_grayscale(be, case, "grayscale_vec16", 16 if case.dtype == "u8" else 4)

@@ -1,0 +1,335 @@
+"""cuda: CUDA C kernels through CuPy (``RawModule``), or compiled only through NVRTC.
+
+With CuPy and a GPU, each GPU is a ``run`` device: buffers are CuPy arrays, ``compile`` builds a
+``RawModule`` with NVRTC for the device's own architecture, ``time`` brackets the launch with CUDA
+events. Without them (CI, a laptop) there is one ``compile`` device: every source is compiled
+with NVRTC (``cuda-bindings`` + ``nvidia-cuda-nvrtc``, no driver needed) for sm_80 and sm_90,
+and the ptxas resource report (registers, shared memory, spills) lands in ``compile_reports``;
+nothing runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from backends.base import Backend, Device, Unsupported, flush_bytes
+from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
+
+#: options of every compile (run and compile-only): no fast math, line info for profilers
+BASE_OPTIONS = ("-std=c++17", "-lineinfo")
+#: architectures of the compile-only device (Ampere A100, Hopper H100/H200)
+COMPILE_ARCHS = ("sm_80", "sm_90")
+COMPILE_FIX = "pip install cuda-bindings nvidia-cuda-nvrtc"
+
+_ENTRY = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
+# a spin kernel that keeps the stream busy while the host enqueues the timed work (see ``time``)
+_SPIN_SRC = r"""extern "C" __global__ void solbench_spin(long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+}"""
+
+
+def _define_options(defines: dict | None) -> tuple[str, ...]:
+    return tuple(f"-D{k}={int(v) if isinstance(v, bool) else v}" for k, v in sorted((defines or {}).items()))
+
+
+def _entries(src: str) -> list[str]:
+    return _ENTRY.findall(src)
+
+
+@dataclass
+class CompiledOnly:
+    """What ``compile`` returns on the compile-only device: nothing can launch it."""
+
+    path: Path
+    entry: str
+    reports: list[dict[str, Any]] = field(default_factory=list)
+
+
+# ---- NVRTC (compile-only device) ------------------------------------------------------------
+
+def nvrtc_available() -> str | None:
+    """None when NVRTC can be used here, else why not."""
+    try:
+        from cuda.bindings import nvrtc
+
+        err, *_ = nvrtc.nvrtcVersion()
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            return f"nvrtcVersion failed: {err}"
+    except Exception as e:  # noqa: BLE001 - missing wheel, missing libnvrtc
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def nvrtc_version() -> str:
+    from cuda.bindings import nvrtc
+
+    _, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+def _nvrtc_compile(src: str, name: str, options: list[str]) -> tuple[bool, str, str]:
+    """Compile ``src`` with NVRTC; returns (ok, log, ptx)."""
+    from cuda.bindings import nvrtc
+
+    ok_code = nvrtc.nvrtcResult.NVRTC_SUCCESS
+    err, prog = nvrtc.nvrtcCreateProgram(src.encode(), name.encode(), 0, [], [])
+    if err != ok_code:
+        raise RuntimeError(f"nvrtcCreateProgram: {err}")
+    try:
+        opts = [o.encode() for o in options]
+        (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        ptx = ""
+        if res == ok_code:
+            _, size = nvrtc.nvrtcGetPTXSize(prog)
+            buf = b" " * size
+            nvrtc.nvrtcGetPTX(prog, buf)
+            ptx = buf.rstrip(b"\0").decode()
+        return res == ok_code, log.rstrip(b"\0").decode(errors="replace").strip(), ptx
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def parse_ptxas_report(log: str, entry: str) -> dict[str, Any]:
+    """Registers, shared memory and spill bytes of ``entry`` from a ``ptxas -v`` log."""
+    out: dict[str, Any] = {"registers": None, "smem_bytes": None, "spill_bytes": None, "stack_bytes": None}
+    blocks = re.split(r"ptxas info\s*: Compiling entry function", log)
+    for block in blocks[1:]:
+        if not re.match(rf"\s*'{re.escape(entry)}'", block):
+            continue
+        if m := re.search(r"Used (\d+) registers", block):
+            out["registers"] = int(m.group(1))
+        m = re.search(r"(\d+) bytes smem", block)
+        out["smem_bytes"] = int(m.group(1)) if m else 0
+        if m := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", block):
+            out["stack_bytes"] = int(m.group(1))
+            out["spill_bytes"] = int(m.group(2)) + int(m.group(3))
+    return out
+
+
+def bundled_ptxas() -> str | None:
+    """ptxas shipped in Triton's wheel (used only when NVRTC cannot run ptxas itself)."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("triton")
+        if spec and spec.origin:
+            p = Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "ptxas"
+            if p.is_file():
+                return str(p)
+    except (ImportError, ValueError):
+        pass
+    return shutil.which("ptxas")
+
+
+def compile_nvrtc(src: str, name: str, entry: str, defines: dict | None = None,
+                  archs=COMPILE_ARCHS) -> list[dict[str, Any]]:
+    """Compile ``src`` for each architecture with NVRTC and return one resource report per arch.
+
+    NVRTC compiles straight to SASS (``-arch=sm_XX``) and runs its built-in ptxas with ``-v``, so
+    the report needs no ptxas binary. (The PTX of NVRTC 13 is ISA 9.x, newer than the ptxas 12.x
+    in Triton's wheel accepts; that ptxas is only a fallback for an NVRTC without ptxas options.)
+    Raises RuntimeError with the compiler log on an error or when ``entry`` is not a kernel.
+    """
+    reports = []
+    for arch in archs:
+        opts = [*BASE_OPTIONS, *_define_options(defines), f"-arch={arch}", "--ptxas-options=-v"]
+        ok, log, ptx = _nvrtc_compile(src, name, opts)
+        if not ok and "ptxas-options" in log:  # an NVRTC without built-in ptxas options
+            opts = [*BASE_OPTIONS, *_define_options(defines), f"-arch=compute_{arch[3:]}"]
+            ok, log, ptx = _nvrtc_compile(src, name, opts)
+            if ok:
+                log = _external_ptxas(ptx, arch) or log
+        if not ok:
+            raise RuntimeError(f"NVRTC {arch}: {name} failed to compile ({' '.join(opts)}):\n{log}")
+        if not re.search(rf"\.entry\s+{re.escape(entry)}\s*\(", ptx):
+            raise RuntimeError(f"{name}: no kernel {entry!r} (extern \"C\" __global__); "
+                               f"kernels found: {', '.join(_entries(src)) or 'none'}")
+        reports.append({"entry": entry, "arch": arch, **parse_ptxas_report(log, entry),
+                        "options": " ".join(opts), "log": log})
+    return reports
+
+
+def _external_ptxas(ptx: str, arch: str) -> str | None:
+    exe = bundled_ptxas()
+    if not exe:
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "k.ptx").write_text(ptx)
+        r = subprocess.run([exe, "-v", f"--gpu-name={arch}", "k.ptx", "-o", "k.cubin"], cwd=d,
+                           capture_output=True, text=True, timeout=120)
+    return (r.stdout + r.stderr).strip()
+
+
+# ---- the backend ----------------------------------------------------------------------------
+
+class CudaBackend(Backend):
+    """CUDA C through CuPy on a GPU; compile-only through NVRTC elsewhere.
+
+    ``compile(path, entry, defines)`` → a CuPy ``RawKernel`` (or a ``CompiledOnly`` record),
+    cached by (path, mtime, defines, entry). ``launch(fn, grid, block, args, shared_mem)``
+    enqueues on the current stream; ``args`` are CuPy arrays and NumPy scalars (``np.int64`` for
+    ``long long`` parameters). ``compile_reports`` collects one dict per compile and arch: entry,
+    arch, registers, smem_bytes, spill_bytes, stack_bytes, log.
+    """
+
+    name = "cuda"
+    timer = "cuda-event"
+    #: device time the stream is kept busy before each timed launch, so the host's launch
+    #: overhead is hidden rather than timed (0 disables it)
+    launch_lead_s = 50e-6
+
+    @classmethod
+    def devices(cls) -> list[Device]:
+        try:
+            import cupy
+
+            count = cupy.cuda.runtime.getDeviceCount()
+            why = f"{cupy.__version__}, no CUDA GPU"
+        except Exception as e:  # noqa: BLE001 - no cupy, no driver, no device
+            count, why = 0, f"unavailable: {type(e).__name__}: {e}"
+        if count > 0:
+            return [cls._gpu_device(i) for i in range(count)]
+        # no GPU: compile-only; versions["cupy"] says why CuPy could not run anything
+        reason = nvrtc_available()
+        versions = {"cupy": why, **({} if reason else {"nvrtc": nvrtc_version()})}
+        return [Device("cuda", 0, "NVRTC sm_80+sm_90 (compile only)", "cpu", "NVIDIA", mode="compile",
+                       reason=f"{reason}; fix: {COMPILE_FIX}" if reason else None, versions=versions)]
+
+    @staticmethod
+    def _gpu_device(i: int) -> Device:
+        import cupy
+
+        rt = cupy.cuda.runtime
+        p = rt.getDeviceProperties(i)
+        name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+        pci = canonical_pci(f"{p.get('pciBusID', 0):02x}:{p.get('pciDeviceID', 0):02x}.0")
+        ident = nvml_identity(i, pci)
+        rv, dv = rt.runtimeGetVersion(), rt.driverGetVersion()
+        uuid = ident.get("uuid")
+        if not uuid and isinstance(p.get("uuid"), bytes) and len(p["uuid"]) == 16:
+            h = p["uuid"].hex()
+            uuid = f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        cc = f"sm_{p['major']}{p['minor']}"
+        return Device("cuda", i, name, "gpu", "NVIDIA", int(p["totalGlobalMem"]), int(p["multiProcessorCount"]),
+                      int(p.get("l2CacheSize", 0)), ident.get("driver") or f"CUDA driver API {dv // 1000}.{dv % 1000 // 10}",
+                      pci, uuid, features=[cc],
+                      versions={"cupy": cupy.__version__, "cuda_runtime": f"{rv // 1000}.{rv % 1000 // 10}"})
+
+    def __init__(self, device: Device):
+        super().__init__(device)
+        self.compile_only = device.mode == "compile"
+        self.compile_reports: list[dict[str, Any]] = []
+        self._cache: dict[tuple, Any] = {}
+        self._flush = None
+        self._spin = None
+        if self.compile_only:
+            if device.reason:
+                raise RuntimeError(device.reason)
+            self.timer = "none"
+            return
+        import cupy
+
+        self.cp = cupy
+        self._dev = cupy.cuda.Device(device.index)
+        self._dev.use()
+        self._clock_khz = int(cupy.cuda.runtime.getDeviceProperties(device.index).get("clockRate", 0)) or 2_000_000
+
+    # -- compile / launch ------------------------------------------------------------------
+    def compile(self, path: Path, entry: str, defines: dict | None = None):
+        path = Path(path)
+        key = (str(path), path.stat().st_mtime_ns, tuple(sorted((defines or {}).items())), entry)
+        if key in self._cache:
+            return self._cache[key]
+        src = path.read_text()
+        if self.compile_only:
+            prog = CompiledOnly(path, entry, compile_nvrtc(src, path.name, entry, defines))
+            self.compile_reports.extend(prog.reports)
+        else:
+            prog = self._compile_cupy(src, path.name, entry, defines)
+        self._cache[key] = prog
+        return prog
+
+    def _compile_cupy(self, src: str, name: str, entry: str, defines: dict | None):
+        cp = self.cp
+        opts = (*BASE_OPTIONS, *_define_options(defines))
+        try:
+            fn = cp.RawModule(code=src, options=opts).get_function(entry)
+            attrs = {"registers": fn.num_regs, "smem_bytes": fn.shared_size_bytes,
+                     "spill_bytes": None, "stack_bytes": fn.local_size_bytes}
+        except cp.cuda.compiler.CompileException as e:
+            raise RuntimeError(f"{name}: {entry}: compile failed ({' '.join(opts)}):\n{e}") from None
+        except cp.cuda.driver.CUDADriverError as e:
+            if "NOT_FOUND" not in str(e):
+                raise
+            raise RuntimeError(f"{name}: no kernel {entry!r} (extern \"C\" __global__); "
+                               f"kernels found: {', '.join(_entries(src)) or 'none'}") from None
+        self.compile_reports.append({"entry": entry, "arch": f"sm_{self._dev.compute_capability}", **attrs,
+                                     "options": " ".join(opts), "log": ""})
+        return fn
+
+    def launch(self, fn, grid: tuple, block: tuple, args: list, shared_mem: int = 0) -> None:
+        if self.compile_only:
+            raise Unsupported("compile-only device (no CUDA GPU): kernels compile but cannot run")
+        fn(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem)
+
+    # -- memory ----------------------------------------------------------------------------
+    def upload(self, arr: np.ndarray):
+        return np.ascontiguousarray(arr).copy() if self.compile_only else self.cp.asarray(np.ascontiguousarray(arr))
+
+    def empty(self, shape, dtype):
+        return (np if self.compile_only else self.cp).empty(tuple(shape), dtype=np.dtype(dtype))
+
+    def download(self, buf) -> np.ndarray:
+        return np.asarray(buf) if self.compile_only else self.cp.asnumpy(buf)
+
+    def fill_bytes(self, buf, value: int) -> None:
+        buf.reshape(-1).view(np.uint8).fill(value)
+
+    # -- execution -------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        if not self.compile_only:
+            self.cp.cuda.get_current_stream().synchronize()
+
+    def _lead(self) -> None:
+        """Enqueue a short spin so that the start event fires after ``fn`` has been enqueued."""
+        if self.launch_lead_s <= 0:
+            return
+        if self._spin is None:
+            self._spin = self.cp.RawModule(code=_SPIN_SRC).get_function("solbench_spin")
+        cycles = int(self.launch_lead_s * self._clock_khz * 1e3)
+        self._spin((1,), (1,), (np.int64(cycles),))
+
+    def time(self, fn) -> float:
+        if self.compile_only:
+            raise Unsupported("compile-only device (no CUDA GPU): nothing to time")
+        cp = self.cp
+        stream = cp.cuda.get_current_stream()
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        self._lead()
+        start.record(stream)
+        fn()
+        end.record(stream)
+        end.synchronize()
+        return cp.cuda.get_elapsed_time(start, end) * 1e-3
+
+    def flush_l2(self) -> None:
+        if self.compile_only:
+            return
+        if self._flush is None:
+            self._flush = self.cp.empty(flush_bytes(self.device), dtype=self.cp.uint8)
+        self._flush.fill(0x5A)
+
+    def clocks(self) -> dict:
+        return {} if self.compile_only else gpu_clocks(self.device.index, self.device.pci_bus_id)

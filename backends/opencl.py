@@ -1,0 +1,200 @@
+"""opencl: OpenCL C kernels through pyopencl (PoCL on the CPU, the vendor ICD on GPUs).
+
+Buffers are ``ClBuffer`` (a ``cl.Buffer`` of exactly the array's bytes, with its shape and dtype).
+``compile`` builds a ``.cl`` file with ``-D`` defines (cached); ``launch`` enqueues an NDRange on
+one in-order queue created with ``PROFILING_ENABLE``. ``time`` returns the span from the start of
+the first kernel enqueued inside ``fn`` to the end of the last one, from profiling events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from backends.base import Backend, Device, flush_bytes
+
+
+@dataclass
+class ClBuffer:
+    """A device buffer of ``shape`` × ``dtype`` (at least 1 byte is allocated)."""
+
+    buf: cl.Buffer
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def _all_devices() -> list[tuple[cl.Platform, cl.Device]]:
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # PLATFORM_NOT_FOUND_KHR: no ICD installed
+        return []
+    return [(p, d) for p in platforms for d in p.get_devices()]
+
+
+def _pci_bus_id(d: cl.Device) -> str | None:
+    """Canonical "bb:dd.f" (lowercase hex) from cl_nv_device_attribute_query, else None."""
+    if "cl_nv_device_attribute_query" not in d.extensions:
+        return None
+    try:
+        bus, slot = int(d.pci_bus_id_nv), int(d.pci_slot_id_nv)
+    except (cl.Error, AttributeError):
+        return None
+    return f"{bus:02x}:{slot >> 3:02x}.{slot & 7:x}"
+
+
+def _nvml_index(pci_bus_id: str | None) -> int | None:
+    """NVML index of the GPU at ``pci_bus_id`` (best effort: None without NVML)."""
+    if not pci_bus_id:
+        return None
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            bus = pynvml.nvmlDeviceGetPciInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).busId
+            bus = (bus.decode() if isinstance(bus, bytes) else str(bus)).lower()
+            if bus.endswith(pci_bus_id):
+                return i
+    except Exception:  # noqa: BLE001 - NVML is optional
+        pass
+    return None
+
+
+class OpenCLBackend(Backend):
+    name = "opencl"
+    timer = "opencl-profiling"
+
+    @classmethod
+    def devices(cls) -> list[Device]:
+        out = []
+        for i, (p, d) in enumerate(_all_devices()):
+            ext = d.extensions.split()
+            gpu = bool(d.type & cl.device_type.GPU)
+            out.append(Device(
+                "opencl", i, d.name.strip(), "gpu" if gpu else "cpu", d.vendor.strip(),
+                memory_bytes=int(d.global_mem_size), compute_units=int(d.max_compute_units),
+                l2_bytes=int(d.global_mem_cache_size), driver=d.driver_version,
+                pci_bus_id=_pci_bus_id(d) if "nvidia" in d.vendor.lower() else None,
+                features=ext + (["fp16"] if "cl_khr_fp16" in ext else []),
+                versions={"pyopencl": cl.VERSION_TEXT, "platform": p.version}))
+        return out
+
+    def __init__(self, device: Device):
+        super().__init__(device)
+        pairs = _all_devices()
+        if device.index >= len(pairs) or pairs[device.index][1].name.strip() != device.name:
+            raise RuntimeError(f"OpenCL device {device.index} ({device.name}) is no longer present")
+        self.platform, self.cl_device = pairs[device.index]
+        self.ctx = cl.Context([self.cl_device])
+        self.queue = cl.CommandQueue(self.ctx, self.cl_device,
+                                     properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self._programs: dict[tuple, cl.Program] = {}
+        self._kernels: dict[tuple, cl.Kernel] = {}
+        self._events: list[cl.Event] | None = None  # set while time() records
+        n = min(flush_bytes(device), int(self.cl_device.max_mem_alloc_size))
+        self._flush = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, n)
+        self._flush_bytes = n
+        self._nvml = _nvml_index(device.pci_bus_id)
+
+    # -- memory ----------------------------------------------------------------------------
+    def upload(self, arr: np.ndarray) -> ClBuffer:
+        arr = np.ascontiguousarray(arr)
+        mf = cl.mem_flags
+        if arr.nbytes == 0:
+            buf = cl.Buffer(self.ctx, mf.READ_WRITE, 1)
+        else:
+            buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
+        return ClBuffer(buf, tuple(arr.shape), arr.dtype)
+
+    def empty(self, shape, dtype) -> ClBuffer:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        return ClBuffer(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(1, nbytes)), tuple(shape), dtype)
+
+    def download(self, buf: ClBuffer) -> np.ndarray:
+        out = np.empty(buf.shape, buf.dtype)
+        if out.nbytes:
+            cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
+        return out
+
+    def fill_bytes(self, buf: ClBuffer, value: int) -> None:
+        if buf.nbytes:
+            cl.enqueue_fill_buffer(self.queue, buf.buf, np.uint8(value), 0, buf.nbytes)
+
+    # -- compile and launch ----------------------------------------------------------------
+    def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None) -> cl.Kernel:
+        """Kernel ``entry`` of the OpenCL C file ``path``, built with ``-D NAME=VALUE`` for each
+        define (cached on path, mtime, defines and entry). A build error raises RuntimeError with
+        the compiler log."""
+        path = Path(path)
+        defs = tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items()))
+        pkey = (str(path), path.stat().st_mtime_ns, defs)
+        if (pkey, entry) in self._kernels:
+            return self._kernels[(pkey, entry)]
+        prog = self._programs.get(pkey)
+        if prog is None:
+            opts = [f"-D{k}={v}" for k, v in defs] + ["-I", str(path.parent)]
+            prog = cl.Program(self.ctx, path.read_text())
+            try:
+                prog.build(options=opts, devices=[self.cl_device])
+            except cl.Error as e:
+                try:
+                    log = prog.get_build_info(self.cl_device, cl.program_build_info.LOG)
+                except cl.Error:
+                    log = ""
+                raise RuntimeError(f"OpenCL build of {path.name} {' '.join(opts[:-2])} failed on "
+                                   f"{self.device.name}:\n{log or e}") from None
+            self._programs[pkey] = prog
+        try:
+            k = cl.Kernel(prog, entry)
+        except cl.Error:
+            names = prog.get_info(cl.program_info.KERNEL_NAMES)
+            raise RuntimeError(f"{path.name} has no kernel {entry!r}; kernels: {names}") from None
+        self._kernels[(pkey, entry)] = k
+        return k
+
+    def launch(self, kernel: cl.Kernel, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
+               args: list) -> cl.Event:
+        """Enqueue ``kernel`` over ``global_size`` work-items (rounded up to a multiple of
+        ``local_size``; kernels guard their bounds). ``args``: ClBuffer or NumPy scalars."""
+        if local_size is not None:
+            global_size = tuple(-(-g // loc) * loc for g, loc in zip(global_size, local_size, strict=True))
+        kernel.set_args(*[a.buf if isinstance(a, ClBuffer) else a for a in args])
+        ev = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+        if self._events is not None:
+            self._events.append(ev)
+        return ev
+
+    # -- execution -------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+    def time(self, fn) -> float:
+        self._events = []
+        try:
+            fn()
+            events = self._events
+        finally:
+            self._events = None
+        if not events:
+            raise RuntimeError("time(fn): fn launched no kernel through this backend")
+        events[-1].wait()
+        return (events[-1].profile.end - events[0].profile.start) * 1e-9
+
+    def flush_l2(self) -> None:
+        cl.enqueue_fill_buffer(self.queue, self._flush, np.uint8(0x5A), 0, self._flush_bytes)
+
+    def clocks(self) -> dict:
+        if self._nvml is None:
+            return {}
+        from backends.nvml import gpu_clocks
+
+        return gpu_clocks(self._nvml)

@@ -1,0 +1,360 @@
+"""webgpu: WGSL compute shaders through wgpu-py (wgpu-native: Vulkan, Metal, D3D12; lavapipe on
+the CPU).
+
+Buffers are ``WgpuBuffer``: a STORAGE|COPY_SRC|COPY_DST buffer padded to a multiple of 16 bytes
+(at least 16), so a kernel may touch the whole last 16-byte vector of an array; ``download``
+trims the padding. ``compile`` substitutes whitelisted ``{{NAME}}`` placeholders (WGSL has no
+preprocessor) and builds a compute pipeline with an automatic layout. ``launch`` binds the
+buffers to ``@group(0) @binding(0..k-1)`` and optional params to a uniform at ``@binding(k)``,
+and records the dispatch: recorded work is submitted by ``synchronize``, ``download``,
+``fill_bytes``, ``flush_l2`` and ``time``, one compute pass per dispatch. ``time`` encodes the
+dispatches of ``fn`` in one command encoder with a timestamp at the beginning of the first pass
+and at the end of the last, converted to seconds with the queue's timestamp period.
+
+A dispatch has at most ``max-compute-workgroups-per-dimension`` (65535) groups per dimension:
+kernels take a 2-D grid from ``grid_2d`` and compute a linear group id
+``wid.x + wid.y * num_workgroups.x`` (excess groups fail the kernel's bounds check).
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import wgpu
+
+from backends.base import Backend, Device, Unsupported, flush_bytes, host_memory_bytes
+
+#: optional features requested when the adapter has them
+FEATURES = ("timestamp-query", "shader-f16", "subgroup")
+#: limits raised to the adapter's maximum
+LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size", "max-compute-workgroup-storage-size",
+          "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
+          "max-compute-workgroup-size-y", "max-compute-workgroup-size-z",
+          "max-compute-workgroups-per-dimension", "max-storage-buffers-per-shader-stage")
+#: preference among the native APIs when one device shows up through several
+_API_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1, "OpenGL": 2}
+_VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x106B: "Apple", 0x13B5: "ARM",
+            0x5143: "Qualcomm", 0x10005: "Mesa"}
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_ALIGN = 16
+
+_FILL_WGSL = """
+struct P { words: u32, pattern: u32 }
+@group(0) @binding(0) var<storage, read_write> buf: array<u32>;
+@group(0) @binding(1) var<uniform> p: P;
+@compute @workgroup_size(256)
+fn fill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    if (i < p.words) { buf[i] = p.pattern; }
+}
+"""
+
+
+@dataclass(eq=False)
+class WgpuBuffer:
+    """A device buffer of ``shape`` × ``dtype``, padded to a multiple of 16 bytes."""
+
+    buf: Any  # wgpu.GPUBuffer
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    #: bind groups whose first buffer is this one: key → (bind group, the buffers it holds)
+    _bind: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def grid_2d(n_groups: int, max_per_dim: int = 65535) -> tuple[int, int, int]:
+    """A (x, y, 1) dispatch with x*y >= n_groups and x, y <= max_per_dim; kernels use the linear
+    group id ``wid.x + wid.y * num_workgroups.x`` and bounds-check it."""
+    n_groups = max(1, int(n_groups))
+    if n_groups <= max_per_dim:
+        return (n_groups, 1, 1)
+    y = -(-n_groups // max_per_dim)
+    x = -(-n_groups // y)
+    if y > max_per_dim:
+        raise ValueError(f"{n_groups} workgroups exceed a {max_per_dim}² grid")
+    return (x, y, 1)
+
+
+def _adapters():
+    return wgpu.gpu.enumerate_adapters_sync()
+
+
+def _nvml_unique(name: str) -> int | None:
+    """NVML index of the only NVIDIA GPU called ``name`` (None if NVML is absent or it is not
+    unique: WebGPU does not expose the PCI address)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        hits = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            n = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))
+            if (n.decode() if isinstance(n, bytes) else str(n)) == name:
+                hits.append(i)
+        return hits[0] if len(hits) == 1 else None
+    except Exception:  # noqa: BLE001 - NVML is optional
+        return None
+
+
+class WebGPUBackend(Backend):
+    name = "webgpu"
+    timer = "webgpu-timestamp"
+
+    @classmethod
+    def devices(cls) -> list[Device]:
+        out = []
+        adapters = _adapters()
+        infos = [a.info for a in adapters]
+        for i, (a, info) in enumerate(zip(adapters, infos, strict=True)):
+            api = info.get("backend_type", "")
+            cpu = info.get("adapter_type", "") == "CPU"
+            vendor = info.get("vendor") or _VENDORS.get(info.get("vendor_id", 0), "")
+            d = Device("webgpu", i, info["device"], "cpu" if cpu else "gpu", vendor,
+                       memory_bytes=host_memory_bytes() if cpu else 0, driver=info.get("description", ""),
+                       features=sorted(a.features),
+                       versions={"wgpu": wgpu.__version__, "backend_type": api})
+            # the same device through a less preferred API (e.g. OpenGL beside Vulkan) is listed
+            # but not used, so one device is not benchmarked twice
+            better = [j for j, o in enumerate(infos) if o["device"] == info["device"] and
+                      _API_RANK.get(o.get("backend_type"), 9) < _API_RANK.get(api, 9)]
+            if better:
+                d.reason = f"{api} adapter; the same device is used through " \
+                           f"{infos[better[0]].get('backend_type')} (webgpu device {better[0]})"
+            elif api not in _API_RANK:
+                d.reason = f"wgpu backend {api!r} is not benchmarked"
+            out.append(d)
+        return out
+
+    def __init__(self, device: Device):
+        super().__init__(device)
+        adapters = _adapters()
+        if device.index >= len(adapters) or adapters[device.index].info["device"] != device.name:
+            raise RuntimeError(f"WebGPU adapter {device.index} ({device.name}) is no longer present")
+        self.adapter = adapters[device.index]
+        self.features = {f for f in FEATURES if f in self.adapter.features}
+        alim = self.adapter.limits
+        self.wdev = self.adapter.request_device_sync(
+            required_features=sorted(self.features),
+            required_limits={k: alim[k] for k in LIMITS if k in alim})
+        self.queue = self.wdev.queue
+        self.limits = dict(self.wdev.limits)
+        self._pending: list[tuple] = []
+        self._pipelines: dict[tuple, Any] = {}
+        self._layouts: dict[int, Any] = {}
+        self._uniforms: dict[bytes, Any] = {}
+        if "timestamp-query" in self.features:
+            from wgpu.backends.wgpu_native import lib
+
+            #: nanoseconds per timestamp tick (1.0 where wgpu normalises)
+            self.ts_period = float(lib.wgpuQueueGetTimestampPeriod(self.queue._internal))
+            self._qs = self.wdev.create_query_set(type=wgpu.QueryType.timestamp, count=2)
+            self._qbuf = self.wdev.create_buffer(
+                size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        else:
+            self.timer = "host"
+        self.gpu = device.kind == "gpu"
+        size = flush_bytes(device)
+        if self.gpu and not device.l2_bytes:
+            size = max(size, 256 * 2**20)  # L2 unknown through WebGPU: 256 MiB covers today's GPUs
+        self._flush_size = min(size, self.limits["max-buffer-size"]) // 4 * 4
+        self._flush = self.wdev.create_buffer(size=self._flush_size, usage=wgpu.BufferUsage.COPY_DST)
+        self._sync_buf = self.wdev.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_SRC)
+        self._fill = self.compile_source(_FILL_WGSL, "fill", "<fill>")
+        self._nvml = _nvml_unique(device.name) if device.vendor == "NVIDIA" else None
+
+    # -- memory ----------------------------------------------------------------------------
+    def _alloc(self, shape, dtype) -> WgpuBuffer:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        size = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
+        cap = min(self.limits["max-buffer-size"], self.limits["max-storage-buffer-binding-size"])
+        if size > cap:
+            raise Unsupported(f"a {size / 2**20:.0f} MiB buffer exceeds this adapter's storage binding "
+                              f"limit ({cap / 2**20:.0f} MiB)")
+        buf = self.wdev.create_buffer(
+            size=size, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
+        return WgpuBuffer(buf, tuple(shape), dtype)
+
+    def upload(self, arr: np.ndarray) -> WgpuBuffer:
+        arr = np.ascontiguousarray(arr)
+        b = self._alloc(arr.shape, arr.dtype)
+        if arr.nbytes:
+            self._submit()  # keep queue order: recorded work first
+            if arr.nbytes % 4:
+                pad = np.zeros(-(-arr.nbytes // 4) * 4, np.uint8)
+                pad[: arr.nbytes] = arr.reshape(-1).view(np.uint8)
+                arr = pad
+            self.queue.write_buffer(b.buf, 0, arr)
+        return b
+
+    def empty(self, shape, dtype) -> WgpuBuffer:
+        return self._alloc(shape, dtype)
+
+    def download(self, buf: WgpuBuffer) -> np.ndarray:
+        self._submit()
+        n = buf.nbytes
+        if n == 0:
+            return np.empty(buf.shape, buf.dtype)
+        data = self.queue.read_buffer(buf.buf, 0, -(-n // 4) * 4)
+        return np.frombuffer(data, np.uint8, count=n).view(buf.dtype).reshape(buf.shape).copy()
+
+    def fill_bytes(self, buf: WgpuBuffer, value: int) -> None:
+        """Every byte of the buffer (padding included) := ``value``, by a small compute shader."""
+        words = buf.buf.size // 4
+        params = np.array([words, (value & 0xFF) * 0x01010101], np.uint32)
+        self.launch(self._fill, self.grid_2d(-(-words // 256)), [buf], params)
+        self._submit()
+
+    # -- compile and launch ----------------------------------------------------------------
+    def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None):
+        """Compute pipeline of ``entry`` in the WGSL file ``path`` with each ``{{NAME}}`` replaced
+        by ``defines[NAME]``: a placeholder without a define, or a define the source does not
+        use, raises ValueError. Cached on path, mtime, defines and entry."""
+        path = Path(path)
+        defs = tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items()))
+        key = (str(path), path.stat().st_mtime_ns, defs, entry)
+        if key not in self._pipelines:
+            src = path.read_text()
+            used = set(_PLACEHOLDER.findall(src))
+            unused = sorted(k for k, _ in defs if k not in used)
+            if unused:
+                raise ValueError(f"{path.name}: defines {unused} are not used; placeholders: {sorted(used)}")
+            values = dict(defs)
+            missing = sorted(used - set(values))
+            if missing:
+                raise ValueError(f"{path.name}: placeholders {missing} have no define")
+            src = _PLACEHOLDER.sub(lambda m: values[m.group(1)], src)
+            self._pipelines[key] = self.compile_source(src, entry, f"{path.name} {defs}")
+        return self._pipelines[key]
+
+    def compile_source(self, src: str, entry: str, label: str = ""):
+        """Compute pipeline of ``entry`` in WGSL source text; errors raise RuntimeError."""
+        try:
+            module = self.wdev.create_shader_module(code=src, label=label)
+            return self.wdev.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": entry}, label=f"{label}:{entry}")
+        except wgpu.GPUError as e:
+            raise RuntimeError(f"WGSL {label} entry {entry!r} failed on {self.device.name}:\n{e}") from None
+
+    def grid_2d(self, n_groups: int) -> tuple[int, int, int]:
+        return grid_2d(n_groups, self.limits["max-compute-workgroups-per-dimension"])
+
+    def launch(self, pipeline, workgroups: tuple[int, int, int], buffers: list[WgpuBuffer],
+               params: np.ndarray | None = None) -> None:
+        """Record a dispatch of ``workgroups`` (x, y, z) groups; ``buffers`` bind to
+        @binding(0..k-1) of @group(0), ``params`` (a NumPy array or record of u32/f32) to a
+        uniform at @binding(k)."""
+        wg = tuple(int(w) for w in workgroups) + (1,) * (3 - len(workgroups))
+        lim = self.limits["max-compute-workgroups-per-dimension"]
+        if max(wg) > lim:
+            raise ValueError(f"dispatch {wg} exceeds {lim} groups per dimension; use grid_2d()")
+        pbytes = b"" if params is None else np.ascontiguousarray(params).tobytes()
+        key = (id(pipeline), tuple(id(b.buf) for b in buffers), pbytes)
+        hit = buffers[0]._bind.get(key)
+        if hit is None:
+            layout = self._layouts.get(id(pipeline))
+            if layout is None:
+                layout = self._layouts[id(pipeline)] = (pipeline, pipeline.get_bind_group_layout(0))
+            entries = [{"binding": i, "resource": {"buffer": b.buf, "offset": 0, "size": b.buf.size}}
+                       for i, b in enumerate(buffers)]
+            keep = [b.buf for b in buffers]
+            if params is not None:
+                ubuf = self._uniform(pbytes)
+                entries.append({"binding": len(buffers),
+                                "resource": {"buffer": ubuf, "offset": 0, "size": ubuf.size}})
+                keep.append(ubuf)
+            bg = self.wdev.create_bind_group(layout=layout[1], entries=entries)
+            hit = buffers[0]._bind[key] = (bg, keep)  # keep: the ids in key stay unique while cached
+        self._pending.append((pipeline, hit[0], wg))
+
+    def _uniform(self, data: bytes):
+        ubuf = self._uniforms.get(data)
+        if ubuf is None:
+            if len(self._uniforms) > 256:
+                self._uniforms.clear()
+            padded = data.ljust(max(16, -(-len(data) // 16) * 16), b"\0")
+            ubuf = self.wdev.create_buffer_with_data(
+                data=padded, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+            self._uniforms[data] = ubuf
+        return ubuf
+
+    def _encode(self, dispatches: list[tuple], timestamps: bool = False):
+        enc = self.wdev.create_command_encoder()
+        last = len(dispatches) - 1
+        for i, (pipeline, bg, wg) in enumerate(dispatches):
+            tw = None
+            if timestamps:
+                tw = {"query_set": self._qs}
+                if i == 0:
+                    tw["beginning_of_pass_write_index"] = 0
+                if i == last:
+                    tw["end_of_pass_write_index"] = 1
+                if len(tw) == 1:
+                    tw = None
+            cpass = enc.begin_compute_pass(timestamp_writes=tw)
+            cpass.set_pipeline(pipeline)
+            cpass.set_bind_group(0, bg)
+            cpass.dispatch_workgroups(*wg)
+            cpass.end()
+        return enc
+
+    def _submit(self) -> None:
+        if self._pending:
+            work, self._pending = self._pending, []
+            self.queue.submit([self._encode(work).finish()])
+
+    # -- execution -------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        self._submit()
+        self._wait()
+
+    def _wait(self) -> None:
+        """Block until submitted work is done. (wgpu-py 0.32's on_submitted_work_done_sync fails
+        with wgpu-native 29: a callback signature mismatch; a blocking device poll does it.)"""
+        poll = getattr(self.wdev, "_poll_wait", None)
+        if poll is not None:
+            poll()
+        else:
+            self.queue.read_buffer(self._sync_buf)  # a map waits for all submitted work
+
+    def time(self, fn) -> float:
+        self._submit()
+        fn()
+        work, self._pending = self._pending, []
+        if not work:
+            raise RuntimeError("time(fn): fn launched no kernel through this backend")
+        if self.timer == "host":
+            cb = self._encode(work).finish()
+            t0 = _time.perf_counter()
+            self.queue.submit([cb])
+            self._wait()
+            return _time.perf_counter() - t0
+        enc = self._encode(work, timestamps=True)
+        enc.resolve_query_set(self._qs, 0, 2, self._qbuf, 0)
+        self.queue.submit([enc.finish()])
+        t0, t1 = np.frombuffer(self.queue.read_buffer(self._qbuf, 0, 16), np.uint64)
+        if t1 <= t0:
+            raise RuntimeError(f"timestamp query gave end {t1} <= start {t0}")
+        return float(t1 - t0) * self.ts_period * 1e-9
+
+    def flush_l2(self) -> None:
+        self._submit()
+        enc = self.wdev.create_command_encoder()
+        enc.clear_buffer(self._flush, 0, self._flush_size)
+        self.queue.submit([enc.finish()])
+
+    def clocks(self) -> dict:
+        if self._nvml is None:
+            return {}
+        from backends.nvml import gpu_clocks
+
+        return gpu_clocks(self._nvml)

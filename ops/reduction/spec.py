@@ -1,0 +1,96 @@
+"""reduction: out = Σ x over a 1-D array (fp32 in/out, fp16 in with fp32 accumulation, int32 exact).
+
+Bytes: read x once, write one accumulator → n·itemsize + 4. Flops: n (one add per element).
+Inputs: floats in [0.5, 1.5) with one sign per case (``neg`` cases are all negative), so
+Σ|x| = |Σx| and the error bound below is a plain relative tolerance; int32 in ±[1, 100].
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from references.scan_reduce import sum_reference
+from suite.spec import Arg, Case, OpSpec, Tolerance, np_dtype
+
+#: accumulator / output dtype per input dtype
+ACC = {"fp32": "fp32", "fp16": "fp32", "i32": "i32"}
+
+#: ε of the fp32 accumulator (unit roundoff 2^-24)
+EPS32 = 2.0**-24
+#: constant of the bound c·ε·log2(n)·Σ|x| (see ``tolerance``)
+C_TOL = 16
+
+# 1, 2, sizes that are multiples of no block size (4·32, 256, 512, 1024, 4096, 8192 ...),
+# more than one block, and a size whose tree/partials need 3 levels at 1024 elements per block.
+TEST_SIZES = [1, 2, 3, 5, 1000, 1025, 4097, 65_537, 300_007, 1_050_001]
+
+
+def signature(case: Case) -> dict[str, Arg]:
+    n = case["n"]
+    return {"x": Arg((n,), case.dtype, "in"), "out": Arg((1,), ACC[case.dtype], "out")}
+
+
+def make_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {"x": one_signed_inputs(case, rng)}
+
+
+def one_signed_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
+    """Shared with ``scan``: floats in ±[0.5, 1.5) of one sign per case, ints ±[1, 100]."""
+    n, dt = case["n"], np_dtype(case.dtype)
+    if dt.kind == "i":
+        # small non-zero values of random sign: |partial sums| stay far below 2^31
+        mag = rng.integers(1, 101, size=n, dtype=np.int32)
+        return np.where(rng.random(n) < 0.5, -mag, mag).astype(dt)
+    sign = -1.0 if case.dims.get("neg", 0) else 1.0
+    return (sign * (0.5 + rng.random(n, dtype=np.float32))).astype(dt)
+
+
+def reference(case: Case, x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {"out": sum_reference(x["x"])}
+
+
+def tolerance(case: Case) -> Tolerance:
+    if case.dtype == "i32":
+        return Tolerance.exact("int32 sum: exact (two's-complement wrap-around is associative)")
+    # Any summation whose longest chain of dependent additions has depth d errs by at most
+    # ~d·ε·Σ|x| (Higham, Accuracy & Stability §4.2); a tree has d = ⌈log2 n⌉. GPU kernels add
+    # serial chains (per-thread coarsening loops, atomics over ≤2^16 per-thread partials, a
+    # look-back over tiles) whose rounding errors are independent and zero-mean, so they grow
+    # like √d, not d (Higham & Mary 2019): simulated in fp32 at n = 2^20..2^26 they stay below
+    # ~110ε·Σ|x|. c = 16 covers that; fp16 accumulation (ε = 2^-11) or a dropped block fails.
+    # Inputs have one sign, so Σ|x| = |Σx| and the bound is rtol·|ref|. fp16 inputs are
+    # exact in fp32, so the same bound holds with fp32 accumulation.
+    d = max(1, math.ceil(math.log2(case["n"])))
+    return Tolerance(atol=0.0, rtol=C_TOL * EPS32 * d, rel_norm=C_TOL * EPS32 * d,
+                     reason=f"fp32 accumulation: {C_TOL}·ε·⌈log2 n⌉·Σ|x| (tree depth; serial "
+                            f"chains grow as √d)")
+
+
+def _cases(sizes, dtype, seed0, neg=False):
+    sfx = ("" if dtype == "fp32" else f",{dtype}") + (",neg" if neg else "")
+    return [Case(f"n={n}{sfx}", {"n": n, **({"neg": 1} if neg else {})}, dtype, seed0 + i)
+            for i, n in enumerate(sizes)]
+
+
+def _bench(n: int, label: str) -> list[Case]:
+    return [Case(f"n={label}", {"n": n}, "fp32", 7), Case(f"n={label},fp16", {"n": n}, "fp16", 8),
+            Case(f"n={label},i32", {"n": n}, "i32", 9)]
+
+
+SPEC = OpSpec(
+    name="reduction",
+    signature=signature,
+    make_inputs=make_inputs,
+    reference=reference,
+    bytes_moved=lambda c: c["n"] * np_dtype(c.dtype).itemsize + np_dtype(ACC[c.dtype]).itemsize,
+    flops=lambda c: c["n"],
+    tolerance=tolerance,
+    test_cases=_cases(TEST_SIZES, "fp32", 100)
+    + _cases([2, 4097], "fp32", 150, neg=True)
+    + _cases([1, 1025, 65_537, 1_050_001], "fp16", 200)
+    + _cases([1, 2, 1000, 4097, 65_537, 1_050_001], "i32", 300),
+    bench_cases={"gpu": _bench(2**28, "2^28"), "cpu": _bench(2**24, "2^24")},
+    description="out = sum(x)",
+)

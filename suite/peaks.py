@@ -1,0 +1,99 @@
+"""``solbench peaks``: measure each device's ceilings once and store them beside the theoretical ones.
+
+Bandwidth: the best of every backend's vector_add kernels at the fp32 bench size (arrays far larger
+than L2; bytes = 3n·4) and torch's copy (2n·4), all cold, with the one timing protocol.
+FLOP/s per dtype: torch GEMM (cuBLAS on NVIDIA, the CPU BLAS elsewhere).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from suite import sol
+from suite.runner import execute, plan
+from suite.worker import Pool
+
+GEMM = {"gpu": (8192, ("fp32", "tf32", "fp16", "bf16")), "cpu": (2048, ("fp32",))}
+
+
+def torch_peaks(ex, device: int) -> dict[str, Any]:
+    """Runs in the torch worker: copy bandwidth and GEMM rate per dtype on one device."""
+    import torch
+
+    from backends.nvml import nvml_identity
+    from suite.timing import Protocol, measure
+
+    be = ex.open(device)
+    gpu = be.device.kind == "gpu"
+    proto = Protocol(warmup_s=0.5, time_cap_s=10.0)
+    n = 2**28 if gpu else 2**25
+    src = torch.rand(n, device=be.dev)
+    dst = torch.empty_like(src)
+    t = measure(be, lambda: dst.copy_(src), proto)
+    out = {"copy": {"value": 2 * n * 4 / t.median_s, "how": f"torch copy_ of {n} fp32 (2n·4 bytes), cold",
+                    "timing": {"median_s": t.median_s, "n": t.n}}, "gemm": {}}
+    del src, dst
+    size, dtypes = GEMM["gpu" if gpu else "cpu"]
+    for name in dtypes:
+        dt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+        if gpu:
+            torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
+        a = torch.randn(size, size, device=be.dev, dtype=dt)
+        b = torch.randn(size, size, device=be.dev, dtype=dt)
+        c = torch.empty(size, size, device=be.dev, dtype=dt)
+        before = be.clocks()
+        t = measure(be, lambda a=a, b=b, c=c: torch.mm(a, b, out=c), proto)
+        out["gemm"][name] = {"value": 2 * size**3 / t.median_s,
+                             "how": f"torch.mm {size}³ {name}, random inputs, cold",
+                             "clocks": {"before": before, "after": be.clocks()}}
+    if gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        out["ident"] = nvml_identity(device)
+    return out
+
+
+def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
+                  on_row=None) -> dict[str, dict[str, Any]]:
+    """Measure and save peaks.json for every selected device; returns slug → peaks."""
+    p = plan(pool, ops=["vector_add"], device=device, size="bench", dtypes=["fp32"],
+             timing={"warmup_s": 0.5, "time_cap_s": 10.0})
+    rows = execute(pool, [it for it in p.items if _runs(pool, it)], timeout, on_row)
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    peaks: dict[str, dict[str, Any]] = {}
+    for slug in p.devices:
+        peaks[slug] = {"device": slug, "measured_utc": now, "measured": {}, "candidates": [],
+                       "theoretical": {}}
+    for r in rows:
+        if r["status"] == "ok" and r.get("mode") == "run":
+            t = r["timing"]["median_s"]
+            peaks[r["device"]]["candidates"].append(
+                {"value": r["bytes"] / t, "how": f"{r['backend']}/vector_add/{r['variant']} {r['case']} (3n·4 bytes)"})
+    torch_devs = pool["torch"].probe()
+    for d in torch_devs:
+        if d["slug"] not in peaks or d["reason"]:
+            continue
+        tp = pool["torch"].call("suite.peaks", "torch_peaks", timeout, device=d["index"])
+        pk = peaks[d["slug"]]
+        if "error" in tp:
+            pk["torch_error"] = tp["error"]
+            continue
+        pk["candidates"].append(tp["copy"])
+        for k, v in tp["gemm"].items():
+            pk["measured"][k] = {**v, "source": "measured"}
+        pk["theoretical"] = sol.theoretical(d["slug"], tp.get("ident", {}))
+    for slug, pk in peaks.items():
+        if pk["candidates"]:
+            best = max(pk["candidates"], key=lambda c: c["value"])
+            pk["measured"]["bandwidth"] = {"value": best["value"], "how": best["how"], "source": "measured"}
+        if not pk["theoretical"]:
+            pk["theoretical"] = sol.theoretical(slug, {}) or {
+                "note": "no theoretical figure: NVML absent and no datasheet entry for this device"}
+        if pk["measured"]:
+            sol.save_peaks(slug, pk)
+    return peaks
+
+
+def _runs(pool: Pool, item) -> bool:
+    """Only devices that really run kernels (not the interpreter, not compile-only) set peaks."""
+    return any(d["index"] == item.device and d["mode"] == "run" for d in pool[item.backend].devices or [])

@@ -1,0 +1,139 @@
+"""plan() → (kernel, case, device) items; execute() → rows; write_run() → run files.
+
+Shared by ``solbench run``, ``solbench peaks``, ``solbench nightly`` and the pytest plugin.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite import results as res
+from suite import sol
+from suite.registry import get_spec, select
+from suite.worker import Item, Pool
+
+DEVICE_CLASSES = ("all", "gpu", "cpu")
+
+
+@dataclass
+class Plan:
+    items: list[Item] = field(default_factory=list)
+    #: rows that need no execution (backend unavailable, no matching device, ...)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    #: slug → device record for the run file
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _pick_devices(devs: list[dict], selector: str | None) -> list[dict]:
+    usable = [d for d in devs if d["reason"] is None]
+    if selector in (None, "default"):
+        gpus = [d for d in usable if d["kind"] == "gpu"]
+        return gpus or usable  # GPU if there is one, else everything CPU-side
+    if selector == "all":
+        return usable
+    if selector in ("gpu", "cpu"):
+        return [d for d in usable if (d["kind"] == "gpu") == (selector == "gpu")]
+    return [d for d in usable if d["slug"] == selector]
+
+
+def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None = None,
+         size: str = "test", check_only: bool = False, hot: bool = False, seed: int | None = None,
+         dtypes=None, cases=None, timing: dict | None = None) -> Plan:
+    """Expand the filters into work items on every selected device.
+
+    Unknown names raise ValueError listing the valid ones (the CLI turns that into exit 2).
+    """
+    if size not in ("test", "bench"):
+        raise ValueError(f"unknown size {size!r}; valid: test, bench")
+    entries = select(ops, backends, variants)
+    if not entries:
+        raise ValueError("no kernel matches the filters (see `solbench list`)")
+    probed = pool.probe_all(sorted({e.backend for e in entries}))
+    seen = {d["slug"] for devs in probed.values() if isinstance(devs, list) for d in devs}
+    if device not in (None, "default", *DEVICE_CLASSES) and device not in seen:
+        raise ValueError(f"unknown device {device!r}; valid: {', '.join([*DEVICE_CLASSES, *sorted(seen)])}")
+    p = Plan()
+    for e in entries:
+        devs = probed[e.backend]
+        base = {"backend": e.backend, "op": e.op, "variant": e.variant, "case": "-", "size": size}
+        if isinstance(devs, str):
+            p.notes.append({**base, "device": "-", "status": "skipped", "message": f"backend unavailable: {devs}"})
+            continue
+        chosen = _pick_devices(devs, device)
+        if not chosen:
+            why = "; ".join(f"{d['name']}: {d['reason']}" for d in devs if d["reason"]) or "none matches"
+            p.notes.append({**base, "device": device or "-", "status": "skipped",
+                            "message": f"no usable {e.backend} device ({why})"})
+            continue
+        spec = get_spec(e.op)
+        for d in chosen:
+            _record_device(p.devices, d)
+            for c in spec.cases(size, "gpu" if d["kind"] == "gpu" else "cpu"):
+                if (e.dtypes and c.dtype not in e.dtypes) or (dtypes and c.dtype not in dtypes):
+                    continue
+                if cases and c.name not in cases:
+                    continue
+                p.items.append(Item(e.op, e.backend, e.variant, c.name, d["index"], d["slug"], size,
+                                    check_only, hot, seed, dict(timing or {})))
+    # group by backend (one worker at a time), then by case so inputs are generated once
+    order = {b: i for i, b in enumerate(["torch", "cuda", "triton", "opencl", "webgpu"])}
+    p.items.sort(key=lambda it: (order.get(it.backend, 9), it.device_slug, it.op, it.case, it.variant))
+    return p
+
+
+def _record_device(devices: dict, d: dict) -> None:
+    rec = devices.setdefault(d["slug"], {
+        "name": d["name"] if d["kind"] == "gpu" or d["backend"] == "torch" else "",
+        "kind": "gpu" if d["kind"] == "gpu" else "cpu", "vendor": d["vendor"], "driver": d["driver"],
+        "memory": d["memory_bytes"], "compute_units": d["compute_units"], "l2_bytes": d["l2_bytes"],
+        "pci_bus_id": d["pci_bus_id"], "uuid": d["uuid"], "backend_versions": {}, "seen_as": {}})
+    rec["backend_versions"][d["backend"]] = d["versions"]
+    rec["seen_as"][d["backend"]] = {"name": d["name"], "mode": d["mode"]}
+    for k, v in (("name", d["name"]), ("pci_bus_id", d["pci_bus_id"]), ("uuid", d["uuid"]),
+                 ("l2_bytes", d["l2_bytes"]), ("driver", d["driver"])):
+        rec[k] = rec[k] or v
+
+
+def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
+            on_row: Callable[[Item, dict], None] | None = None) -> list[dict[str, Any]]:
+    """Run items in order, each in its backend's worker; derive SOL figures from the peaks."""
+    peaks: dict[str, Any] = {}
+    rows = []
+    for it in items:
+        row = pool[it.backend].run(it, timeout)
+        if it.device_slug not in peaks:
+            peaks[it.device_slug] = sol.load_peaks(it.device_slug)
+        sol.derive(row, peaks[it.device_slug])
+        rows.append(row)
+        if on_row:
+            on_row(it, row)
+    return rows
+
+
+def new_run(argv: list[str] | None = None) -> dict[str, Any]:
+    now = _dt.datetime.now(_dt.UTC)
+    return {"id": now.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6],
+            "started_utc": now.isoformat(timespec="seconds"), **res.git_info(),
+            "argv": list(sys.argv if argv is None else argv),
+            "host": {"hostname": platform.node(), "python": platform.python_version(),
+                     "platform": platform.platform()}}
+
+
+def write_run(run: dict, devices: dict, rows: list[dict], root: Path = res.RESULTS_DIR) -> list[Path]:
+    """One run file per device slug, written atomically; returns the paths."""
+    paths = []
+    for slug in sorted({r["device"] for r in rows if r.get("device") not in (None, "-")}):
+        doc = {"schema_version": res.SCHEMA_VERSION, "run": run,
+               "devices": {slug: devices.get(slug, {})},
+               "results": [r for r in rows if r["device"] == slug]}
+        path = Path(root) / slug / f"run-{run['id']}.json"
+        res.atomic_write_json(path, doc)
+        paths.append(path)
+    return paths

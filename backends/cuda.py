@@ -112,7 +112,8 @@ def parse_ptxas_report(log: str, entry: str) -> dict[str, Any]:
             out["registers"] = int(m.group(1))
         m = re.search(r"(\d+) bytes smem", block)
         out["smem_bytes"] = int(m.group(1)) if m else 0
-        if m := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", block):
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", block)
+        if m:
             out["stack_bytes"] = int(m.group(1))
             out["spill_bytes"] = int(m.group(2)) + int(m.group(3))
     return out
@@ -221,10 +222,10 @@ class CudaBackend(Backend):
         if not uuid and isinstance(p.get("uuid"), bytes) and len(p["uuid"]) == 16:
             h = p["uuid"].hex()
             uuid = f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-        cc = f"sm_{p['major']}{p['minor']}"
-        return Device("cuda", i, name, "gpu", "NVIDIA", int(p["totalGlobalMem"]), int(p["multiProcessorCount"]),
-                      int(p.get("l2CacheSize", 0)), ident.get("driver") or f"CUDA driver API {dv // 1000}.{dv % 1000 // 10}",
-                      pci, uuid, features=[cc],
+        return Device("cuda", i, name, "gpu", "NVIDIA", memory_bytes=int(p["totalGlobalMem"]),
+                      compute_units=int(p["multiProcessorCount"]), l2_bytes=int(p.get("l2CacheSize", 0)),
+                      driver=ident.get("driver") or f"CUDA driver API {dv // 1000}.{dv % 1000 // 10}",
+                      pci_bus_id=pci, uuid=uuid, features=[f"sm_{p['major']}{p['minor']}"],
                       versions={"cupy": cupy.__version__, "cuda_runtime": f"{rv // 1000}.{rv % 1000 // 10}"})
 
     def __init__(self, device: Device):
@@ -244,7 +245,8 @@ class CudaBackend(Backend):
         self.cp = cupy
         self._dev = cupy.cuda.Device(device.index)
         self._dev.use()
-        self._clock_khz = int(cupy.cuda.runtime.getDeviceProperties(device.index).get("clockRate", 0)) or 2_000_000
+        props = cupy.cuda.runtime.getDeviceProperties(device.index)
+        self._clock_khz = int(props.get("clockRate", 0)) or 2_000_000  # for the spin lead only
 
     # -- compile / launch ------------------------------------------------------------------
     def compile(self, path: Path, entry: str, defines: dict | None = None):
@@ -286,7 +288,8 @@ class CudaBackend(Backend):
 
     # -- memory ----------------------------------------------------------------------------
     def upload(self, arr: np.ndarray):
-        return np.ascontiguousarray(arr).copy() if self.compile_only else self.cp.asarray(np.ascontiguousarray(arr))
+        arr = np.ascontiguousarray(arr)
+        return arr.copy() if self.compile_only else self.cp.asarray(arr)
 
     def empty(self, shape, dtype):
         return (np if self.compile_only else self.cp).empty(tuple(shape), dtype=np.dtype(dtype))

@@ -75,17 +75,20 @@ class TritonBackend(TorchBackend):
                 if hasattr(p, "pci_bus_id"):
                     pci = canonical_pci(f"{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}.0")
                 ident = nvml_identity(i, pci)
-                out.append(Device("triton", i, p.name, "gpu", "NVIDIA", p.total_memory, p.multi_processor_count,
-                                  getattr(p, "L2_cache_size", 0), ident.get("driver") or torch.version.cuda or "",
-                                  pci or ident.get("pci_bus_id"), ident.get("uuid"), mode=mode,
-                                  features=[f"sm_{p.major}{p.minor}"], versions=v))
+                out.append(Device(
+                    "triton", i, p.name, "gpu", "NVIDIA", memory_bytes=p.total_memory,
+                    compute_units=p.multi_processor_count, l2_bytes=getattr(p, "L2_cache_size", 0),
+                    driver=ident.get("driver") or torch.version.cuda or "",
+                    pci_bus_id=pci or ident.get("pci_bus_id"), uuid=ident.get("uuid"), mode=mode,
+                    features=[f"sm_{p.major}{p.minor}"], versions=v))
             return out
         if not interpreting():
             return [Device("triton", 0, f"Triton on {host_cpu_name()}", "cpu", mode="run", versions=v,
                            reason="no CUDA GPU and TRITON_INTERPRET is not 1 (it was set to something else "
                                   "before backends.triton was imported)")]
-        return [Device("triton", 0, f"Triton interpreter on {host_cpu_name()}", "cpu", "", host_memory_bytes(),
-                       os.cpu_count() or 1, mode="interpret", versions=v)]
+        return [Device("triton", 0, f"Triton interpreter on {host_cpu_name()}", "cpu",
+                       memory_bytes=host_memory_bytes(), compute_units=os.cpu_count() or 1,
+                       mode="interpret", versions=v)]
 
     def __init__(self, device: Device):
         super().__init__(device)
@@ -134,39 +137,77 @@ def compile_for_hopper(jit_fn, signature: dict[str, str], constexprs: dict[str, 
     ``signature`` maps every parameter to its Triton type (``"*fp32"``, ``"i64"``, ...;
     constexpr parameters may be left out: they are filled in as ``"constexpr"``), ``constexprs``
     gives the constexpr values, ``divisible_by_16`` names the pointer/integer parameters to
-    specialise as multiples of 16 (what the launcher does for aligned pointers and such sizes).
-    Returns ``{"name", "arch", "ptx", "registers", "spill_bytes", "smem_bytes", "vector_loads",
-    "vector_stores", "resource_log"}``; registers/spills come from ``cuobjdump -res-usage`` on the
-    cubin (None if the tool is missing). Raises the compiler's exception on a compile error.
-    Works under TRITON_INTERPRET=1 too (the interpreter flag is lifted while compiling).
+    specialise as multiples of 16 (what the launcher does for 16-byte aligned pointers and such
+    sizes; it decides whether accesses are vectorised). Returns ``{"name", "arch", "num_warps",
+    "ptx", "registers", "spill_bytes", "smem_bytes", "global_accesses", "resource_log"}``:
+    ``global_accesses`` counts the PTX global loads/stores by width (``{"ld.global.v4.b32": 12}``),
+    registers and spills come from ``cuobjdump -res-usage`` on the cubin (None without the tool).
+    A compile error raises RuntimeError with the compiler's message.
+
+    Under TRITON_INTERPRET=1 Triton's own library functions are interpreted objects and cannot be
+    compiled in that process, so the compile runs in a child process (``jit_fn`` must then be a
+    module-level function of an importable module).
     """
+    kwargs = {"num_warps": num_warps, "num_stages": num_stages, "arch": arch,
+              "divisible_by_16": tuple(divisible_by_16)}
+    if interpreting():
+        return _compile_in_child(jit_fn, signature, dict(constexprs or {}), kwargs)
+    return _compile_here(jit_fn, signature, dict(constexprs or {}), **kwargs)
+
+
+def _compile_in_child(jit_fn, signature, constexprs, kwargs) -> dict[str, Any]:
+    import json
+
+    fn = getattr(jit_fn, "fn", jit_fn)
+    module, name = fn.__module__, fn.__name__
+    payload = json.dumps({"module": module, "name": name, "signature": signature,
+                          "constexprs": constexprs, "kwargs": kwargs})
+    code = ("import importlib, json, sys\n"
+            "from backends.triton import _compile_here\n"
+            "a = json.loads(sys.argv[1])\n"
+            "fn = getattr(importlib.import_module(a['module']), a['name'])\n"
+            "kw = dict(a['kwargs'], divisible_by_16=tuple(a['kwargs']['divisible_by_16']))\n"
+            "try:\n"
+            "    out = _compile_here(fn, a['signature'], a['constexprs'], **kw)\n"
+            "except Exception as e:\n"
+            "    out = {'error': f'{type(e).__name__}: {e}'}\n"
+            "sys.stdout.write('\\n@@RESULT@@' + json.dumps(out))\n")
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "TRITON_INTERPRET": "0",
+           "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    r = subprocess.run([sys.executable, "-c", code, payload], capture_output=True, text=True, env=env,
+                       cwd=root, timeout=600)
+    if "@@RESULT@@" not in r.stdout:
+        raise RuntimeError(f"compile of {module}.{name} for sm_{kwargs['arch']} failed "
+                           f"(exit {r.returncode}):\n{r.stderr[-4000:]}")
+    out = json.loads(r.stdout.rsplit("@@RESULT@@", 1)[1])
+    if "error" in out:
+        raise RuntimeError(f"compile of {module}.{name} for sm_{kwargs['arch']} failed: {out['error']}")
+    return out
+
+
+def _compile_here(jit_fn, signature, constexprs, *, num_warps, num_stages, arch, divisible_by_16):
+    from collections import Counter
+
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     fn = _jit_function(jit_fn)
-    constexprs = dict(constexprs or {})
     sig = {name: signature.get(name, "constexpr" if name in constexprs else None) for name in fn.arg_names}
     missing = [k for k, t in sig.items() if t is None]
     if missing:
         raise ValueError(f"{fn.__name__}: no type for parameters {missing}; give them in signature")
     attrs = {(fn.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible_by_16}
-    saved = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "0"
     try:
-        src = ASTSource(fn, sig, constexprs, attrs)
-        kernel = triton.compile(src, target=GPUTarget("cuda", arch, 32),
+        kernel = triton.compile(ASTSource(fn, sig, constexprs, attrs), target=GPUTarget("cuda", arch, 32),
                                 options={"num_warps": num_warps, "num_stages": num_stages})
-    finally:
-        if saved is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = saved
+    except Exception as e:  # noqa: BLE001 - CompilationError and friends: report with the message
+        raise RuntimeError(f"{fn.__name__} for sm_{arch}: {type(e).__name__}: {e}") from e
     ptx = kernel.asm["ptx"]
-    out = {"name": kernel.metadata.name, "arch": f"sm_{arch}", "ptx": ptx,
-           "smem_bytes": int(getattr(kernel.metadata, "shared", 0)),
-           "vector_loads": len(re.findall(r"ld\.global(?:\.\w+)*\.v[248]\.", ptx)),
-           "vector_stores": len(re.findall(r"st\.global(?:\.\w+)*\.v[248]\.", ptx)),
+    out = {"name": kernel.metadata.name, "arch": f"sm_{arch}", "num_warps": num_warps, "ptx": ptx,
+           "smem_bytes": int(getattr(kernel.metadata, "shared", 0) or 0),
+           "global_accesses": dict(Counter(re.findall(r"\b((?:ld|st)\.global[\w.]*)", ptx))),
            "registers": None, "spill_bytes": None, "resource_log": ""}
     tool = _nvidia_tool("cuobjdump")
     if tool and "cubin" in kernel.asm:

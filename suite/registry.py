@@ -8,6 +8,7 @@ backend, a duplicate key, a numbered variant name or a missing source file.
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,6 +84,9 @@ def discover() -> None:
         SPECS[spec.name] = spec
         if (d / "kernels.py").is_file():
             importlib.import_module(f"ops.{d.name}.kernels")
+    # extra kernel modules (e.g. the known-wrong kernels of tests/), also inside worker processes
+    for mod in filter(None, os.environ.get("SOLBENCH_EXTRA_KERNELS", "").split(",")):
+        importlib.import_module(mod)
     unknown = {k[0] for k in REGISTRY} - set(SPECS)
     if unknown:
         raise ValueError(f"kernels registered for unknown ops {sorted(unknown)}; ops: {sorted(SPECS)}")

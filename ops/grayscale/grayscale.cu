@@ -52,6 +52,7 @@ extern "C" __global__ void grayscale_vec16(const pix_t* __restrict__ img, pix_t*
         reinterpret_cast<uint4*>(out)[t] = o.v;
     } else {
         // tail: fewer than PIX pixels left (runs only in the last thread that has any)
+#pragma unroll 1
         for (long long p = p0; p < npix; ++p) out[p] = to_pix(luma(img[3 * p], img[3 * p + 1], img[3 * p + 2]));
     }
 }

@@ -35,7 +35,64 @@ def torch_compiled(be, case):
 
 # ---- cuda -----------------------------------------------------------------------------------
 
+
+def _cuda_src(name: str):
+    """Path of a CUDA source beside this file (resolved at import: a missing file fails here)."""
+    from suite.registry import source
+
+    return source(__file__, name)
+
+
+_CUDA_GRAYSCALE = _cuda_src("grayscale.cu")
+_CUDA_BLOCK = 256  # threads per block
+
+
+def _cuda_grayscale(be, case, entry: str, pixels_per_thread: int):
+    import numpy as np
+
+    fn = be.compile(_CUDA_GRAYSCALE, entry, {"GRAY_FP32": int(case.dtype == "fp32")})
+    npix = case["h"] * case["w"]
+    grid, block = (max(1, -(-npix // (pixels_per_thread * _CUDA_BLOCK))),), (_CUDA_BLOCK,)
+    return lambda ins, outs: be.launch(fn, grid, block, [ins["img"], outs["out"], np.int64(npix)])
+
+
+@kernel("grayscale", "cuda", "naive")
+def cuda_naive(be, case):
+    """One pixel per thread: three scalar loads, one scalar store."""
+    return _cuda_grayscale(be, case, "grayscale_naive", 1)
+
+
+@kernel("grayscale", "cuda", "vec16")
+def cuda_vec16(be, case):
+    """16-byte accesses: per thread three 16-byte loads and one 16-byte store (16 u8 pixels or 4 fp32
+    pixels); the last thread does its partial group one pixel at a time."""
+    return _cuda_grayscale(be, case, "grayscale_vec16", 16 if case.dtype == "u8" else 4)
+
+
 # ---- triton ---------------------------------------------------------------------------------
+
+
+@kernel("grayscale", "triton", "naive")
+def triton_naive(be, case):
+    """1024 pixels per program, 4 warps: three stride-3 channel gathers, one contiguous store."""
+    from .grayscale_triton import grayscale_naive
+
+    npix = case["h"] * case["w"]
+    grid = (-(-npix // 1024),)
+    return lambda ins, outs: grayscale_naive[grid](ins["img"], outs["out"], npix, BLOCK=1024, num_warps=4)
+
+
+@kernel("grayscale", "triton", "vec4_split")
+def triton_vec4_split(be, case):
+    """Quads of 4 pixels: three aligned 4-element vector loads (16 B for fp32, 4 B for u8), lanes
+    split in registers, one 4-element vector store; 1024 quads per program, 8 warps."""
+    from .grayscale_triton import grayscale_vec4_split
+
+    npix, quads = case["h"] * case["w"], 1024
+    grid = (-(-npix // (4 * quads)),)
+    return lambda ins, outs: grayscale_vec4_split[grid](ins["img"], outs["out"], npix, BLOCK=quads,
+                                                        num_warps=8)
+
 
 # ---- opencl ---------------------------------------------------------------------------------
 

@@ -22,7 +22,81 @@ def torch_eager(be, case):
 
 # ---- cuda -----------------------------------------------------------------------------------
 
+
+def _cuda_src(name: str):
+    """Path of a CUDA source beside this file (resolved at import: a missing file fails here)."""
+    from suite.registry import source
+
+    return source(__file__, name)
+
+
+_CUDA_VECTOR_ADD = _cuda_src("vector_add.cu")
+_CUDA_BLOCK = 256  # threads per block
+_CUDA_UNROLL = 4  # 16-byte vectors per thread and input in vector_add_vec4_unroll
+
+
+def _cuda_vector_add(be, case, entry: str, blocks: int, defines: dict | None = None):
+    """Compile ``entry`` for the case's dtype; launch ``blocks`` blocks of 256 threads."""
+    import numpy as np
+
+    fn = be.compile(_CUDA_VECTOR_ADD, entry, {"FP16": int(case.dtype == "fp16"), **(defines or {})})
+    grid, block, n = (max(1, blocks),), (_CUDA_BLOCK,), np.int64(case["n"])
+    return lambda ins, outs: be.launch(fn, grid, block, [ins["a"], ins["b"], outs["c"], n])
+
+
+def _cuda_vec(case) -> int:
+    """Elements per 16-byte vector: 4 fp32 or 8 fp16."""
+    from suite.spec import np_dtype
+
+    return 16 // np_dtype(case.dtype).itemsize
+
+
+@kernel("vector_add", "cuda", "naive")
+def cuda_naive(be, case):
+    """One element per thread, 256-thread blocks."""
+    return _cuda_vector_add(be, case, "vector_add_naive", -(-case["n"] // _CUDA_BLOCK))
+
+
+@kernel("vector_add", "cuda", "vec4")
+def cuda_vec4(be, case):
+    """One 16-byte vector per thread and array (float4, or 4 half2 words = 8 fp16); scalar tail."""
+    n, vec = case["n"], _cuda_vec(case)
+    return _cuda_vector_add(be, case, "vector_add_vec4", -(-max(n // vec, n % vec) // _CUDA_BLOCK))
+
+
+@kernel("vector_add", "cuda", "vec4_unroll")
+def cuda_vec4_unroll(be, case):
+    """Four 16-byte vectors per thread and array, all loads issued before the adds (128 B in
+    flight per thread); each load instruction of a warp still reads 512 contiguous bytes."""
+    nvec = case["n"] // _cuda_vec(case)
+    return _cuda_vector_add(be, case, "vector_add_vec4_unroll", -(-nvec // (_CUDA_BLOCK * _CUDA_UNROLL)),
+                            {"UNROLL": _CUDA_UNROLL})
+
+
 # ---- triton ---------------------------------------------------------------------------------
+
+
+def _triton_vector_add(case, block: int, num_warps: int):
+    from .vector_add_triton import vector_add_naive
+
+    n = case["n"]
+    grid = (-(-n // block),)
+    return lambda ins, outs: vector_add_naive[grid](ins["a"], ins["b"], outs["c"], n, BLOCK=block,
+                                                    num_warps=num_warps)
+
+
+@kernel("vector_add", "triton", "naive")
+def triton_naive(be, case):
+    """The tutorial kernel: 1024 elements per program, 4 warps, masked loads and stores."""
+    return _triton_vector_add(case, 1024, 4)
+
+
+@kernel("vector_add", "triton", "large_block")
+def triton_large_block(be, case):
+    """The same kernel with 8192 elements per program and 8 warps: 32 elements per thread, so
+    each thread has eight 16-byte loads per input in flight (fp32)."""
+    return _triton_vector_add(case, 8192, 8)
+
 
 # ---- opencl ---------------------------------------------------------------------------------
 

@@ -1,0 +1,28 @@
+# make bench: set up, measure the device ceilings, run the suite's main job on every device present
+# make test:  set up, then pytest (correctness of every kernel on every available device)
+VENV := .venv
+PY := $(VENV)/bin/python
+ARGS ?=
+
+.PHONY: setup bench test peaks lint clean
+
+setup: $(VENV)/.solbench-ok
+
+$(VENV)/.solbench-ok: pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh
+
+peaks: setup
+	$(PY) -m suite.cli peaks
+
+bench: setup
+	$(PY) -m suite.cli peaks
+	$(PY) -m suite.cli run --size bench $(ARGS)
+
+test: setup
+	$(PY) -m pytest $(ARGS)
+
+lint: setup
+	$(PY) -m ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .benchmarks

@@ -1,0 +1,1 @@
+pytest_plugins = ["suite.pytest_plugin"]

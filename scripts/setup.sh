@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Set-up for `make bench` / `make test` on a fresh Debian/Ubuntu machine: system packages for the
+# CPU devices (PoCL OpenCL, Mesa's lavapipe Vulkan), then .venv with every backend's packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+SYS_PKGS="pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1"
+
+missing=""
+for p in $SYS_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing$missing"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  else
+    echo "setup: missing system packages; run: sudo apt-get install -y$missing" >&2
+    echo "setup: continuing — OpenCL/WebGPU will report themselves unavailable in 'solbench doctor'" >&2
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+fi
+PIP=".venv/bin/python -m pip install -q"
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  GPU=1; EXTRAS="torch,cuda,triton,opencl,webgpu,dev"
+else
+  GPU=0; EXTRAS="torch,nvrtc,triton,opencl,webgpu,dev"
+fi
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  # Without a GPU take the CPU build (torch==2.13.0 is a local CPU wheel on our CI machines);
+  # TORCH_SPEC overrides, e.g. TORCH_SPEC="torch --index-url https://download.pytorch.org/whl/cpu".
+  if [ "$GPU" = 1 ]; then spec=${TORCH_SPEC:-"torch>=2.4"}; else spec=${TORCH_SPEC:-"torch==2.13.0"}; fi
+  echo "setup: pip install $spec"
+  $PIP $spec
+fi
+echo "setup: pip install -e .[$EXTRAS]"
+$PIP -e ".[$EXTRAS]" 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -c "import suite, typer, rich, pandas, pytest_benchmark" 
+touch .venv/.solbench-ok

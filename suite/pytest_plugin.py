@@ -1,0 +1,139 @@
+"""pytest integration.
+
+* ``pytest``: correctness of every registered (op, backend, variant) on the test cases, on every
+  available device, each kernel in its backend's worker process; absent backends/devices skip
+  with the reason.
+* ``pytest --benchmark-only`` (or ``--benchmark``, which this plugin adds as the same switch):
+  the bench cases through pytest-benchmark's fixture, fed with the device-timed samples of the
+  one timing protocol; GB/s, TFLOP/s and % SOL go to ``extra_info``, GPU identity to
+  ``machine_info``, and the rows are also written to ``results/`` as a run file.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from suite import sol
+from suite.runner import new_run, plan, write_run
+from suite.worker import Pool
+
+OK = ("ok", "compiled")
+SKIP = ("skipped", "unsupported")
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("solbench")
+    g.addoption("--benchmark", action="store_true", dest="sb_benchmark",
+                help="run only the benchmarks (same as --benchmark-only; composes with --benchmark-*)")
+    g.addoption("--solbench-device", default=None, help="device slug, or all|gpu|cpu")
+    g.addoption("--solbench-backend", action="append", default=None, help="only this backend (repeatable)")
+    g.addoption("--solbench-op", action="append", default=None, help="only this op (repeatable)")
+    g.addoption("--solbench-timeout", type=float, default=300.0, help="seconds per kernel")
+    g.addoption("--solbench-seed", type=int, default=None, help="override the cases' seeds")
+    g.addoption("--solbench-no-save", action="store_true", help="do not write benchmark rows to results/")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if config.getoption("sb_benchmark", False):
+        config.option.benchmark_only = True
+    config._sb_pool = Pool()
+    config._sb_rows = []
+    config._sb_devices = {}
+    config.addinivalue_line("markers", "solbench: a solbench kernel check or benchmark")
+
+
+def pytest_unconfigure(config):
+    pool = getattr(config, "_sb_pool", None)
+    if pool is not None:
+        pool.close()
+
+
+def _benchmarking(config) -> bool:
+    return bool(config.getoption("benchmark_only", False))
+
+
+def _params(config, size: str):
+    o = config.getoption
+    p = plan(config._sb_pool, ops=o("solbench_op"), backends=o("solbench_backend"),
+             device=o("solbench_device"), size=size, check_only=size == "test", seed=o("solbench_seed"))
+    config._sb_devices.update(p.devices)
+    out = [pytest.param(it, id=it.id) for it in p.items]
+    for n in p.notes:
+        out.append(pytest.param(None, id=f"{n['op']}/{n['backend']}/{n['variant']}@{n['device']}",
+                                marks=pytest.mark.skip(reason=n["message"])))
+    return out
+
+
+def pytest_generate_tests(metafunc):
+    cfg = metafunc.config
+    if "sb_item" in metafunc.fixturenames:
+        metafunc.parametrize("sb_item", _params(cfg, "test"))
+    if "sb_bench_item" in metafunc.fixturenames:
+        if _benchmarking(cfg):
+            metafunc.parametrize("sb_bench_item", _params(cfg, "bench"))
+        else:
+            metafunc.parametrize("sb_bench_item", [pytest.param(
+                None, id="bench", marks=pytest.mark.skip(reason="bench sizes run with --benchmark-only"))])
+
+
+def run_item(config, item):
+    """Run one planned item in its worker; return the row (SOL figures derived)."""
+    row = config._sb_pool[item.backend].run(item, config.getoption("solbench_timeout"))
+    sol.derive(row, sol.load_peaks(item.device_slug))
+    return row
+
+
+def outcome(row) -> None:
+    """Turn a row into a pass, a skip with its reason, or a failure with the mismatch report."""
+    if row["status"] in SKIP:
+        pytest.skip(f"{row['status']}: {row['message']}")
+    if row["status"] not in OK:
+        mism = (row.get("check") or {}).get("mismatches") or []
+        pytest.fail(f"{row['status']}: {row['message']}" + "".join(f"\n  {m}" for m in mism), pytrace=False)
+
+
+class _Replay:
+    """A pytest-benchmark timer that replays device-timed samples (start, start + sample, ...)."""
+
+    def __init__(self, samples):
+        self.samples, self.t, self.k = list(samples), 0.0, 0
+
+    def __call__(self) -> float:
+        if self.k % 2 == 1:
+            self.t += self.samples[(self.k // 2) % len(self.samples)]
+        self.k += 1
+        return self.t
+
+
+def benchmark_row(config, benchmark, item) -> dict:
+    row = run_item(config, item)
+    config._sb_rows.append(row)
+    outcome(row)
+    timing = row.get("timing") or {}
+    samples = timing.get("samples") or []
+    if not samples:
+        pytest.skip(f"{row['status']}: nothing timed ({row.get('message', '')})")
+    benchmark.extra_info.update({
+        k: row.get(k) for k in ("device", "backend", "op", "variant", "case", "dtype", "mode", "bytes",
+                                "flops", "gbps", "tflops", "pct_sol", "peak_source", "bound")})
+    benchmark.extra_info.update(timer=timing.get("method"), cold=timing.get("cold"),
+                                median_s=timing.get("median_s"), rse=timing.get("rse"),
+                                clocks=row.get("clocks"))
+    benchmark._timer = _Replay(samples)
+    benchmark.pedantic(lambda: None, rounds=len(samples), iterations=1, warmup_rounds=0)
+    return row
+
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    machine_info["solbench_devices"] = getattr(config, "_sb_devices", {})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    cfg = session.config
+    rows = getattr(cfg, "_sb_rows", [])
+    if rows and not cfg.getoption("solbench_no_save"):
+        for path in write_run(new_run(), cfg._sb_devices, rows):
+            tr = cfg.pluginmanager.get_plugin("terminalreporter")
+            if tr:
+                tr.write_line(f"solbench: wrote {path}")

@@ -189,7 +189,7 @@ class CudaBackend(Backend):
     timer = "cuda-event"
     #: device time the stream is kept busy before each timed launch, so the host's launch
     #: overhead is hidden rather than timed (0 disables it)
-    launch_lead_s = 50e-6
+    launch_lead_s = 100e-6
 
     @classmethod
     def devices(cls) -> list[Device]:
@@ -215,7 +215,10 @@ class CudaBackend(Backend):
         rt = cupy.cuda.runtime
         p = rt.getDeviceProperties(i)
         name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
-        pci = canonical_pci(f"{p.get('pciBusID', 0):02x}:{p.get('pciDeviceID', 0):02x}.0")
+        try:
+            pci = canonical_pci(rt.deviceGetPCIBusId(i))  # "0000:19:00.0" → "19:00.0"
+        except Exception:  # noqa: BLE001
+            pci = canonical_pci(f"{p.get('pciBusID', 0):02x}:{p.get('pciDeviceID', 0):02x}.0")
         ident = nvml_identity(i, pci)
         rv, dv = rt.runtimeGetVersion(), rt.driverGetVersion()
         uuid = ident.get("uuid")
@@ -245,8 +248,9 @@ class CudaBackend(Backend):
         self.cp = cupy
         self._dev = cupy.cuda.Device(device.index)
         self._dev.use()
-        props = cupy.cuda.runtime.getDeviceProperties(device.index)
-        self._clock_khz = int(props.get("clockRate", 0)) or 2_000_000  # for the spin lead only
+        # SM clock, only to size the spin lead (cudaDeviceProp.clockRate is gone in CUDA 13)
+        mhz = nvml_identity(device.index, device.pci_bus_id).get("sm_clock_max_mhz")
+        self._clock_khz = int(mhz * 1000) if mhz else 2_000_000
 
     # -- compile / launch ------------------------------------------------------------------
     def compile(self, path: Path, entry: str, defines: dict | None = None):

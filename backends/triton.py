@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from backends.base import Device, host_cpu_name, host_memory_bytes
-from backends.nvml import canonical_pci, nvml_identity
+from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
 from backends.torch import TorchBackend
 
 HAS_CUDA = torch.cuda.is_available()
@@ -61,7 +61,7 @@ class TritonBackend(TorchBackend):
     timer = "host"
     #: device time the stream is kept busy (torch.cuda._sleep) before each timed launch, so that
     #: Triton's Python launch overhead is hidden rather than timed (0 disables it)
-    launch_lead_s = 50e-6
+    launch_lead_s = 100e-6
 
     @classmethod
     def devices(cls) -> list[Device]:
@@ -102,8 +102,6 @@ class TritonBackend(TorchBackend):
         return super().time(fn)
 
     def clocks(self) -> dict:
-        from backends.nvml import gpu_clocks
-
         return gpu_clocks(self.device.index, self.device.pci_bus_id) if self.gpu else {}
 
 
@@ -146,47 +144,58 @@ def compile_for_hopper(jit_fn, signature: dict[str, str], constexprs: dict[str, 
 
     Under TRITON_INTERPRET=1 Triton's own library functions are interpreted objects and cannot be
     compiled in that process, so the compile runs in a child process (``jit_fn`` must then be a
-    module-level function of an importable module).
+    module-level function of an importable module); ``compile_many_for_hopper`` pays for that
+    child (~10 s of imports) once for many kernels.
     """
-    kwargs = {"num_warps": num_warps, "num_stages": num_stages, "arch": arch,
-              "divisible_by_16": tuple(divisible_by_16)}
-    if interpreting():
-        return _compile_in_child(jit_fn, signature, dict(constexprs or {}), kwargs)
-    return _compile_here(jit_fn, signature, dict(constexprs or {}), **kwargs)
-
-
-def _compile_in_child(jit_fn, signature, constexprs, kwargs) -> dict[str, Any]:
-    import json
-
-    fn = getattr(jit_fn, "fn", jit_fn)
-    module, name = fn.__module__, fn.__name__
-    payload = json.dumps({"module": module, "name": name, "signature": signature,
-                          "constexprs": constexprs, "kwargs": kwargs})
-    code = ("import importlib, json, sys\n"
-            "from backends.triton import _compile_here\n"
-            "a = json.loads(sys.argv[1])\n"
-            "fn = getattr(importlib.import_module(a['module']), a['name'])\n"
-            "kw = dict(a['kwargs'], divisible_by_16=tuple(a['kwargs']['divisible_by_16']))\n"
-            "try:\n"
-            "    out = _compile_here(fn, a['signature'], a['constexprs'], **kw)\n"
-            "except Exception as e:\n"
-            "    out = {'error': f'{type(e).__name__}: {e}'}\n"
-            "sys.stdout.write('\\n@@RESULT@@' + json.dumps(out))\n")
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "TRITON_INTERPRET": "0",
-           "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
-    r = subprocess.run([sys.executable, "-c", code, payload], capture_output=True, text=True, env=env,
-                       cwd=root, timeout=600)
-    if "@@RESULT@@" not in r.stdout:
-        raise RuntimeError(f"compile of {module}.{name} for sm_{kwargs['arch']} failed "
-                           f"(exit {r.returncode}):\n{r.stderr[-4000:]}")
-    out = json.loads(r.stdout.rsplit("@@RESULT@@", 1)[1])
+    opts = {"num_warps": num_warps, "num_stages": num_stages, "arch": arch,
+            "divisible_by_16": divisible_by_16}
+    (out,) = compile_many_for_hopper([(jit_fn, signature, constexprs or {}, opts)])
     if "error" in out:
-        raise RuntimeError(f"compile of {module}.{name} for sm_{kwargs['arch']} failed: {out['error']}")
+        raise RuntimeError(out["error"])
     return out
 
 
-def _compile_here(jit_fn, signature, constexprs, *, num_warps, num_stages, arch, divisible_by_16):
+def compile_many_for_hopper(jobs) -> list[dict[str, Any]]:
+    """``compile_for_hopper`` for each ``(jit_fn, signature, constexprs, options)`` job (options:
+    its keyword arguments). Results in order; a job that fails to compile gives ``{"error": msg}``."""
+    jobs = [(fn, dict(sig), dict(cx or {}), dict(o, divisible_by_16=tuple(o.get("divisible_by_16", ()))))
+            for fn, sig, cx, o in jobs]
+    if interpreting():
+        return _compile_in_child(jobs)
+    out = []
+    for fn, sig, cx, opts in jobs:
+        try:
+            out.append(_compile_here(fn, sig, cx, **opts))
+        except Exception as e:  # noqa: BLE001 - reported per job
+            out.append({"error": str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}"})
+    return out
+
+
+def _compile_in_child(jobs) -> list[dict[str, Any]]:
+    import json
+
+    payload = []
+    for jit_fn, sig, cx, opts in jobs:
+        fn = getattr(jit_fn, "fn", jit_fn)
+        payload.append({"module": fn.__module__, "name": fn.__name__, "signature": sig, "constexprs": cx,
+                        "options": {**opts, "divisible_by_16": list(opts["divisible_by_16"])}})
+    code = ("import importlib, json, sys\n"
+            "from backends.triton import compile_many_for_hopper\n"
+            "jobs = [(getattr(importlib.import_module(j['module']), j['name']), j['signature'],\n"
+            "         j['constexprs'], j['options']) for j in json.loads(sys.stdin.read())]\n"
+            "sys.stdout.write('\\n@@RESULT@@' + json.dumps(compile_many_for_hopper(jobs)))\n")
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "TRITON_INTERPRET": "0",
+           "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    r = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True,
+                       text=True, env=env, cwd=root, timeout=1800)
+    if "@@RESULT@@" not in r.stdout:
+        names = ", ".join(f"{j['module']}.{j['name']}" for j in payload)
+        raise RuntimeError(f"compile child for {names} failed (exit {r.returncode}):\n{r.stderr[-4000:]}")
+    return json.loads(r.stdout.rsplit("@@RESULT@@", 1)[1])
+
+
+def _compile_here(jit_fn, signature, constexprs, *, num_warps=4, num_stages=3, arch=90, divisible_by_16=()):
     from collections import Counter
 
     import triton

@@ -112,14 +112,15 @@ _OPENCL_VECTOR_ADD = _opencl_src("vector_add.cl")
 _OPENCL_T = {"fp32": "float", "fp16": "half"}  # fp16: core half storage, fp32 arithmetic
 
 
-def _opencl_vector_add(be, case, entry: str, per_item: int):
+def _opencl_vector_add(be, case, entry: str, per_item: int, max_groups: int | None = None):
     import numpy as np
 
     n = case["n"]
     if n >= 2**32:
         raise ValueError(f"{entry}: 32-bit indices, n={n} >= 2^32")
     k = be.compile(_OPENCL_VECTOR_ADD, entry, {"T": _OPENCL_T[case.dtype]})
-    gsize = (max(1, -(-n // per_item)),)
+    items = max(1, -(-n // per_item))
+    gsize = (items if max_groups is None else min(items, 256 * max_groups),)
     return lambda ins, outs: be.launch(k, gsize, (256,), [ins["a"], ins["b"], outs["c"], np.uint32(n)])
 
 
@@ -135,6 +136,12 @@ def opencl_vec4(be, case):
     return _opencl_vector_add(be, case, "vector_add_vec4", 4)
 
 
+@kernel("vector_add", "opencl", "grid_stride")
+def opencl_grid_stride(be, case):
+    """The vec4 body in a grid-stride loop over 8 work-groups of 256 per compute unit."""
+    return _opencl_vector_add(be, case, "vector_add_grid_stride", 4, 8 * max(1, be.device.compute_units))
+
+
 # ---- webgpu ---------------------------------------------------------------------------------
 
 
@@ -148,7 +155,7 @@ def _webgpu_src(name: str):
 _WEBGPU_VECTOR_ADD = _webgpu_src("vector_add.wgsl")
 
 
-def _webgpu_vector_add(be, case, entry: str, per_item: int):
+def _webgpu_vector_add(be, case, entry: str, per_item: int, max_groups: int | None = None):
     import numpy as np
 
     from backends.base import Unsupported
@@ -161,7 +168,8 @@ def _webgpu_vector_add(be, case, entry: str, per_item: int):
         defines = {"T": "f32", "ENABLE": ""}
     n = case["n"]
     pipe = be.compile(_WEBGPU_VECTOR_ADD, entry, defines)
-    grid = be.grid_2d(-(-n // (256 * per_item)))
+    groups = -(-n // (256 * per_item))
+    grid = be.grid_2d(groups if max_groups is None else min(groups, max_groups))
     params = np.array([n], np.uint32)
     return lambda ins, outs: be.launch(pipe, grid, [ins["a"], ins["b"], outs["c"]], params)
 
@@ -176,3 +184,10 @@ def webgpu_naive(be, case):
 def webgpu_vec4(be, case):
     """One vec4 per invocation (16 B for f32); the partial last vector lies in buffer padding."""
     return _webgpu_vector_add(be, case, "vector_add_vec4", 4)
+
+
+@kernel("vector_add", "webgpu", "grid_stride")
+def webgpu_grid_stride(be, case):
+    """The vec4 body in a grid-stride loop over at most 2048 workgroups of 256 (WebGPU does not
+    report a compute-unit count)."""
+    return _webgpu_vector_add(be, case, "vector_add_grid_stride", 4, 2048)

@@ -10,6 +10,7 @@
 //                   aligned load per operand; global = ceil(n/4) rounded up to 256, local = 256.
 //                   The buffers hold exactly n elements, so the last work-item (n % 4 != 0)
 //                   takes the scalar tail.
+// vector_add_grid_stride  the vec4 body in a grid-stride loop over a fixed grid (below).
 //
 // Bytes: read 2*n*sizeof(T), write n*sizeof(T). Flops: n.
 // Indices are 32-bit: n < 2^32 (the factory checks).
@@ -55,5 +56,24 @@ __kernel void vector_add_vec4(__global const T *restrict a, __global const T *re
 #endif
     } else if (v == n4) {                 // scalar tail: n % 4 elements, none past the end
         for (uint i = 4 * v; i < n; ++i) STORE1(LOAD1(a, i) + LOAD1(b, i), c, i);
+    }
+}
+
+// vector_add_grid_stride: a fixed grid (the factory launches 8 work-groups of 256 per compute
+// unit, about one resident wave) loops over the vectors with a stride of the grid size, so each
+// work-item handles several 4-element vectors; work-item 0 also takes the scalar tail.
+__kernel void vector_add_grid_stride(__global const T *restrict a, __global const T *restrict b,
+                                     __global T *restrict c, const uint n) {
+    const uint n4 = n >> 2;
+    const uint stride = get_global_size(0);
+    for (uint v = get_global_id(0); v < n4; v += stride) {
+#if IS_HALF(T)
+        STORE4(LOAD4(a, v) + LOAD4(b, v), c, v);
+#else
+        ((__global float4 *)c)[v] = ((__global const float4 *)a)[v] + ((__global const float4 *)b)[v];
+#endif
+    }
+    if (get_global_id(0) == 0) {
+        for (uint i = 4 * n4; i < n; ++i) STORE1(LOAD1(a, i) + LOAD1(b, i), c, i);
     }
 }

@@ -9,6 +9,8 @@
 // vector_add_vec4   one vec4<T> per invocation (16 bytes for f32, 8 for f16); ceil(n/1024) groups.
 //                   The backend pads every buffer to a multiple of 16 bytes, so the last, partial
 //                   vector is inside the buffers; its extra lanes read and write padding only.
+// vector_add_grid_stride  the vec4 body in a grid-stride loop over a fixed 1-D grid of at most
+//                   2048 groups (the factory's choice: several waves on today's largest GPUs).
 //
 // Bytes: read 2*n*sizeof(T), write n*sizeof(T). Flops: n.
 // The two views of bindings 0-2 (scalar and vec4) are used by different entry points only.
@@ -46,6 +48,16 @@ fn vector_add_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                    @builtin(local_invocation_index) lid: u32) {
     let v = linear_id(wid, nwg, lid);  // elements 4v .. 4v+3
     if (v < (params.n + 3u) / 4u) {
+        c4[v] = a4[v] + b4[v];
+    }
+}
+
+@compute @workgroup_size(WG)
+fn vector_add_grid_stride(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                          @builtin(local_invocation_index) lid: u32) {
+    let n4 = (params.n + 3u) / 4u;
+    let stride = nwg.x * nwg.y * WG;
+    for (var v = linear_id(wid, nwg, lid); v < n4; v += stride) {
         c4[v] = a4[v] + b4[v];
     }
 }

@@ -1,0 +1,284 @@
+// scan.cu — inclusive prefix sum y[i] = Σ_{j<=i} x[j] (fp32 or int32). Minimum traffic:
+// read n, write n elements (8·n bytes for 32-bit types).
+//
+// Defines: IS_INT (0/1), BLOCK (threads per block), ITEMS_VEC (16-byte vectors per thread,
+// decoupled_lookback only). Counts are 64-bit: n·4 may exceed 2^31.
+//
+// Reduce-then-scan, three passes per level (kogge_stone, brent_kung); TILE = 4·BLOCK elements,
+// thread t owns the 4 consecutive elements [4t, 4t+4) of its block's tile (one 16-byte load):
+//   scan_reduce_tiles        sums[b] = Σ tile b (warp shuffles + shared memory)    read n
+//   (the sums are scanned in place by the same three passes, recursively, until one tile
+//    holds them; the host drives the levels)
+//   scan_tiles_kogge_stone   each thread scans its 4 elements serially; the BLOCK thread totals
+//                            are scanned by Kogge–Stone in shared memory (log2 BLOCK steps of
+//                            read / barrier / add / barrier: n log n work, log n depth); adds the
+//                            inclusive scan of the tile sums of the level above (carry[b-1])
+//                            read n, write n
+//   scan_tiles_brent_kung    same, with a Brent–Kung up-sweep / down-sweep tree (2n work,
+//                            2 log n depth)
+//   → 12·n bytes for 32-bit types: at most 2/3 of the bandwidth ceiling.
+//
+// Single pass, scan_decoupled_lookback (Merrill & Garland, "Single-pass Parallel Prefix Scan
+// with Decoupled Look-back", 2016):
+//   TILE = BLOCK·4·ITEMS_VEC. Warp w owns the contiguous chunk [w·C, (w+1)·C) of its tile,
+//   C = 128·ITEMS_VEC; in step j lane l loads the 16-byte vector at chunk + 128·j + 4·l
+//   (coalesced), scans it serially, and a warp Kogge–Stone (__shfl_up_sync) scan of the 32
+//   vector totals plus the running chunk total gives each element its prefix within the chunk.
+//   The 8 warp totals give warp prefixes and the tile aggregate. Thread 0 publishes the
+//   aggregate (status A), warp 0 looks back 32 tiles at a time (one flag per lane, spinning
+//   while any is X) until it meets an inclusive prefix (P), then thread 0 publishes its own P.
+//   A flag is one 64-bit word — epoch (30 bits) | status (2) | value bits (32) — stored and
+//   loaded with st/ld.relaxed.gpu: value and status travel together, so no fence is needed.
+//   Tiles are claimed with a 64-bit ticket counter (atomicAdd) in launch order: a block only
+//   waits on tiles claimed before it, by blocks that are already resident, so the spin cannot
+//   deadlock. The counter is never reset: launch k takes tickets [k·T, (k+1)·T), its epoch is
+//   ticket / T, and flags from the previous launch (another epoch) read as X — nothing is
+//   re-zeroed between launches. The flags and counter are zeroed once, at allocation.
+//   fp32 results depend on which predecessors were A or P at look-back: not bit-reproducible.
+//   read n, write n (+ 8 bytes of flag per tile)
+
+#ifndef IS_INT
+#define IS_INT 0
+#endif
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef ITEMS_VEC
+#define ITEMS_VEC 8
+#endif
+
+#if IS_INT
+typedef int T;
+typedef int4 T4;
+#define TO_BITS(v) ((unsigned int)(v))
+#define FROM_BITS(b) ((int)(b))
+#else
+typedef float T;
+typedef float4 T4;
+#define TO_BITS(v) __float_as_uint(v)
+#define FROM_BITS(b) __uint_as_float(b)
+#endif
+
+#define TILE3 (4 * BLOCK)  // elements per tile of the three-pass scans
+#define NWARPS (BLOCK / 32)
+
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+__device__ __forceinline__ T warp_inclusive(T v, int lane) {  // Kogge–Stone over 32 lanes
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const T u = __shfl_up_sync(0xffffffffu, v, off);
+        if (lane >= off) v += u;
+    }
+    return v;
+}
+
+// the 4 elements [i, i+4) of x: a 16-byte load when all are in range (x 16-byte aligned)
+__device__ __forceinline__ T4 load4(const T* __restrict__ x, long long i, long long n) {
+    if (i + 4 <= n) return *reinterpret_cast<const T4*>(x + i);
+    T4 v;
+    v.x = i < n ? x[i] : (T)0;
+    v.y = i + 1 < n ? x[i + 1] : (T)0;
+    v.z = i + 2 < n ? x[i + 2] : (T)0;
+    v.w = i + 3 < n ? x[i + 3] : (T)0;
+    return v;
+}
+
+__device__ __forceinline__ void store4(T* __restrict__ y, long long i, long long n, T4 v) {
+    if (i + 4 <= n) {
+        *reinterpret_cast<T4*>(y + i) = v;
+        return;
+    }
+    if (i < n) y[i] = v.x;
+    if (i + 1 < n) y[i + 1] = v.y;
+    if (i + 2 < n) y[i + 2] = v.z;
+}
+
+__device__ __forceinline__ T4 scan4(T4 v) {  // serial inclusive scan of one vector
+    v.y += v.x;
+    v.z += v.y;
+    v.w += v.z;
+    return v;
+}
+
+__device__ __forceinline__ T4 add4(T4 v, T c) {
+    v.x += c; v.y += c; v.z += c; v.w += c;
+    return v;
+}
+
+// ---- reduce-then-scan ------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(BLOCK) scan_reduce_tiles(const T* __restrict__ x,
+                                                                        T* __restrict__ sums, long long n) {
+    __shared__ T s[NWARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const T4 v = load4(x, (long long)blockIdx.x * TILE3 + 4 * threadIdx.x, n);
+    T t = warp_sum((v.x + v.y) + (v.z + v.w));
+    if (lane == 0) s[warp] = t;
+    __syncthreads();
+    if (warp == 0) {
+        t = warp_sum(lane < NWARPS ? s[lane] : (T)0);
+        if (lane == 0) sums[blockIdx.x] = t;
+    }
+}
+
+// y may alias x (the levels above scan their sums in place: a block reads its whole tile into
+// registers before it writes). carry: inclusive scan of this level's tile sums (has_carry = 0 at
+// the top level).
+extern "C" __global__ void __launch_bounds__(BLOCK) scan_tiles_kogge_stone(const T* x, T* y, const T* carry,
+                                                                             int has_carry, long long n) {
+    __shared__ T s[2][BLOCK];  // double buffer: step k reads one half, writes the other
+    const int tid = threadIdx.x;
+    const long long i = (long long)blockIdx.x * TILE3 + 4 * tid;
+    T4 v = scan4(load4(x, i, n));
+    int src = 0;
+    s[0][tid] = v.w;
+    __syncthreads();
+#pragma unroll
+    for (int off = 1; off < BLOCK; off <<= 1) {
+        T a = s[src][tid];
+        if (tid >= off) a += s[src][tid - off];
+        s[src ^ 1][tid] = a;
+        src ^= 1;
+        __syncthreads();  // the next step reads what every thread wrote in this one
+    }
+    T prefix = tid > 0 ? s[src][tid - 1] : (T)0;  // exclusive prefix of thread tid in the tile
+    if (has_carry && blockIdx.x > 0) prefix += carry[blockIdx.x - 1];
+    store4(y, i, n, add4(v, prefix));
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) scan_tiles_brent_kung(const T* x, T* y, const T* carry,
+                                                                            int has_carry, long long n) {
+    __shared__ T s[BLOCK];
+    const int tid = threadIdx.x;
+    const long long i = (long long)blockIdx.x * TILE3 + 4 * tid;
+    T4 v = scan4(load4(x, i, n));
+    s[tid] = v.w;
+    __syncthreads();
+    // up-sweep: after the step of stride d, s[k·2d - 1] holds the sum of its 2d-element span
+#pragma unroll
+    for (int d = 1; d < BLOCK; d <<= 1) {
+        const int k = (tid + 1) * 2 * d - 1;
+        if (k < BLOCK) s[k] += s[k - d];
+        __syncthreads();
+    }
+    // down-sweep: push each span's total into the middle of the next span on its right
+#pragma unroll
+    for (int d = BLOCK / 4; d > 0; d >>= 1) {
+        const int k = (tid + 1) * 2 * d - 1;
+        if (k + d < BLOCK) s[k + d] += s[k];
+        __syncthreads();
+    }
+    T prefix = tid > 0 ? s[tid - 1] : (T)0;
+    if (has_carry && blockIdx.x > 0) prefix += carry[blockIdx.x - 1];
+    store4(y, i, n, add4(v, prefix));
+}
+
+// ---- decoupled look-back ---------------------------------------------------------------------
+
+#define CHUNK (128 * ITEMS_VEC)    // elements per warp
+#define TILE1 (NWARPS * CHUNK)     // elements per block
+#define ST_X 0ull
+#define ST_A 1ull
+#define ST_P 2ull
+
+__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long pack(T v, unsigned long long status, unsigned long long epoch) {
+    return (((epoch & 0x3fffffffull) << 2 | status) << 32) | TO_BITS(v);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
+    const T* __restrict__ x, T* __restrict__ y, unsigned long long* flags, unsigned long long* ticket,
+    long long n, long long n_tiles) {
+    __shared__ long long s_tile;
+    __shared__ unsigned long long s_epoch;
+    __shared__ T s_warp[NWARPS];
+    __shared__ T s_excl;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+    if (threadIdx.x == 0) {
+        const unsigned long long t = atomicAdd(ticket, 1ull);
+        s_tile = (long long)(t % (unsigned long long)n_tiles);
+        s_epoch = t / (unsigned long long)n_tiles;
+    }
+    __syncthreads();
+    const long long tile = s_tile;
+    const unsigned long long epoch = s_epoch;
+    const long long base = tile * TILE1 + (long long)warp * CHUNK + 4 * lane;
+    const bool full = tile * TILE1 + TILE1 <= n;
+
+    // load every vector first (ITEMS_VEC 16-byte loads in flight per thread)
+    T4 v[ITEMS_VEC];
+#pragma unroll
+    for (int j = 0; j < ITEMS_VEC; ++j)
+        v[j] = full ? *reinterpret_cast<const T4*>(x + base + 128 * j) : load4(x, base + 128 * j, n);
+
+    // chunk scan: serial within the vector, Kogge–Stone across the warp, running total across j
+    T run = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS_VEC; ++j) {
+        v[j] = scan4(v[j]);
+        const T incl = warp_inclusive(v[j].w, lane);
+        T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
+        if (lane == 0) ex = 0;
+        v[j] = add4(v[j], run + ex);
+        run += __shfl_sync(0xffffffffu, incl, 31);
+    }
+    if (lane == 0) s_warp[warp] = run;
+    __syncthreads();
+    T warp_prefix = 0, agg = 0;
+#pragma unroll
+    for (int w = 0; w < NWARPS; ++w) {
+        const T t = s_warp[w];
+        if (w < warp) warp_prefix += t;
+        agg += t;
+    }
+
+    if (warp == 0) {
+        T excl = 0;
+        if (tile == 0) {
+            if (lane == 0) st_relaxed(flags, pack(agg, ST_P, epoch));
+        } else {
+            if (lane == 0) st_relaxed(flags + tile, pack(agg, ST_A, epoch));
+            const unsigned long long want = epoch & 0x3fffffffull;
+            long long end = tile;  // the window is the 32 tiles [end - 32, end)
+            while (true) {
+                const long long k = end - 32 + lane;
+                unsigned long long w, st;
+                do {  // spin until no tile of the window is X (tiles before 0 count as P of 0)
+                    w = k >= 0 ? ld_relaxed(flags + k) : pack((T)0, ST_P, epoch);
+                    st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
+                } while (__any_sync(0xffffffffu, st == ST_X));
+                const unsigned int pmask = __ballot_sync(0xffffffffu, st == ST_P);
+                const int first = pmask ? 31 - __clz(pmask) : 0;  // nearest P (highest lane)
+                excl += warp_sum(lane >= first ? FROM_BITS((unsigned int)w) : (T)0);
+                if (pmask) break;
+                end -= 32;
+            }
+            if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
+        }
+        if (lane == 0) s_excl = excl;
+    }
+    __syncthreads();
+    const T prefix = s_excl + warp_prefix;
+#pragma unroll
+    for (int j = 0; j < ITEMS_VEC; ++j) {
+        if (full)
+            *reinterpret_cast<T4*>(y + base + 128 * j) = add4(v[j], prefix);
+        else
+            store4(y, base + 128 * j, n, add4(v[j], prefix));
+    }
+}

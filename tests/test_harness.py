@@ -1,0 +1,183 @@
+"""The harness itself: the checker rejects known-wrong kernels, failures become rows, bad names
+get clear errors, files are written atomically."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suite import registry
+from suite.check import compare
+from suite.results import atomic_write_json, load
+from suite.runner import execute, plan, write_run
+from suite.spec import Tolerance
+from suite.worker import Pool
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.kernels"}
+import tests.wrong.kernels  # noqa: E402,F401  (registers them in this process; workers get EXTRA)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = Pool(env=EXTRA)
+    yield p
+    p.close()
+
+
+def _rows(pool, **kw):
+    p = plan(pool, size="test", check_only=True, **kw)
+    return execute(pool, p.items, timeout=kw.pop("timeout", 120))
+
+
+# -- checker ------------------------------------------------------------------------------------
+
+def test_nan_never_passes():
+    ref = np.ones(10)
+    out = np.ones(10, dtype=np.float32)
+    out[3] = np.nan
+    assert not compare(out, ref, Tolerance(1e9, 1e9, "loose")).ok
+
+
+def test_inf_never_passes():
+    out = np.ones(4, dtype=np.float32)
+    out[0] = np.inf
+    assert not compare(out, np.ones(4), Tolerance(1e9, 1e9, "loose")).ok
+
+
+def test_mismatch_report_names_first_index():
+    out = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out[1, 2] += 1
+    r = compare(out, np.arange(6.0).reshape(2, 3), Tolerance.exact())
+    assert not r.ok and r.n_bad == 1 and r.mismatches[0]["index"] == (1, 2)
+
+
+def test_exact_integers():
+    assert compare(np.array([1, 2, 3], np.int32), np.array([1, 2, 3]), Tolerance.exact()).ok
+    assert not compare(np.array([1, 2, 4], np.int32), np.array([1, 2, 3]), Tolerance.exact()).ok
+
+
+# -- known-wrong kernels must be rejected -------------------------------------------------------
+
+@pytest.mark.parametrize("variant", ["wrong_noop", "wrong_fp16_accumulate", "wrong_nan"])
+def test_wrong_torch_kernels_rejected(pool, variant):
+    rows = _rows(pool, ops=["vector_add"], backends=["torch"], variants=[variant], device="all")
+    assert rows and all(r["status"] == "failed" for r in rows), [(r["case"], r["status"]) for r in rows]
+
+
+@pytest.mark.parametrize("variant", ["wrong_skip_tail", "wrong_99_percent", "wrong_oob_read"])
+def test_wrong_opencl_kernels_rejected(pool, variant):
+    rows = _rows(pool, ops=["vector_add"], backends=["opencl"], variants=[variant], device="all")
+    if not rows:
+        pytest.skip("no OpenCL device")
+    by_case = {r["case"]: r["status"] for r in rows}
+    # sizes that are not a multiple of 256 / not below 100 elements must fail; none may pass
+    # unless the defect cannot show (skip_tail on n that is a whole number of blocks: none here)
+    assert all(s in ("failed", "error") for c, s in by_case.items()
+               if not (variant == "wrong_99_percent" and int(c.split("=")[1].split(",")[0]) < 100)), by_case
+    assert any(s == "failed" for s in by_case.values())
+
+
+@pytest.mark.parametrize("variant", ["wrong_truncate", "wrong_fixed_point"])
+def test_grayscale_rounding_rule_enforced(pool, variant):
+    rows = _rows(pool, ops=["grayscale"], backends=["torch"], variants=[variant], device="all")
+    big = [r for r in rows if r["case"] in ("257x255", "480x641")]
+    assert big and all(r["status"] == "failed" for r in big)
+
+
+# -- failures become rows, the run goes on ------------------------------------------------------
+
+def test_crash_hang_and_compile_error_become_rows(pool):
+    p = plan(pool, ops=["vector_add"], backends=["torch"], size="test", check_only=True, device="all",
+             variants=["crash_segfault", "broken_compile", "crash_hang", "eager"], cases=["n=5"])
+    rows = {r["variant"]: r for r in execute(pool, p.items, timeout=20)}
+    assert rows["crash_segfault"]["status"] == "error" and "SIGSEGV" in rows["crash_segfault"]["message"]
+    assert rows["broken_compile"]["status"] == "error" and "expected ';'" in rows["broken_compile"]["message"]
+    assert rows["crash_hang"]["status"] == "timeout"
+    assert rows["eager"]["status"] == "ok"  # the worker was restarted and the run went on
+
+
+# -- registry and bad input ---------------------------------------------------------------------
+
+def test_registry_rejects_bad_registrations():
+    with pytest.raises(ValueError, match="valid: cuda, triton, opencl, webgpu, torch"):
+        registry.kernel("vector_add", "metal", "naive")
+    with pytest.raises(ValueError, match="name it for what it does"):
+        registry.kernel("vector_add", "cuda", "v2")
+    with pytest.raises(ValueError, match="duplicate"):
+        registry.kernel("vector_add", "torch", "eager")(lambda be, case: None)
+    with pytest.raises(FileNotFoundError, match="not found"):
+        registry.source(__file__, "missing.cu")
+
+
+@pytest.mark.parametrize("args, valid", [
+    (["--op", "nope"], "valid: grayscale"), (["--backend", "metal"], "valid: cuda"),
+    (["--variant", "v9"], "valid:"), (["--device", "tpu9"], "valid: all, gpu, cpu"),
+    (["--size", "huge"], "valid: test, bench")])
+def test_cli_unknown_names_list_valid_ones(args, valid):
+    r = subprocess.run([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", *args, "--no-save"]
+                       if "--backend" not in args else [sys.executable, "-m", "suite.cli", "run", *args,
+                                                        "--no-save"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert valid in r.stdout and "Traceback" not in r.stdout + r.stderr
+
+
+def test_too_large_for_device_is_skipped():
+    from suite.worker import Executor, Item
+
+    ex = Executor("torch")
+    cpu = next(d for d in ex.devices if d.kind == "cpu")
+    cpu.memory_bytes = 1000  # pretend the device is tiny
+    row = ex.run(Item("vector_add", "torch", "eager", "n=300007", cpu.index, cpu.slug, check_only=True))
+    assert row["status"] == "skipped" and "needs" in row["message"]
+
+
+# -- results ------------------------------------------------------------------------------------
+
+def test_run_files_atomic_and_loadable(pool, tmp_path):
+    p = plan(pool, ops=["vector_add"], backends=["torch"], variants=["eager"], size="test", device="all",
+             cases=["n=1025"], timing={"time_cap_s": 0.2, "min_samples": 3, "warmup_s": 0.01})
+    rows = execute(pool, p.items)
+    from suite.runner import new_run
+
+    paths = write_run(new_run(), p.devices, rows, tmp_path)
+    assert paths and not list(tmp_path.rglob("*.tmp"))
+    doc = json.loads(paths[0].read_text())
+    assert doc["schema_version"] == 1 and doc["results"][0]["timing"]["n"] >= 3
+    df = load(tmp_path)
+    assert len(df) == 1 and df.loc[0, "status"] == "ok" and df.loc[0, "gbps"] > 0
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path):
+    path = tmp_path / "x.json"
+    atomic_write_json(path, {"a": 1})
+
+    class Boom:
+        def __repr__(self):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_json(path, {"a": Boom()})
+    assert json.loads(path.read_text()) == {"a": 1} and not list(tmp_path.glob("*.tmp"))
+
+
+# -- the --benchmark switch ---------------------------------------------------------------------
+
+def test_benchmark_flag_selects_only_benchmarks(tmp_path):
+    out = tmp_path / "bench.json"
+    r = subprocess.run([sys.executable, "-m", "pytest", "tests/test_kernels.py", "--benchmark", "-q",
+                        "--solbench-backend", "torch", "--solbench-op", "vector_add", "-k", "not fp16",
+                        "--solbench-no-save", f"--benchmark-json={out}", "-rs"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    names = [b["name"] for b in doc["benchmarks"]]
+    assert names and all(n.startswith("test_bench[") for n in names)
+    assert "--benchmark-only active" in r.stdout  # every correctness test was deselected by skip
+    assert doc["benchmarks"][0]["extra_info"]["gbps"] > 0

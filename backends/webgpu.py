@@ -117,15 +117,18 @@ class WebGPUBackend(Backend):
         for i, (a, info) in enumerate(zip(adapters, infos, strict=True)):
             api = info.get("backend_type", "")
             cpu = info.get("adapter_type", "") == "CPU"
-            vendor = info.get("vendor") or _VENDORS.get(info.get("vendor_id", 0), "")
+            vendor = _VENDORS.get(info.get("vendor_id", 0)) or info.get("vendor", "")
             d = Device("webgpu", i, info["device"], "cpu" if cpu else "gpu", vendor,
                        memory_bytes=host_memory_bytes() if cpu else 0, driver=info.get("description", ""),
                        features=sorted(a.features),
                        versions={"wgpu": wgpu.__version__, "backend_type": api})
             # the same device through a less preferred API (e.g. OpenGL beside Vulkan) is listed
             # but not used, so one device is not benchmarked twice
-            better = [j for j, o in enumerate(infos) if o["device"] == info["device"] and
-                      _API_RANK.get(o.get("backend_type"), 9) < _API_RANK.get(api, 9)]
+            # (OpenGL names a GPU differently, e.g. "NVIDIA H200/PCIe/SSE2": match the vendor id too)
+            same = [j for j, o in enumerate(infos) if o["device"] == info["device"]
+                    or (info.get("vendor_id") and o.get("vendor_id") == info.get("vendor_id"))]
+            better = [j for j in same
+                      if _API_RANK.get(infos[j].get("backend_type"), 9) < _API_RANK.get(api, 9)]
             if better:
                 d.reason = f"{api} adapter; the same device is used through " \
                            f"{infos[better[0]].get('backend_type')} (webgpu device {better[0]})"

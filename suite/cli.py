@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -129,7 +130,7 @@ def list_(op: OpOpt = None, backend: BackendOpt = None):
         entries = select(op, backend)
     except ValueError as e:
         _fail(str(e))
-    t = Table(title="registered kernels (variant [dtypes])")
+    t = Table(title=escape("registered kernels (variant [dtypes])"))
     t.add_column("op")
     for b in BACKENDS:
         t.add_column(b)
@@ -137,7 +138,7 @@ def list_(op: OpOpt = None, backend: BackendOpt = None):
         cells = []
         for b in BACKENDS:
             vs = [e for e in entries if e.op == name and e.backend == b]
-            cells.append("\n".join(e.variant + (f" [{','.join(e.dtypes)}]" if e.dtypes else "") for e in vs))
+            cells.append(escape("\n".join(e.variant + (f" [{','.join(e.dtypes)}]" if e.dtypes else "") for e in vs)))
         t.add_row(name, *cells)
     console.print(t)
     console.print(f"{len(entries)} kernels over {len(SPECS)} ops")

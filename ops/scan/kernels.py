@@ -1,0 +1,264 @@
+"""scan kernels: y = inclusive cumsum(x), one registration per (backend, variant).
+
+Each factory compiles once, allocates its scratch (tile sums per level, look-back flags and the
+ticket counter) once, and returns ``run(ins, outs)`` that only enqueues work. Backend packages
+are imported inside the factories.
+
+cuda / opencl: ``kogge_stone`` and ``brent_kung`` (the block-scan algorithm inside a three-pass
+reduce-then-scan hierarchy) and ``decoupled_lookback`` (single pass). triton:
+``reduce_then_scan`` (tl.sum + tl.cumsum) and ``decoupled_lookback``. webgpu:
+``reduce_then_scan`` (no look-back: no forward-progress guarantee between workgroups).
+The look-back flags carry an epoch taken from a never-reset ticket counter, so a second launch on
+the same scratch needs no re-zeroing (see the kernel headers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from suite.registry import kernel, source
+
+NP = {"fp32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
+#: elements per tile of the three-pass scans (cuda/opencl/webgpu: 256 threads × 4 elements);
+#: n = 1_050_001 > 1024² needs three levels
+TILE3 = 1024
+BLOCK3 = 256
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def level_lengths(n: int, tile: int) -> list[int]:
+    """[n, ⌈n/tile⌉, ...] down to the first length that fits one tile: the arrays a
+    reduce-then-scan hierarchy scans, level by level."""
+    lens = [n]
+    while lens[-1] > tile:
+        lens.append(cdiv(lens[-1], tile))
+    return lens
+
+
+def _unsupported(msg: str):
+    from backends.base import Unsupported
+
+    return Unsupported(msg)
+
+
+# ---- torch ----------------------------------------------------------------------------------
+
+
+@kernel("scan", "torch", "cumsum")
+def torch_cumsum(be, case):
+    """torch.cumsum into the preallocated output (int32 stays int32)."""
+    import torch
+
+    dt = {"fp32": torch.float32, "i32": torch.int32}[case.dtype]
+    return lambda ins, outs: torch.cumsum(ins["x"], 0, dtype=dt, out=outs["y"])
+
+
+# ---- cuda -----------------------------------------------------------------------------------
+
+_CU = source(__file__, "scan.cu")
+#: decoupled look-back: 256 threads × 8 vectors of 4 = 8192 elements per tile
+LOOKBACK_BLOCK, LOOKBACK_ITEMS_VEC = 256, 8
+
+
+@kernel("scan", "cuda", "cupy")
+def cuda_cupy(be, case):
+    """cupy.cumsum (CUB device scan) on the cuda backend's CuPy arrays."""
+    if be.device.mode == "compile":
+        raise _unsupported("cupy.cumsum needs CuPy and a CUDA GPU (this device only compiles)")
+    import cupy
+
+    dt = NP[case.dtype]
+    return lambda ins, outs: cupy.cumsum(ins["x"], dtype=dt, out=outs["y"])
+
+
+def _three_pass(be, case, reduce_k, scan_k, launch, tile: int):
+    """Reduce-then-scan over the levels of ``level_lengths``; ``launch(k, groups, args)``.
+    Level l > 0 arrays are scanned in place (the kernels read a tile before writing it)."""
+    lens = level_lengths(case["n"], tile)
+    sums = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]
+    top = len(lens) - 1
+
+    def run(ins, outs):
+        arrays = [ins["x"], *sums]
+        for lvl in range(top):  # pass 1, every level: tile sums
+            launch(reduce_k, lens[lvl + 1], [arrays[lvl], sums[lvl], np.int64(lens[lvl])])
+        # the top level fits one tile: scan it alone (no carry; the dummy carry is never read)
+        launch(scan_k, 1, [arrays[top], outs["y"] if top == 0 else arrays[top], arrays[top], np.int32(0),
+                           np.int64(lens[top])])
+        for lvl in reversed(range(top)):  # pass 3, back down: scan tiles + carry from above
+            launch(scan_k, lens[lvl + 1], [arrays[lvl], outs["y"] if lvl == 0 else arrays[lvl],
+                                           arrays[lvl + 1], np.int32(1), np.int64(lens[lvl])])
+
+    return run
+
+
+def _cuda_three_pass(be, case, entry: str):
+    defs = {"IS_INT": int(case.dtype == "i32"), "BLOCK": BLOCK3}
+    red = be.compile(_CU, "scan_reduce_tiles", defs)
+    scan = be.compile(_CU, entry, defs)
+    return _three_pass(be, case, red, scan,
+                       lambda k, groups, args: be.launch(k, (groups,), (BLOCK3,), args), TILE3)
+
+
+@kernel("scan", "cuda", "kogge_stone")
+def cuda_kogge_stone(be, case):
+    """Reduce-then-scan (3 passes per level, 1024-element tiles); block scan: Kogge–Stone over
+    256 thread totals in shared memory."""
+    return _cuda_three_pass(be, case, "scan_tiles_kogge_stone")
+
+
+@kernel("scan", "cuda", "brent_kung")
+def cuda_brent_kung(be, case):
+    """Reduce-then-scan (3 passes per level, 1024-element tiles); block scan: Brent–Kung
+    up-sweep / down-sweep in shared memory."""
+    return _cuda_three_pass(be, case, "scan_tiles_brent_kung")
+
+
+@kernel("scan", "cuda", "decoupled_lookback")
+def cuda_decoupled_lookback(be, case):
+    """Single pass (Merrill & Garland): 8192-element tiles, warp-shuffle scans, 32-wide warp
+    look-back over 64-bit (epoch, status, value) flags; tiles claimed by a ticket counter."""
+    n = case["n"]
+    tile = LOOKBACK_BLOCK * 4 * LOOKBACK_ITEMS_VEC
+    n_tiles = cdiv(n, tile)
+    k = be.compile(_CU, "scan_decoupled_lookback", {"IS_INT": int(case.dtype == "i32"),
+                                                     "BLOCK": LOOKBACK_BLOCK, "ITEMS_VEC": LOOKBACK_ITEMS_VEC})
+    flags = be.upload(np.zeros(n_tiles, np.uint64))  # zeroed once: the epoch does the rest
+    ticket = be.upload(np.zeros(1, np.uint64))
+
+    return lambda ins, outs: be.launch(k, (n_tiles,), (LOOKBACK_BLOCK,),
+                                       [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
+
+
+# ---- triton ---------------------------------------------------------------------------------
+
+#: triton reduce-then-scan tiles (three levels at the 1_050_001 test size, like the others)
+TRITON_TILE3 = 1024
+#: triton look-back: tile and window
+TRITON_LOOKBACK_TILE, TRITON_WINDOW = 4096, 32
+
+
+@kernel("scan", "triton", "reduce_then_scan")
+def triton_reduce_then_scan(be, case):
+    """tl.sum tile sums, the same scheme on the sums level by level, then tl.cumsum per tile plus
+    the carry from the level above."""
+    from ops.scan.scan_triton import scan_reduce_tiles, scan_tiles
+
+    def launch(k, groups, args):
+        x, y, *rest = args
+        if k is scan_reduce_tiles:
+            scan_reduce_tiles[(groups,)](x, y, int(rest[0]), BLOCK=TRITON_TILE3, num_warps=4)
+        else:
+            carry, has_carry, m = rest
+            scan_tiles[(groups,)](x, y, carry, int(m), BLOCK=TRITON_TILE3, HAS_CARRY=bool(has_carry), num_warps=4)
+
+    return _three_pass(be, case, scan_reduce_tiles, scan_tiles, launch, TRITON_TILE3)
+
+
+@kernel("scan", "triton", "decoupled_lookback")
+def triton_decoupled_lookback(be, case):
+    """Single pass: tl.cumsum per 4096-element tile, look-back over a 32-flag window with
+    volatile loads; 64-bit (epoch, status, value) flags and a ticket counter."""
+    from ops.scan.scan_triton import scan_decoupled_lookback
+
+    n = case["n"]
+    n_tiles = cdiv(n, TRITON_LOOKBACK_TILE)
+    flags = be.upload(np.zeros(n_tiles, np.int64))
+    ticket = be.upload(np.zeros(1, np.int64))
+    is_float = case.dtype == "fp32"
+
+    def run(ins, outs):
+        scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, ticket, n, n_tiles,
+                                            BLOCK=TRITON_LOOKBACK_TILE, WINDOW=TRITON_WINDOW,
+                                            IS_FLOAT=is_float, num_warps=8)
+
+    return run
+
+
+# ---- opencl ---------------------------------------------------------------------------------
+
+_CL = source(__file__, "scan.cl")
+OPENCL_LOOKBACK_WINDOW = 16
+
+
+def _opencl_three_pass(be, case, entry: str):
+    defs = {"IS_INT": int(case.dtype == "i32"), "BLOCK": BLOCK3}
+    red = be.compile(_CL, "scan_reduce_tiles", defs)
+    scan = be.compile(_CL, entry, defs)
+    return _three_pass(be, case, red, scan,
+                       lambda k, groups, args: be.launch(k, (groups * BLOCK3,), (BLOCK3,), args), TILE3)
+
+
+@kernel("scan", "opencl", "kogge_stone")
+def opencl_kogge_stone(be, case):
+    """Reduce-then-scan (3 passes per level, 1024-element tiles); work-group scan: Kogge–Stone
+    over 256 work-item totals in local memory."""
+    return _opencl_three_pass(be, case, "scan_tiles_kogge_stone")
+
+
+@kernel("scan", "opencl", "brent_kung")
+def opencl_brent_kung(be, case):
+    """Reduce-then-scan (3 passes per level, 1024-element tiles); work-group scan: Brent–Kung
+    up-sweep / down-sweep in local memory."""
+    return _opencl_three_pass(be, case, "scan_tiles_brent_kung")
+
+
+@kernel("scan", "opencl", "decoupled_lookback")
+def opencl_decoupled_lookback(be, case):
+    """Single pass: 8192-element tiles (coalesced rows, a raking scan in local memory), look-back
+    by one work-item over 16 flags per round trip; 64-bit flags (cl_khr_int64_base_atomics)."""
+    if "cl_khr_int64_base_atomics" not in be.device.features:
+        raise _unsupported("decoupled_lookback needs cl_khr_int64_base_atomics (64-bit flags and ticket)")
+    n = case["n"]
+    tile = LOOKBACK_BLOCK * 4 * LOOKBACK_ITEMS_VEC
+    n_tiles = cdiv(n, tile)
+    k = be.compile(_CL, "scan_decoupled_lookback", {
+        "IS_INT": int(case.dtype == "i32"), "BLOCK": LOOKBACK_BLOCK, "ITEMS_VEC": LOOKBACK_ITEMS_VEC,
+        "LOOKBACK": OPENCL_LOOKBACK_WINDOW, "LOOKBACK_KERNEL": 1})
+    flags = be.upload(np.zeros(n_tiles, np.uint64))
+    ticket = be.upload(np.zeros(1, np.uint64))
+
+    return lambda ins, outs: be.launch(k, (n_tiles * LOOKBACK_BLOCK,), (LOOKBACK_BLOCK,),
+                                       [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
+
+
+# ---- webgpu ---------------------------------------------------------------------------------
+
+_WGSL = source(__file__, "scan.wgsl")
+
+
+@kernel("scan", "webgpu", "reduce_then_scan")
+def webgpu_reduce_then_scan(be, case):
+    """Three passes per level over 1024-element tiles (Kogge–Stone in workgroup memory); each
+    level's scan goes to its own buffer (WebGPU forbids a buffer bound both read and written)."""
+    n = case["n"]
+    if n >= 2**32:
+        raise _unsupported(f"WGSL kernels index with u32: n = {n} >= 2^32")
+    defs = {"T": {"fp32": "f32", "i32": "i32"}[case.dtype], "BLOCK": BLOCK3}
+    red = be.compile(_WGSL, "scan_reduce_tiles", defs)
+    scan = be.compile(_WGSL, "scan_tiles", defs)
+    lens = level_lengths(n, TILE3)
+    top = len(lens) - 1
+    sums = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]  # sums[l-1]: tile sums of level l-1
+    scanned = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]  # their inclusive scans
+    dummy = be.empty((4,), NP[case.dtype])  # the top level's carry binding (never read)
+    u32 = lambda *v: np.array(v, dtype=np.uint32)  # noqa: E731
+    steps_up = [(be.grid_2d(lens[lvl + 1]), u32(lens[lvl], lens[lvl + 1])) for lvl in range(top)]
+    steps_down = [(be.grid_2d(lens[lvl + 1]), u32(lens[lvl], lens[lvl + 1], 1)) for lvl in range(top)]
+    top_params = u32(lens[top], 1, 0)
+
+    def run(ins, outs):
+        src = [ins["x"], *sums]  # the array scanned at each level
+        dst = [outs["y"], *scanned]
+        for lvl in range(top):
+            grid, prm = steps_up[lvl]
+            be.launch(red, grid, [src[lvl], sums[lvl]], prm)
+        be.launch(scan, (1, 1, 1), [src[top], dst[top], dummy], top_params)
+        for lvl in reversed(range(top)):
+            grid, prm = steps_down[lvl]
+            be.launch(scan, grid, [src[lvl], dst[lvl], dst[lvl + 1]], prm)
+
+    return run

@@ -7,14 +7,14 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 ops=(); for o in ${OPS:-}; do ops+=(--op "$o"); done
 py() { python3 -m suite.cli "$@"; }
 py doctor
-py run --size test --check-only --no-save "${ops[@]}" --csv "$OUT/check.csv" > "$OUT/check.log" 2>&1
-echo "check exit $?: $(grep -c ',ok,' "$OUT/check.csv") ok"
-grep -E ',(failed|error|timeout),' "$OUT/check.csv" | cut -d, -f4-13 | head -40
+export SOLBENCH_RESULTS="$OUT/results"   # run files and peaks land in $OUT directly
+mkdir -p "$SOLBENCH_RESULTS"; cp -r results/* "$SOLBENCH_RESULTS/" 2>/dev/null  # earlier peaks
+if [ "${CHECK:-1}" = 1 ]; then
+  cops=(); for o in ${CHECK_OPS:-${OPS:-}}; do cops+=(--op "$o"); done
+  py run --size test --check-only --no-save "${cops[@]}" --csv "$OUT/check.csv" > "$OUT/check.log" 2>&1
+  echo "check exit $?: $(grep -c ',ok,' "$OUT/check.csv") ok"
+  grep -E ',(failed|error|timeout),' "$OUT/check.csv" | cut -d, -f4-13 | head -40
+fi
 [ "${PEAKS:-1}" = 1 ] && py peaks
 py run --size bench "${ops[@]}" --csv "$OUT/bench.csv" ${RUN_ARGS:-}
-for d in results/*/; do
-  [ -n "$(find "$d" -newer "$OUT/check.log" -name '*.json')" ] || continue
-  mkdir -p "$OUT/$(basename "$d")"
-  find "$d" -newer "$OUT/check.log" -name '*.json' -exec cp {} "$OUT/$(basename "$d")/" \;
-done
-ls -R "$OUT"
+find "$OUT" -type f

@@ -7,6 +7,8 @@ tolerance's ``rel_norm``. A failure carries the first mismatches (index, got, wa
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -37,37 +39,49 @@ class CheckResult:
         return asdict(self)
 
 
+CHUNK = 1 << 21
+
+
+def _chunk_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show: int):
+    o = o.astype(np.float64)
+    r = np.asarray(r, dtype=np.float64)
+    diff = np.abs(o - r)
+    bad = ~(diff <= tol.atol + tol.rtol * np.abs(r))  # NaN compares False → bad
+    nonfinite = ~np.isfinite(o) & np.isfinite(r)
+    bad |= nonfinite
+    finite = np.where(np.isfinite(diff), diff, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(r != 0, finite / np.abs(r), 0.0)
+    first = np.flatnonzero(bad)[:show] + start
+    return (float(finite.max(initial=0.0)), float(rel.max(initial=0.0)), float(np.dot(finite, finite)),
+            float(np.dot(r, r)), int(bad.sum()), bool(nonfinite.any()), first)
+
+
 def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance, name: str = "out",
             show: int = 5) -> CheckResult:
-    """Compare one output array with its reference."""
+    """Compare one output array with its reference (in chunks, on all cores: bench sizes are
+    hundreds of millions of elements)."""
     if out.shape != ref.shape:
         return CheckResult(False, message=f"{name}: shape {out.shape} != reference {ref.shape}")
-    o = out.astype(np.float64).ravel()
-    r = np.asarray(ref, dtype=np.float64).ravel()
-    diff = np.abs(o - r)
-    bound = tol.atol + tol.rtol * np.abs(r)
-    nonfinite = ~np.isfinite(o) & np.isfinite(r)
-    bad = nonfinite | ~(diff <= bound)  # NaN in diff compares False → bad
-    diff = np.where(np.isfinite(diff), diff, np.inf)
-    ref_norm = float(np.linalg.norm(r))
-    err_norm = float(np.linalg.norm(np.where(np.isfinite(diff), diff, 0.0)))
-    rel_norm = np.inf if nonfinite.any() else (err_norm / ref_norm if ref_norm else err_norm)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = diff / np.abs(r)
-    res = CheckResult(
-        ok=False,
-        max_abs_err=float(diff.max()) if diff.size else 0.0,
-        max_rel_err=float(np.nanmax(np.where(r != 0, rel, 0.0))) if diff.size else 0.0,
-        rel_norm_err=float(rel_norm),
-        n_bad=int(bad.sum()),
-        n_checked=int(o.size),
-    )
-    if res.n_bad:
-        for i in np.flatnonzero(bad)[:show]:
+    o, r = out.ravel(), np.asarray(ref).ravel()
+    starts = range(0, o.size, CHUNK)
+    with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1) or 1) as ex:
+        parts = list(ex.map(lambda s: _chunk_stats(o[s:s + CHUNK], r[s:s + CHUNK], tol, s, show), starts))
+    max_abs = max((p[0] for p in parts), default=0.0)
+    max_rel = max((p[1] for p in parts), default=0.0)
+    err2, ref2 = sum(p[2] for p in parts), sum(p[3] for p in parts)
+    n_bad = sum(p[4] for p in parts)
+    nonfinite = any(p[5] for p in parts)
+    rel_norm = np.inf if nonfinite else (np.sqrt(err2 / ref2) if ref2 else np.sqrt(err2))
+    res = CheckResult(ok=False, max_abs_err=max_abs, max_rel_err=max_rel, rel_norm_err=float(rel_norm),
+                      n_bad=n_bad, n_checked=int(o.size))
+    if n_bad:
+        firsts = np.concatenate([p[6] for p in parts])[:show]
+        for i in firsts:
             idx = tuple(int(k) for k in np.unravel_index(i, out.shape))
             res.mismatches.append({"output": name, "index": idx, "got": float(o[i]), "want": float(r[i])})
         first = res.mismatches[0]
-        res.message = (f"{name}: {res.n_bad}/{o.size} elements out of tolerance "
+        res.message = (f"{name}: {n_bad}/{o.size} elements out of tolerance "
                        f"(atol={tol.atol:g}, rtol={tol.rtol:g}: {tol.reason}); first at "
                        f"{first['index']}: got {first['got']!r}, want {first['want']!r}")
     elif rel_norm > tol.rel_norm:

@@ -26,7 +26,7 @@ def torch_peaks(ex, device: int) -> dict[str, Any]:
 
     be = ex.open(device)
     gpu = be.device.kind == "gpu"
-    proto = Protocol(warmup_s=0.5, time_cap_s=10.0)
+    proto = Protocol(warmup_s=0.5, time_cap_s=3.0)
     n = 2**28 if gpu else 2**25
     src = torch.rand(n, device=be.dev)
     dst = torch.empty_like(src)
@@ -57,7 +57,7 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
                   on_row=None) -> dict[str, dict[str, Any]]:
     """Measure and save peaks.json for every selected device; returns slug → peaks."""
     p = plan(pool, ops=["vector_add"], device=device, size="bench", dtypes=["fp32"],
-             timing={"warmup_s": 0.5, "time_cap_s": 10.0})
+             timing={"warmup_s": 0.3, "time_cap_s": 3.0})
     rows = execute(pool, [it for it in p.items if _runs(pool, it)], timeout, on_row)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     peaks: dict[str, dict[str, Any]] = {}

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS_DIR = ROOT / "results"
+#: where run files and peaks go (SOLBENCH_RESULTS overrides, e.g. to collect them from a remote run)
+RESULTS_DIR = Path(os.environ.get("SOLBENCH_RESULTS", ROOT / "results"))
 SCHEMA_VERSION = 1
 
 #: columns of the flat table (CLI table, CSV, DataFrame)

@@ -29,6 +29,7 @@ def torch_compiled(be, case):
     """The same function through torch.compile (Inductor fuses it into one kernel)."""
     import torch
 
+    torch._dynamo.reset()  # one static-shape graph per case: no recompile limit across cases
     fn = torch.compile(_torch_gray, dynamic=False)
     return lambda ins, outs: fn(ins["img"], outs["out"])
 

@@ -110,7 +110,8 @@ def cuda_tree_shared(be, case):
         src = ins["x"]
         for lvl in range(len(sizes) - 1):
             dst = outs["out"] if lvl == len(sizes) - 2 else bufs[lvl]
-            be.launch(first if lvl == 0 else rest, (sizes[lvl + 1],), (block,), [src, dst, np.int64(sizes[lvl])])
+            k = first if lvl == 0 else rest
+            be.launch(k, (sizes[lvl + 1],), (block,), [src, dst, np.int64(sizes[lvl])])
             src = dst
 
     return run
@@ -148,7 +149,10 @@ def cuda_warp_shuffle(be, case):
     part = be.empty((grid,), ACC_NP[case.dtype])
     counter = be.upload(np.zeros(1, np.uint32))  # left at zero by every launch
 
-    return lambda ins, outs: be.launch(k, (grid,), (block,), [ins["x"], outs["out"], part, counter, np.int64(n)])
+    def run(ins, outs):
+        be.launch(k, (grid,), (block,), [ins["x"], outs["out"], part, counter, np.int64(n)])
+
+    return run
 
 
 # ---- triton ---------------------------------------------------------------------------------

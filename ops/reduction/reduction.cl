@@ -73,12 +73,21 @@ acc_t block_tree(acc_t v, __local acc_t* s) {
     return s[0];
 }
 
-// work-item t of nthreads: 16-byte vectors t, t+nthreads, ... (coalesced), then one element of
-// the scalar tail [nvec·VEC, n)
+// work-item t of nthreads: 16-byte vectors t, t+nthreads, ... (coalesced; four loads issued
+// before their adds), then one element of the scalar tail [nvec·VEC, n)
 acc_t thread_sum(__global const in_t* restrict x, long n, long t, long nthreads) {
     acc4_t a = (acc4_t)(0);
     const long nvec = n / VEC;
-    for (long i = t; i < nvec; i += nthreads) a += vec16(x, i);
+    long i = t;
+    for (; i + 3 * nthreads < nvec; i += 4 * nthreads) {  // 4 independent loads in flight
+        const acc4_t v0 = vec16(x, i), v1 = vec16(x, i + nthreads);
+        const acc4_t v2 = vec16(x, i + 2 * nthreads), v3 = vec16(x, i + 3 * nthreads);
+        a += v0;
+        a += v1;
+        a += v2;
+        a += v3;
+    }
+    for (; i < nvec; i += nthreads) a += vec16(x, i);
     const long tail = nvec * VEC + t;
     if (tail < n) a.x += LOAD1(tail, x);
     return (a.x + a.y) + (a.z + a.w);

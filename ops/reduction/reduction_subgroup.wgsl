@@ -42,7 +42,18 @@ fn reduce_subgroup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let nthreads = nwg.x * {{BLOCK}}u;
     let nvec = p.n / {{VEC}}u;
     var a = vec4<{{ACC}}>({{ACC}}(0));
-    for (var i = t; i < nvec; i = i + nthreads) { a = a + {{SUM16}}(x[i]); }
+    var i = t;
+    for (; i + 3u * nthreads < nvec; i = i + 4u * nthreads) {  // coalesced, 4 loads in flight
+        let w0 = x[i];
+        let w1 = x[i + nthreads];
+        let w2 = x[i + 2u * nthreads];
+        let w3 = x[i + 3u * nthreads];
+        a = a + {{SUM16}}(w0);
+        a = a + {{SUM16}}(w1);
+        a = a + {{SUM16}}(w2);
+        a = a + {{SUM16}}(w3);
+    }
+    for (; i < nvec; i = i + nthreads) { a = a + {{SUM16}}(x[i]); }
     var v = (a.x + a.y) + (a.z + a.w);
     let tail = nvec * {{VEC}}u + t;
     if (tail < p.n) { v = v + {{ELEM}}(tail); }

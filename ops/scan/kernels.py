@@ -124,8 +124,8 @@ def cuda_decoupled_lookback(be, case):
     n = case["n"]
     tile = LOOKBACK_BLOCK * 4 * LOOKBACK_ITEMS_VEC
     n_tiles = cdiv(n, tile)
-    k = be.compile(_CU, "scan_decoupled_lookback", {"IS_INT": int(case.dtype == "i32"),
-                                                     "BLOCK": LOOKBACK_BLOCK, "ITEMS_VEC": LOOKBACK_ITEMS_VEC})
+    defs = {"IS_INT": int(case.dtype == "i32"), "BLOCK": LOOKBACK_BLOCK, "ITEMS_VEC": LOOKBACK_ITEMS_VEC}
+    k = be.compile(_CU, "scan_decoupled_lookback", defs)
     flags = be.upload(np.zeros(n_tiles, np.uint64))  # zeroed once: the epoch does the rest
     ticket = be.upload(np.zeros(1, np.uint64))
 
@@ -153,7 +153,8 @@ def triton_reduce_then_scan(be, case):
             scan_reduce_tiles[(groups,)](x, y, int(rest[0]), BLOCK=TRITON_TILE3, num_warps=4)
         else:
             carry, has_carry, m = rest
-            scan_tiles[(groups,)](x, y, carry, int(m), BLOCK=TRITON_TILE3, HAS_CARRY=bool(has_carry), num_warps=4)
+            scan_tiles[(groups,)](x, y, carry, int(m), BLOCK=TRITON_TILE3, HAS_CARRY=bool(has_carry),
+                                  num_warps=4)
 
     return _three_pass(be, case, scan_reduce_tiles, scan_tiles, launch, TRITON_TILE3)
 

@@ -1,0 +1,315 @@
+"""Traps specific to reduction and scan, beyond the generic check of every kernel on its cases.
+
+- The tolerances: accept honest fp32 orders, reject fp16 accumulation, a dropped element and a
+  dropped carry; the references are exact.
+- Per backend, each in its own process (two LLVMs in one process crash):
+  * random sizes, far larger than one block, checked after a poisoned launch; a second launch
+    must agree bit for bit for the deterministic variants (missing barriers show up here);
+  * launches on the same scratch with different data in between: look-back flags (or partials)
+    left over from the previous launch must not leak into the next;
+  * the look-back with many small tiles and a short window (spins and window moves);
+  * int32 exactness with magnitudes an fp32 accumulator cannot hold (prefixes up to ~1.6e9);
+  * webgpu: 2-D dispatch grids (a tiny per-dimension limit forces them).
+  cuda without a GPU: every variant compiles for every dtype at the test and bench sizes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import traceback
+
+import numpy as np
+import pytest
+
+from suite.check import compare
+from suite.spec import Case, Tolerance
+
+#: variants whose fp32 result legitimately depends on timing (order-dependent atomics, look-back)
+NONDETERMINISTIC = {("reduction", "naive"), ("scan", "decoupled_lookback")}
+DTYPES = {"reduction": ("fp32", "fp16", "i32"), "scan": ("fp32", "i32")}
+
+
+# -- tolerances and references ----------------------------------------------------------------
+
+def _pairwise(x: np.ndarray, dt) -> np.ndarray:
+    x = x.astype(dt)
+    while x.size > 1:
+        if x.size % 2:
+            x = np.append(x, dt(0))
+        x = (x[0::2] + x[1::2]).astype(dt)
+    return x.astype(np.float32)
+
+
+def test_reduction_tolerance_separates_right_from_wrong():
+    from ops.reduction.spec import SPEC
+
+    for name in ("n=1025", "n=4097", "n=65537"):
+        c = SPEC.case(name)
+        x = SPEC.inputs(c)["x"]
+        ref, tol = SPEC.reference(c, {"x": x})["out"], SPEC.tolerance(c)
+        assert compare(_pairwise(x, np.float32), ref, tol).ok, name
+        assert compare(np.cumsum(x, dtype=np.float32)[-1:], ref, tol).ok, name  # serial fp32
+        with np.errstate(over="ignore"):
+            assert not compare(_pairwise(x, np.float16), ref, tol).ok, name  # fp16 accumulator
+    c = SPEC.case("n=4097")
+    x = SPEC.inputs(c)["x"]
+    dropped = _pairwise(x[:-1], np.float32)  # the tail element is lost
+    assert not compare(dropped, SPEC.reference(c, {"x": x})["out"], SPEC.tolerance(c)).ok
+
+
+def test_scan_tolerance_separates_right_from_wrong():
+    from ops.scan.spec import SPEC
+
+    c = SPEC.case("n=65537")
+    x = SPEC.inputs(c)["x"]
+    ref, tol = SPEC.reference(c, {"x": x})["y"], SPEC.tolerance(c)
+    # a two-level scan in fp32 (1024-element tiles, serial inside, carries added): honest
+    t = x.reshape(-1)[: x.size // 1024 * 1024].reshape(-1, 1024)
+    local = np.cumsum(t, axis=1, dtype=np.float32)
+    carry = np.concatenate([[0], np.cumsum(local[:, -1], dtype=np.float32)[:-1]]).astype(np.float32)
+    y = np.concatenate([(local + carry[:, None]).ravel(),
+                        np.cumsum(x[t.size:], dtype=np.float32) + np.float32(carry[-1] + local[-1, -1])])
+    assert compare(y.astype(np.float32), ref, tol).ok
+    with np.errstate(over="ignore"):
+        assert not compare(np.cumsum(x.astype(np.float16), dtype=np.float16), ref, tol).ok
+    bad = y.copy()
+    bad[-1024:] -= carry[-1]  # the last tile forgot its carry
+    assert not compare(bad, ref, tol).ok
+
+
+def test_references_are_exact():
+    """fp32 inputs in [0.5, 1.5) are multiples of 2^-24: float64 partial sums are exact."""
+    from fractions import Fraction
+
+    from ops.scan.spec import SPEC
+
+    c = SPEC.case("n=4097")
+    x = SPEC.inputs(c)["x"]
+    y = SPEC.reference(c, {"x": x})["y"]
+    exact = sum((Fraction(float(v)) for v in x), Fraction(0))
+    assert Fraction(float(y[-1])) == exact
+
+
+def test_int32_inputs_cannot_overflow():
+    from ops.reduction.spec import SPEC
+
+    c = Case("n=2^22", {"n": 2**22}, "i32", seed=9)
+    x = SPEC.inputs(c)["x"]
+    assert x.dtype == np.int32 and (x != 0).all() and np.abs(x).max() <= 100
+    assert np.abs(np.cumsum(x, dtype=np.int64)).max() < 2**31 // 64  # a random walk: ~60·√n
+
+
+# -- per-backend traps (one process per backend) ----------------------------------------------
+
+def _check(be, spec, case, run, ins, outs, x: dict) -> tuple[bool, str, dict]:
+    from suite.check import compare_all, poison_byte
+    from suite.spec import np_dtype
+
+    sig = spec.signature(case)
+    for k, buf in outs.items():
+        be.fill_bytes(buf, poison_byte(np_dtype(sig[k].dtype)))
+    run(ins, outs)
+    be.synchronize()
+    got = {k: be.download(v) for k, v in outs.items()}
+    ref = spec.reference(case, x)
+    tol = spec.tolerance(case) if case.dtype != "i32" else Tolerance.exact()
+    res = compare_all(got, ref, tol)
+    return res.ok, res.message, got
+
+
+def _upload(be, spec, case, x: dict) -> tuple[dict, dict]:
+    from suite.spec import np_dtype
+
+    sig = spec.signature(case)
+    ins = {k: be.upload(x[k]) for k, a in sig.items() if a.role == "in"}
+    outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
+    return ins, outs
+
+
+def _big_ints(n: int, rng) -> np.ndarray:
+    """int32 values 2^20 ± 50: prefixes up to ~1.6e9, beyond what fp32 holds exactly."""
+    return (2**20 + rng.integers(-50, 51, size=n)).astype(np.int32)
+
+
+class _Traps:
+    """Runs in a fresh process: every trap on every variant of both ops for one backend."""
+
+    def __init__(self, be, dev):
+        self.be, self.dev = be, dev
+        self.fails: list[str] = []
+        self.notes: list[str] = []
+        self.rng = np.random.default_rng(20260101)
+
+    def guard(self, label: str, fn) -> None:
+        from backends.base import Unsupported
+
+        try:
+            fn()
+        except Unsupported as e:
+            self.notes.append(f"{label}: unsupported: {e}")
+        except Exception:  # noqa: BLE001
+            self.fails.append(f"{label}: {traceback.format_exc(limit=3)}")
+
+    def checked(self, label: str, spec, case, run, x: dict) -> tuple[bool, dict]:
+        ins, outs = _upload(self.be, spec, case, x)
+        ok, msg, got = _check(self.be, spec, case, run, ins, outs, x)
+        if not ok:
+            self.fails.append(f"{label}: {msg}")
+        return ok, got
+
+    def compile_all(self, backend: str) -> None:
+        """cuda without a GPU: every variant compiles for every dtype at test and bench sizes."""
+        from suite.registry import select
+
+        for op in ("reduction", "scan"):
+            for e in select([op], [backend]):
+                for dt in DTYPES[op]:
+                    for n in (1, 1_050_001, 2**28):
+                        self.guard(f"{op}/{e.variant}/{dt}/n={n}",
+                                   lambda e=e, dt=dt, n=n: e.factory(self.be, Case(f"n={n}", {"n": n}, dt)))
+
+    def relaunch(self, op: str, e, spec, case: Case) -> None:
+        """Three launches on one factory's scratch: data a, data b, data a again; the first and
+        the third must agree bit for bit unless the variant is order-dependent."""
+        label = f"{op}/{e.variant}/{case.dtype}/n={case['n']}"
+        run = e.factory(self.be, case)
+        xa = spec.inputs(case)
+        xb = spec.inputs(Case(case.name, case.dims, case.dtype, case.seed + 1))
+        ok1, got1 = self.checked(f"{label} first launch", spec, case, run, xa)
+        ok2, _ = self.checked(f"{label} second launch, new data on the same scratch", spec, case, run, xb)
+        ok3, got3 = self.checked(f"{label} third launch", spec, case, run, xa)
+        if ok1 and ok3 and ((op, e.variant) not in NONDETERMINISTIC or case.dtype == "i32"):
+            for k in got1:
+                if got1[k].tobytes() != got3[k].tobytes():
+                    self.fails.append(f"{label}: not bit-reproducible across launches ({k})")
+
+    def big_ints(self, op: str, e, spec) -> None:
+        n = 1500  # 1500·(2^20 + 50) < 2^31
+        case = Case("big-ints", {"n": n}, "i32", 0)
+        self.checked(f"{op}/{e.variant}/i32 big magnitudes", spec, case, e.factory(self.be, case),
+                     {"x": _big_ints(n, self.rng)})
+
+    def lookback_small_tiles(self, backend: str, patch: dict) -> None:
+        """Many tiles and a short window: the look-back spins and moves its window."""
+        import ops.scan.kernels as sk
+        from suite.registry import get_spec, select
+
+        consts = {k: v for k, v in patch.items() if not k.startswith("_")}
+        saved = {k: getattr(sk, k) for k in consts}
+        for k, v in consts.items():
+            setattr(sk, k, v)
+        try:
+            spec, n = get_spec("scan"), patch.get("_n", 300_007)
+            for e in select(["scan"], [backend], ["decoupled_lookback"]):
+                for dt in DTYPES["scan"]:
+                    case = Case(f"n={n}", {"n": n}, dt, seed=77)
+
+                    def four(e=e, case=case):
+                        run = e.factory(self.be, case)
+                        for rep in range(4):
+                            x = spec.inputs(Case(case.name, case.dims, case.dtype, case.seed + rep))
+                            label = f"scan/{e.variant}/{case.dtype} small tiles, launch {rep}"
+                            if not self.checked(label, spec, case, run, x)[0]:
+                                return
+
+                    self.guard(f"scan/{e.variant}/{dt} small tiles", four)
+        finally:
+            for k, v in saved.items():
+                setattr(sk, k, v)
+
+    def webgpu_grid_2d(self) -> None:
+        """A tiny per-dimension limit: 300_007 elements need 1172 and 293 groups → 2-D grids."""
+        from suite.registry import get_spec, select
+
+        key = "max-compute-workgroups-per-dimension"
+        saved = self.be.limits[key]
+        self.be.limits[key] = 64
+        try:
+            for op, variant in (("reduction", "tree_shared"), ("scan", "reduce_then_scan")):
+                spec = get_spec(op)
+                case = Case("n=300007", {"n": 300_007}, "fp32", seed=5)
+                for e in select([op], ["webgpu"], [variant]):
+                    def grid2d(e=e, spec=spec, op=op, case=case):
+                        run = e.factory(self.be, case)
+                        self.checked(f"{op}/{e.variant} on 2-D grids", spec, case, run, spec.inputs(case))
+
+                    self.guard(f"{op}/{variant} 2-D grid", grid2d)
+        finally:
+            self.be.limits[key] = saved
+
+
+def _traps(backend: str, sizes: list[int], lookback_patch: dict) -> dict:
+    from backends import backend_class
+    from suite.registry import get_spec, select
+
+    try:
+        cls = backend_class(backend)
+        devices = [d for d in cls.devices() if d.usable]
+    except Exception as e:  # noqa: BLE001 - a missing package is a skip
+        return {"skip": f"{backend} unavailable: {type(e).__name__}: {e}"}
+    if not devices:
+        return {"skip": f"{backend}: no usable device"}
+    dev = next((d for d in devices if d.kind == "gpu"), devices[0])
+    t = _Traps(cls(dev), dev)
+    if dev.mode == "compile":
+        t.compile_all(backend)
+    else:
+        for op in ("reduction", "scan"):
+            spec = get_spec(op)
+            for e in select([op], [backend]):
+                for dt in DTYPES[op]:
+                    for n in sizes:
+                        case = Case(f"n={n}", {"n": n}, dt, seed=int(t.rng.integers(1 << 30)))
+                        t.guard(f"{op}/{e.variant}/{dt}/n={n}",
+                                lambda e=e, s=spec, c=case, o=op: t.relaunch(o, e, s, c))
+                    if dt == "i32":
+                        t.guard(f"{op}/{e.variant}/i32 big", lambda e=e, s=spec, o=op: t.big_ints(o, e, s))
+        if lookback_patch:
+            t.lookback_small_tiles(backend, lookback_patch)
+        if backend == "webgpu":
+            t.webgpu_grid_2d()
+    return {"fails": t.fails, "notes": t.notes, "device": dev.name}
+
+
+def _child(q, backend, sizes, patch):
+    try:
+        q.put(_traps(backend, sizes, patch))
+    except BaseException:  # noqa: BLE001
+        q.put({"fails": [traceback.format_exc()]})
+
+
+def _in_process(backend: str, sizes: list[int], patch: dict, timeout: float) -> dict:
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(q, backend, sizes, patch), daemon=True)
+    p.start()
+    try:
+        return q.get(timeout=timeout)
+    except Exception:  # noqa: BLE001 - queue.Empty: hung (a look-back that never finishes?)
+        why = f"no answer within {timeout:.0f} s (hang or crash, exit code {p.exitcode})"
+        return {"fails": [f"{backend}: {why}"]}
+    finally:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+
+
+_RNG = np.random.default_rng(7)
+#: random sizes: small odd ones, and ones spanning many blocks (three levels past 1024²)
+SIZES = sorted({int(v) for v in _RNG.integers(2, 5000, 3)} | {int(v) for v in _RNG.integers(5000, 400_000, 2)}
+               | {1, 1_100_003})
+TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
+
+
+@pytest.mark.parametrize("backend,sizes,patch,timeout", [
+    ("opencl", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "OPENCL_LOOKBACK_WINDOW": 2}, 900),
+    ("webgpu", SIZES, {}, 900),
+    ("cuda", SIZES, {"LOOKBACK_ITEMS_VEC": 1}, 900),
+    ("triton", TRITON_SIZES, {"TRITON_LOOKBACK_TILE": 128, "TRITON_WINDOW": 4, "_n": 20_011}, 1800),
+    ("torch", SIZES, {}, 600),
+])
+def test_traps(backend, sizes, patch, timeout):
+    res = _in_process(backend, sizes, patch, timeout)
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    assert not res["fails"], f"{backend} on {res.get('device')}:\n" + "\n".join(res["fails"])

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# One call on the GPU machine (after `source .device/bootstrap.sh`): doctor, correctness of every
-# kernel on the test cases, peaks, then the bench sweep. Run files and logs are copied to $OUT.
-#   OPS="vector_add grayscale" bash scripts/device_sweep.sh
+# One call on the GPU machine (after `source .device/bootstrap.sh`). Steps run in order and each
+# writes its run file at once into $OUT/results (SOLBENCH_RESULTS), so a call cut short keeps
+# what it finished. STEPS is a list of "op:dtype[,dtype]" (bench) or "check:op" (test sizes).
+#   STEPS="peaks vector_add:fp32 grayscale:u8 check:scan scan:fp32,i32" bash scripts/device_sweep.sh
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-ops=(); for o in ${OPS:-}; do ops+=(--op "$o"); done
+OUT=${OUT:-/tmp/out}
+export SOLBENCH_RESULTS="$OUT/results"
+mkdir -p "$SOLBENCH_RESULTS"; cp -r results/* "$SOLBENCH_RESULTS/" 2>/dev/null
 py() { python3 -m suite.cli "$@"; }
-py doctor
-export SOLBENCH_RESULTS="$OUT/results"   # run files and peaks land in $OUT directly
-mkdir -p "$SOLBENCH_RESULTS"; cp -r results/* "$SOLBENCH_RESULTS/" 2>/dev/null  # earlier peaks
-if [ "${CHECK:-1}" = 1 ]; then
-  cops=(); for o in ${CHECK_OPS:-${OPS:-}}; do cops+=(--op "$o"); done
-  py run --size test --check-only --no-save "${cops[@]}" --csv "$OUT/check.csv" > "$OUT/check.log" 2>&1
-  echo "check exit $?: $(grep -c ',ok,' "$OUT/check.csv") ok"
-  grep -E ',(failed|error|timeout),' "$OUT/check.csv" | cut -d, -f4-13 | head -40
-fi
-[ "${PEAKS:-1}" = 1 ] && py peaks
-py run --size bench "${ops[@]}" --csv "$OUT/bench.csv" ${RUN_ARGS:-}
-find "$OUT" -type f
+for step in ${STEPS:-doctor peaks vector_add:fp32 grayscale:u8}; do
+  echo "=== $step  $(date +%T)"
+  case $step in
+    doctor|peaks) py "$step" ;;
+    check:*) op=${step#check:}
+      py run --size test --check-only --no-save --op "$op" --csv "$OUT/check-$op.csv" > /dev/null 2>&1
+      echo "check $op: $(grep -c ',ok,' "$OUT/check-$op.csv") ok"
+      grep -E ',(failed|error|timeout),' "$OUT/check-$op.csv" | cut -d, -f5-13 | head -20 ;;
+    *:*) op=${step%%:*}; dts=(); for d in ${step#*:}; do :; done
+      IFS=, read -ra dl <<< "${step#*:}"; for d in "${dl[@]}"; do dts+=(--dtype "$d"); done
+      py run --size bench --op "$op" "${dts[@]}" ${RUN_ARGS:-} 2>&1 | grep -v '^$' | cut -c1-150 ;;
+  esac
+done
+echo "=== done $(date +%T)"

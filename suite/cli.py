@@ -77,6 +77,7 @@ def _progress() -> Progress:
 def run(
     op: OpOpt = None, backend: BackendOpt = None, variant: VariantOpt = None, device: DeviceOpt = None,
     size: Annotated[str, typer.Option(help="test | bench")] = "bench",
+    dtype: Annotated[list[str] | None, typer.Option("--dtype", help="only cases of this dtype (repeatable)")] = None,
     hot: Annotated[bool, typer.Option("--hot", help="no L2 flush between samples")] = False,
     check_only: Annotated[bool, typer.Option("--check-only", help="check, do not time")] = False,
     seed: Annotated[int | None, typer.Option(help="override every case's seed (fresh inputs)")] = None,
@@ -90,7 +91,7 @@ def run(
     pool = Pool()
     try:
         try:
-            p = plan(pool, op, backend, variant, device, size, check_only, hot, seed)
+            p = plan(pool, op, backend, variant, device, size, check_only, hot, seed, dtype)
         except ValueError as e:
             _fail(str(e))
         meta = new_run()

@@ -271,23 +271,24 @@ def _traps(backend: str, sizes: list[int], lookback_patch: dict) -> dict:
     return {"fails": t.fails, "notes": t.notes, "device": dev.name}
 
 
-def _child(q, backend, sizes, patch):
+def _child(q, fn, args):
     try:
-        q.put(_traps(backend, sizes, patch))
+        q.put(fn(*args))
     except BaseException:  # noqa: BLE001
         q.put({"fails": [traceback.format_exc()]})
 
 
-def _in_process(backend: str, sizes: list[int], patch: dict, timeout: float) -> dict:
+def _in_process(fn, args: tuple, timeout: float) -> dict:
+    """``fn(*args)`` in a fresh spawned process (its own LLVM); a hang or crash is a failure."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(q, backend, sizes, patch), daemon=True)
+    p = ctx.Process(target=_child, args=(q, fn, args), daemon=True)
     p.start()
     try:
         return q.get(timeout=timeout)
     except Exception:  # noqa: BLE001 - queue.Empty: hung (a look-back that never finishes?)
         why = f"no answer within {timeout:.0f} s (hang or crash, exit code {p.exitcode})"
-        return {"fails": [f"{backend}: {why}"]}
+        return {"fails": [f"{fn.__name__}{args[:1]}: {why}"]}
     finally:
         p.join(5)
         if p.is_alive():
@@ -309,7 +310,58 @@ TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
     ("torch", SIZES, {}, 600),
 ])
 def test_traps(backend, sizes, patch, timeout):
-    res = _in_process(backend, sizes, patch, timeout)
+    res = _in_process(_traps, (backend, sizes, patch), timeout)
     if "skip" in res:
         pytest.skip(res["skip"])
     assert not res["fails"], f"{backend} on {res.get('device')}:\n" + "\n".join(res["fails"])
+
+
+# -- triton for Hopper, without a GPU -----------------------------------------------------------
+
+def _hopper_jobs() -> dict:
+    try:
+        from backends.triton import compile_many_for_hopper
+        from ops.reduction import reduction_triton as rt
+        from ops.scan import scan_triton as st
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    jobs, names = [], []
+    for dt, acc in (("fp32", "fp32"), ("fp16", "fp32"), ("i32", "i32")):
+        sig = {"x_ptr": f"*{dt}", "n": "i64"}
+        jobs.append((rt.reduce_persistent, {**sig, "part_ptr": f"*{acc}"}, {"BLOCK": 4096},
+                     {"num_warps": 8, "divisible_by_16": ("x_ptr", "part_ptr", "n")}))
+        names.append(f"reduce_persistent/{dt}")
+        jobs.append((rt.reduce_tl_sum, {**sig, "out_ptr": f"*{acc}"}, {"BLOCK": 4096},
+                     {"num_warps": 8, "divisible_by_16": ("x_ptr", "out_ptr", "n")}))
+        names.append(f"reduce_tl_sum/{dt}")
+    for dt in ("fp32", "i32"):
+        jobs.append((st.scan_decoupled_lookback,
+                     {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "flag_ptr": "*i64", "ticket_ptr": "*i64",
+                      "n": "i64", "n_tiles": "i64"},
+                     {"BLOCK": 4096, "WINDOW": 32, "IS_FLOAT": dt == "fp32"},
+                     {"num_warps": 8, "divisible_by_16": ("x_ptr", "y_ptr", "flag_ptr", "n")}))
+        names.append(f"scan_decoupled_lookback/{dt}")
+        jobs.append((st.scan_tiles, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "carry_ptr": f"*{dt}", "n": "i64"},
+                     {"BLOCK": 1024, "HAS_CARRY": True},
+                     {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "n")}))
+        names.append(f"scan_tiles/{dt}")
+        jobs.append((st.scan_reduce_tiles, {"x_ptr": f"*{dt}", "sums_ptr": f"*{dt}", "n": "i64"},
+                     {"BLOCK": 1024}, {"num_warps": 4, "divisible_by_16": ("x_ptr", "n")}))
+        names.append(f"scan_reduce_tiles/{dt}")
+    fails = []
+    for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
+        if "error" in out:
+            fails.append(f"{name}: {out['error'][:2000]}")
+        elif name.split("/")[0] in ("reduce_persistent", "scan_decoupled_lookback") and not any(
+                k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]):
+            fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
+    return {"fails": fails}
+
+
+def test_triton_kernels_compile_for_hopper():
+    """Every Triton kernel compiles for sm_90 (the interpreter checks semantics, not this), and
+    the bandwidth kernels load 16 bytes per access."""
+    res = _in_process(_hopper_jobs, (), 900)
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    assert not res["fails"], "\n".join(res["fails"])

@@ -50,22 +50,27 @@ def _pci_bus_id(d: cl.Device) -> str | None:
     return f"{bus:02x}:{slot >> 3:02x}.{slot & 7:x}"
 
 
-def _nvml_index(pci_bus_id: str | None) -> int | None:
-    """NVML index of the GPU at ``pci_bus_id`` (best effort: None without NVML)."""
-    if not pci_bus_id:
-        return None
+def _nvml_index(pci_bus_id: str | None, name: str) -> int | None:
+    """NVML index of the GPU at ``pci_bus_id`` or, when the driver does not report it, of the
+    only GPU named ``name`` (best effort: None without NVML)."""
     try:
         import pynvml
 
+        from backends.nvml import canonical_pci
+
         pynvml.nvmlInit()
+        found = []
         for i in range(pynvml.nvmlDeviceGetCount()):
-            bus = pynvml.nvmlDeviceGetPciInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).busId
-            bus = (bus.decode() if isinstance(bus, bytes) else str(bus)).lower()
-            if bus.endswith(pci_bus_id):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            bus = pynvml.nvmlDeviceGetPciInfo(h).busId
+            if pci_bus_id and canonical_pci(bus.decode() if isinstance(bus, bytes) else bus) == pci_bus_id:
                 return i
+            nm = pynvml.nvmlDeviceGetName(h)
+            if (nm.decode() if isinstance(nm, bytes) else nm) == name:
+                found.append(i)
+        return found[0] if len(found) == 1 and not pci_bus_id else None
     except Exception:  # noqa: BLE001 - NVML is optional
-        pass
-    return None
+        return None
 
 
 class OpenCLBackend(Backend):
@@ -102,7 +107,7 @@ class OpenCLBackend(Backend):
         n = min(flush_bytes(device), int(self.cl_device.max_mem_alloc_size))
         self._flush = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, n)
         self._flush_bytes = n
-        self._nvml = _nvml_index(device.pci_bus_id)
+        self._nvml = _nvml_index(device.pci_bus_id, device.name) if device.kind == "gpu" else None
 
     # -- memory ----------------------------------------------------------------------------
     def upload(self, arr: np.ndarray) -> ClBuffer:

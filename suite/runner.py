@@ -74,6 +74,10 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
             continue
         spec = get_spec(e.op)
         for d in chosen:
+            if size == "bench" and d["mode"] == "interpret":
+                p.notes.append({**base, "device": d["slug"], "status": "skipped",
+                                "message": f"{d['name']}: correctness only, bench sizes are not run"})
+                continue
             _record_device(p.devices, d)
             for c in spec.cases(size, "gpu" if d["kind"] == "gpu" else "cpu"):
                 if (e.dtypes and c.dtype not in e.dtypes) or (dtypes and c.dtype not in dtypes):

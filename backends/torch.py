@@ -30,7 +30,8 @@ class TorchBackend(Backend):
             for i in range(torch.cuda.device_count()):
                 p = torch.cuda.get_device_properties(i)
                 ident = nvml_identity(i)
-                out.append(Device("torch", i, p.name, "gpu", "NVIDIA", p.total_memory, p.multi_processor_count,
+                out.append(Device("torch", i, p.name, "gpu", "NVIDIA", p.total_memory,
+                                  p.multi_processor_count,
                                   getattr(p, "L2_cache_size", 0), torch.version.cuda or "",
                                   ident.get("pci_bus_id"), ident.get("uuid"), versions=v))
         out.append(Device("torch", len(out), host_cpu_name(), "cpu", "", host_memory_bytes(),

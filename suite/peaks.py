@@ -31,12 +31,14 @@ def torch_peaks(ex, device: int) -> dict[str, Any]:
     src = torch.rand(n, device=be.dev)
     dst = torch.empty_like(src)
     t = measure(be, lambda: dst.copy_(src), proto)
-    out = {"copy": {"value": 2 * n * 4 / t.median_s, "how": f"torch copy_ of {n} fp32 (2n·4 bytes), cold",
+    out = {"copy": {"value": 2 * n * 4 / t.median_s,
+                    "how": f"torch copy_ of {n} fp32 (2n·4 bytes), cold",
                     "timing": {"median_s": t.median_s, "n": t.n}}, "gemm": {}}
-    del src, dst
+    src = dst = None  # free before the GEMMs
     size, dtypes = GEMM["gpu" if gpu else "cpu"]
     for name in dtypes:
-        dt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+        dt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+              "bf16": torch.bfloat16}[name]
         if gpu:
             torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
         a = torch.randn(size, size, device=be.dev, dtype=dt)
@@ -68,7 +70,8 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
         if r["status"] == "ok" and r.get("mode") == "run":
             t = r["timing"]["median_s"]
             peaks[r["device"]]["candidates"].append(
-                {"value": r["bytes"] / t, "how": f"{r['backend']}/vector_add/{r['variant']} {r['case']} (3n·4 bytes)"})
+                {"value": r["bytes"] / t,
+                 "how": f"{r['backend']}/vector_add/{r['variant']} {r['case']} (3n·4 bytes)"})
     torch_devs = pool["torch"].probe()
     for d in torch_devs:
         if d["slug"] not in peaks or d["reason"]:

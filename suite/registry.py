@@ -52,7 +52,8 @@ def kernel(op: str, backend: str, variant: str, *, dtypes=None, requires=(), dis
     def deco(fn):
         key = (op, backend, variant)
         if key in REGISTRY:
-            raise ValueError(f"duplicate kernel {key}; already registered by {REGISTRY[key].factory.__module__}")
+            raise ValueError(f"duplicate kernel {key}; already registered by "
+                             f"{REGISTRY[key].factory.__module__}")
         REGISTRY[key] = KernelEntry(op, backend, variant, fn, tuple(dtypes) if dtypes else None,
                                     tuple(requires), disabled, (fn.__doc__ or "").strip())
         return fn

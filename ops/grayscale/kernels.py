@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from suite.registry import kernel
+from suite.registry import kernel, source
 
 # ---- torch ----------------------------------------------------------------------------------
 
@@ -37,14 +37,8 @@ def torch_compiled(be, case):
 # ---- cuda -----------------------------------------------------------------------------------
 
 
-def _cuda_src(name: str):
-    """Path of a CUDA source beside this file (resolved at import: a missing file fails here)."""
-    from suite.registry import source
 
-    return source(__file__, name)
-
-
-_CUDA_GRAYSCALE = _cuda_src("grayscale.cu")
+_CUDA_GRAYSCALE = source(__file__, "grayscale.cu")
 _CUDA_BLOCK = 256  # threads per block
 
 
@@ -98,14 +92,8 @@ def triton_vec4_split(be, case):
 # ---- opencl ---------------------------------------------------------------------------------
 
 
-def _opencl_src(name: str):
-    """Path of an OpenCL source beside this file (resolved at import: a missing file fails here)."""
-    from suite.registry import source
 
-    return source(__file__, name)
-
-
-_OPENCL_GRAYSCALE = _opencl_src("grayscale.cl")
+_OPENCL_GRAYSCALE = source(__file__, "grayscale.cl")
 
 
 def _opencl_grayscale(be, case, entry: str, per_item: int):
@@ -135,14 +123,8 @@ def opencl_vec16(be, case):
 # ---- webgpu ---------------------------------------------------------------------------------
 
 
-def _webgpu_src(name: str):
-    """Path of a WGSL source beside this file (resolved at import: a missing file fails here)."""
-    from suite.registry import source
 
-    return source(__file__, name)
-
-
-_WEBGPU_GRAYSCALE = _webgpu_src("grayscale.wgsl")
+_WEBGPU_GRAYSCALE = source(__file__, "grayscale.wgsl")
 
 
 def _webgpu_grayscale(be, case, entry: str, per_item: int):

@@ -7,7 +7,7 @@ file loads no GPU runtime.
 
 from __future__ import annotations
 
-from suite.registry import kernel
+from suite.registry import kernel, source
 
 # ---- torch ----------------------------------------------------------------------------------
 
@@ -23,14 +23,8 @@ def torch_eager(be, case):
 # ---- cuda -----------------------------------------------------------------------------------
 
 
-def _cuda_src(name: str):
-    """Path of a CUDA source beside this file (resolved at import: a missing file fails here)."""
-    from suite.registry import source
 
-    return source(__file__, name)
-
-
-_CUDA_VECTOR_ADD = _cuda_src("vector_add.cu")
+_CUDA_VECTOR_ADD = source(__file__, "vector_add.cu")
 _CUDA_BLOCK = 256  # threads per block
 _CUDA_UNROLL = 4  # 16-byte vectors per thread and input in vector_add_vec4_unroll
 
@@ -101,14 +95,8 @@ def triton_large_block(be, case):
 # ---- opencl ---------------------------------------------------------------------------------
 
 
-def _opencl_src(name: str):
-    """Path of an OpenCL source beside this file (resolved at import: a missing file fails here)."""
-    from suite.registry import source
 
-    return source(__file__, name)
-
-
-_OPENCL_VECTOR_ADD = _opencl_src("vector_add.cl")
+_OPENCL_VECTOR_ADD = source(__file__, "vector_add.cl")
 _OPENCL_T = {"fp32": "float", "fp16": "half"}  # fp16: core half storage, fp32 arithmetic
 
 
@@ -145,14 +133,8 @@ def opencl_grid_stride(be, case):
 # ---- webgpu ---------------------------------------------------------------------------------
 
 
-def _webgpu_src(name: str):
-    """Path of a WGSL source beside this file (resolved at import: a missing file fails here)."""
-    from suite.registry import source
 
-    return source(__file__, name)
-
-
-_WEBGPU_VECTOR_ADD = _webgpu_src("vector_add.wgsl")
+_WEBGPU_VECTOR_ADD = source(__file__, "vector_add.wgsl")
 
 
 def _webgpu_vector_add(be, case, entry: str, per_item: int, max_groups: int | None = None):

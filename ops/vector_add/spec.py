@@ -51,8 +51,10 @@ SPEC = OpSpec(
     test_cases=elementwise_cases("fp32", TEST_SIZES)
     + [Case(f"n={n},fp16", {"n": n}, "fp16", seed=2000 + n) for n in (1, 1025, 65_537)],
     bench_cases={
-        "gpu": [Case("n=2^28", {"n": 2**28}, "fp32", seed=7), Case("n=2^28,fp16", {"n": 2**28}, "fp16", seed=8)],
-        "cpu": [Case("n=2^25", {"n": 2**25}, "fp32", seed=7), Case("n=2^25,fp16", {"n": 2**25}, "fp16", seed=8)],
+        "gpu": [Case("n=2^28", {"n": 2**28}, "fp32", seed=7),
+                Case("n=2^28,fp16", {"n": 2**28}, "fp16", seed=8)],
+        "cpu": [Case("n=2^25", {"n": 2**25}, "fp32", seed=7),
+                Case("n=2^25,fp16", {"n": 2**25}, "fp16", seed=8)],
     },
     description="c = a + b",
 )

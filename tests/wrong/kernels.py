@@ -37,7 +37,6 @@ def noop(be, case):
 @kernel("vector_add", "torch", "wrong_fp16_accumulate", dtypes=("fp32",))
 def fp16_accumulate(be, case):
     """Adds in fp16: right to ~1e-3, wrong for an fp32 add."""
-    import torch
 
     def run(ins, outs):
         outs["c"].copy_(ins["a"].half() + ins["b"].half())

@@ -34,6 +34,25 @@ def _s(x) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
+def find_index(pci_bus_id: str | None = None, name: str | None = None) -> int | None:
+    """NVML index of the GPU at ``pci_bus_id`` or, for APIs that do not expose the PCI address
+    (WebGPU, some OpenCL drivers), of the only GPU called ``name``; None without NVML or a match."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        named = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            if pci_bus_id and canonical_pci(_s(pynvml.nvmlDeviceGetPciInfo(h).busId)) == pci_bus_id:
+                return i
+            if name and _s(pynvml.nvmlDeviceGetName(h)) == name:
+                named.append(i)
+        return named[0] if len(named) == 1 and not pci_bus_id else None
+    except Exception:  # noqa: BLE001 - NVML is optional
+        return None
+
+
 def nvml_identity(index: int, pci_bus_id: str | None = None) -> dict[str, Any]:
     """UUID, PCI bus id ("bb:dd.f"), driver, memory bus width and max memory clock of CUDA device
     ``index``; pass the device's PCI bus id (from the CUDA runtime) to match NVML's device by it,

@@ -16,6 +16,7 @@ import numpy as np
 import pyopencl as cl
 
 from backends.base import Backend, Device, flush_bytes
+from backends.nvml import find_index, gpu_clocks
 
 
 @dataclass
@@ -48,29 +49,6 @@ def _pci_bus_id(d: cl.Device) -> str | None:
     except (cl.Error, AttributeError):
         return None
     return f"{bus:02x}:{slot >> 3:02x}.{slot & 7:x}"
-
-
-def _nvml_index(pci_bus_id: str | None, name: str) -> int | None:
-    """NVML index of the GPU at ``pci_bus_id`` or, when the driver does not report it, of the
-    only GPU named ``name`` (best effort: None without NVML)."""
-    try:
-        import pynvml
-
-        from backends.nvml import canonical_pci
-
-        pynvml.nvmlInit()
-        found = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            h = pynvml.nvmlDeviceGetHandleByIndex(i)
-            bus = pynvml.nvmlDeviceGetPciInfo(h).busId
-            if pci_bus_id and canonical_pci(bus.decode() if isinstance(bus, bytes) else bus) == pci_bus_id:
-                return i
-            nm = pynvml.nvmlDeviceGetName(h)
-            if (nm.decode() if isinstance(nm, bytes) else nm) == name:
-                found.append(i)
-        return found[0] if len(found) == 1 and not pci_bus_id else None
-    except Exception:  # noqa: BLE001 - NVML is optional
-        return None
 
 
 class OpenCLBackend(Backend):
@@ -107,7 +85,7 @@ class OpenCLBackend(Backend):
         n = min(flush_bytes(device), int(self.cl_device.max_mem_alloc_size))
         self._flush = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, n)
         self._flush_bytes = n
-        self._nvml = _nvml_index(device.pci_bus_id, device.name) if device.kind == "gpu" else None
+        self._nvml = find_index(device.pci_bus_id, device.name) if device.kind == "gpu" else None
 
     # -- memory ----------------------------------------------------------------------------
     def upload(self, arr: np.ndarray) -> ClBuffer:
@@ -200,6 +178,4 @@ class OpenCLBackend(Backend):
     def clocks(self) -> dict:
         if self._nvml is None:
             return {}
-        from backends.nvml import gpu_clocks
-
         return gpu_clocks(self._nvml)

@@ -28,6 +28,7 @@ import numpy as np
 import wgpu
 
 from backends.base import Backend, Device, Unsupported, flush_bytes, host_memory_bytes
+from backends.nvml import find_index, gpu_clocks
 
 #: optional features requested when the adapter has them
 FEATURES = ("timestamp-query", "shader-f16", "subgroup")
@@ -86,23 +87,6 @@ def grid_2d(n_groups: int, max_per_dim: int = 65535) -> tuple[int, int, int]:
 
 def _adapters():
     return wgpu.gpu.enumerate_adapters_sync()
-
-
-def _nvml_unique(name: str) -> int | None:
-    """NVML index of the only NVIDIA GPU called ``name`` (None if NVML is absent or it is not
-    unique: WebGPU does not expose the PCI address)."""
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        hits = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            n = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))
-            if (n.decode() if isinstance(n, bytes) else str(n)) == name:
-                hits.append(i)
-        return hits[0] if len(hits) == 1 else None
-    except Exception:  # noqa: BLE001 - NVML is optional
-        return None
 
 
 class WebGPUBackend(Backend):
@@ -172,7 +156,7 @@ class WebGPUBackend(Backend):
         self._flush = self.wdev.create_buffer(size=self._flush_size, usage=wgpu.BufferUsage.COPY_DST)
         self._sync_buf = self.wdev.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_SRC)
         self._fill = self.compile_source(_FILL_WGSL, "fill", "<fill>")
-        self._nvml = _nvml_unique(device.name) if device.vendor == "NVIDIA" else None
+        self._nvml = find_index(name=device.name) if device.vendor == "NVIDIA" else None
 
     # -- memory ----------------------------------------------------------------------------
     def _alloc(self, shape, dtype) -> WgpuBuffer:
@@ -358,6 +342,4 @@ class WebGPUBackend(Backend):
     def clocks(self) -> dict:
         if self._nvml is None:
             return {}
-        from backends.nvml import gpu_clocks
-
         return gpu_clocks(self._nvml)

@@ -3,6 +3,7 @@ get clear errors, files are written atomically."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -20,14 +21,20 @@ from suite.worker import Pool
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.kernels"}
-import tests.wrong.kernels  # noqa: E402,F401  (registers them in this process; workers get EXTRA)
 
 
 @pytest.fixture(scope="module")
 def pool():
+    """Workers that load the known-wrong kernels, which are registered in this process only for
+    this module's tests (registered at import they would join every other test's plan)."""
+    before = set(registry.REGISTRY)
+    mod = sys.modules.get("tests.wrong.kernels")
+    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.kernels")
     p = Pool(env=EXTRA)
     yield p
     p.close()
+    for key in set(registry.REGISTRY) - before:
+        del registry.REGISTRY[key]
 
 
 def _rows(pool, **kw):

@@ -18,14 +18,23 @@ kernels take a 2-D grid from ``grid_2d`` and compute a linear group id
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import wgpu
+
+# Mesa's Vulkan WSI complains on every adapter query when XDG_RUNTIME_DIR is unset (headless
+# machines, CI); compute needs no display, so give it a private directory before wgpu loads.
+if not os.environ.get("XDG_RUNTIME_DIR"):
+    _xdg = Path(tempfile.gettempdir()) / f"solbench-xdg-{os.getuid()}"
+    _xdg.mkdir(mode=0o700, exist_ok=True)
+    os.environ["XDG_RUNTIME_DIR"] = str(_xdg)
+import wgpu  # noqa: E402
 
 from backends.base import Backend, Device, Unsupported, flush_bytes, host_memory_bytes
 from backends.nvml import find_index, gpu_clocks

@@ -65,9 +65,18 @@ def host_cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def host_cpu_slug() -> str:
-    """Slug of the host CPU: every backend that runs on the CPU reports into this device."""
-    return "cpu-" + slugify(host_cpu_name())
+#: set to 1 to split the host CPU into one device per API (``cpu-<model>-<backend>``): PoCL,
+#: lavapipe, torch's CPU, ... become separate devices, so that device sharding (``solbench run
+#: --devices all``, ``pytest -n N``) can be exercised and proven on a host without GPUs. Their
+#: timings then share the CPU's cores: use it for correctness and for the sharding, not for numbers.
+SPLIT_CPU_ENV = "SOLBENCH_SPLIT_CPU"
+
+
+def host_cpu_slug(backend: str | None = None) -> str:
+    """Slug of the host CPU: every backend that runs on the CPU reports into this device (into
+    ``cpu-<model>-<backend>`` when ``SOLBENCH_SPLIT_CPU=1``, see ``SPLIT_CPU_ENV``)."""
+    split = backend and os.environ.get(SPLIT_CPU_ENV, "0") not in ("", "0")
+    return "cpu-" + slugify(host_cpu_name()) + (f"-{backend}" if split else "")
 
 
 def gpu_slug(name: str, pci_bus_id: str | None = None, unique: bool = True) -> str:
@@ -145,6 +154,27 @@ class Backend(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
+
+    # -- pinning ---------------------------------------------------------------------------
+    @classmethod
+    def pin_env(cls, device: Device) -> dict[str, str]:
+        """Environment that pins a fresh worker process to ``device``, set before the backend is
+        imported there (the worker then finds the device by UUID/PCI id, see
+        ``suite.worker.find_device``). Default: none, the device is opened by index/PCI/name in a
+        process that sees every device (OpenCL, wgpu)."""
+        return {}
+
+
+def cuda_visible_env(device: Device) -> dict[str, str]:
+    """``pin_env`` of the CUDA-based backends: CUDA_VISIBLE_DEVICES=<UUID> (or the CUDA index,
+    mapped through an inherited CUDA_VISIBLE_DEVICES) so the process sees only that GPU."""
+    if device.kind != "gpu":
+        return {}
+    if device.uuid:
+        return {"CUDA_VISIBLE_DEVICES": device.uuid}
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    i = device.index
+    return {"CUDA_VISIBLE_DEVICES": visible[i] if i < len(visible) else str(i)}
 
 
 def flush_bytes(device: Device) -> int:

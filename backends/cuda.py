@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Device, Unsupported, flush_bytes
+from backends.base import Backend, Device, Unsupported, cuda_visible_env, flush_bytes
 from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
 
 #: options of every compile (run and compile-only): no fast math, line info for profilers
@@ -190,6 +190,10 @@ class CudaBackend(Backend):
     #: device time the stream is kept busy before each timed launch, so the host's launch
     #: overhead is hidden rather than timed (0 disables it)
     launch_lead_s = 100e-6
+
+    @classmethod
+    def pin_env(cls, device: Device) -> dict[str, str]:
+        return cuda_visible_env(device)
 
     @classmethod
     def devices(cls) -> list[Device]:

@@ -11,8 +11,8 @@ import time as _time
 import numpy as np
 import torch
 
-from backends.base import Backend, Device, flush_bytes, host_cpu_name, host_memory_bytes
-from backends.nvml import gpu_clocks, nvml_identity
+from backends.base import Backend, Device, cuda_visible_env, flush_bytes, host_cpu_name, host_memory_bytes
+from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
 
 TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
                 "int32": torch.int32, "uint32": torch.uint32, "int8": torch.int8, "uint8": torch.uint8}
@@ -23,17 +23,25 @@ class TorchBackend(Backend):
     timer = "host"
 
     @classmethod
+    def pin_env(cls, device: Device) -> dict[str, str]:  # Triton inherits it
+        return cuda_visible_env(device)
+
+    @classmethod
     def devices(cls) -> list[Device]:
         v = {"torch": torch.__version__}
         out = []
         if torch.cuda.is_available():
             for i in range(torch.cuda.device_count()):
                 p = torch.cuda.get_device_properties(i)
-                ident = nvml_identity(i)
+                # NVML by PCI id: under CUDA_VISIBLE_DEVICES (a pinned worker) CUDA index 0 is not NVML's 0
+                pci = None
+                if hasattr(p, "pci_bus_id"):
+                    pci = canonical_pci(f"{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}.0")
+                ident = nvml_identity(i, pci)
                 out.append(Device("torch", i, p.name, "gpu", "NVIDIA", p.total_memory,
                                   p.multi_processor_count,
                                   getattr(p, "L2_cache_size", 0), torch.version.cuda or "",
-                                  ident.get("pci_bus_id"), ident.get("uuid"), versions=v))
+                                  pci or ident.get("pci_bus_id"), ident.get("uuid"), versions=v))
         out.append(Device("torch", len(out), host_cpu_name(), "cpu", "", host_memory_bytes(),
                           torch.get_num_threads(), versions=v))
         return out
@@ -79,4 +87,4 @@ class TorchBackend(Backend):
         self._flush.fill_(0x5A)
 
     def clocks(self) -> dict:
-        return gpu_clocks(self.device.index) if self.gpu else {}
+        return gpu_clocks(self.device.index, self.device.pci_bus_id) if self.gpu else {}

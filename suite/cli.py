@@ -30,8 +30,14 @@ BAD = ("failed", "error", "timeout")
 OpOpt = Annotated[list[str] | None, typer.Option("--op", help="operator (repeatable)")]
 BackendOpt = Annotated[list[str] | None, typer.Option("--backend", help="backend (repeatable)")]
 VariantOpt = Annotated[list[str] | None, typer.Option("--variant", help="variant (repeatable)")]
-DeviceOpt = Annotated[str | None, typer.Option("--device", help="device slug, or all|gpu|cpu "
-                                                "(default: GPUs if present, else the CPU)")]
+DeviceOpt = Annotated[str | None, typer.Option("--device", help="device slug, or all|gpu|cpu, or a comma "
+                                                "list (default: GPUs if present, else the CPU)")]
+DevicesOpt = Annotated[str | None, typer.Option(
+    "--devices", help="like --device, and shard the work across the selected devices: one worker per "
+                      "device, the devices in parallel (`--devices all`: every GPU of the host at once)")]
+SplitCpuOpt = Annotated[bool, typer.Option(
+    "--split-cpu", help="treat each CPU-side API (PoCL, lavapipe, torch CPU, ...) as its own device "
+                        "cpu-<model>-<backend> (SOLBENCH_SPLIT_CPU=1): to test sharding, not for numbers")]
 
 
 def _fail(msg: str, code: int = 2):
@@ -76,6 +82,7 @@ def _progress() -> Progress:
 @app.command()
 def run(
     op: OpOpt = None, backend: BackendOpt = None, variant: VariantOpt = None, device: DeviceOpt = None,
+    devices: DevicesOpt = None, split_cpu: SplitCpuOpt = False,
     size: Annotated[str, typer.Option(help="test | bench")] = "bench",
     dtype: Annotated[list[str] | None, typer.Option("--dtype", help="only cases of this dtype (repeatable)")] = None,
     hot: Annotated[bool, typer.Option("--hot", help="no L2 flush between samples")] = False,
@@ -88,10 +95,14 @@ def run(
     results_dir: Annotated[Path, typer.Option(help="where run files go")] = res.RESULTS_DIR,
 ):
     """Check, then time, every selected kernel on every selected device."""
-    pool = Pool()
+    from backends.base import SPLIT_CPU_ENV
+
+    if device and devices:
+        _fail("give --device or --devices, not both")
+    pool = Pool(env={SPLIT_CPU_ENV: "1"} if split_cpu else None)
     try:
         try:
-            p = plan(pool, op, backend, variant, device, size, check_only, hot, seed, dtype)
+            p = plan(pool, op, backend, variant, devices or device, size, check_only, hot, seed, dtype)
         except ValueError as e:
             _fail(str(e))
         meta = new_run()
@@ -102,7 +113,7 @@ def run(
             def on_row(it, row):
                 prog.update(task, advance=1, description=it.id[:70])
 
-            rows += execute(pool, p.items, timeout, on_row)
+            rows += execute(pool, p.items, timeout, on_row, parallel=devices is not None)
     except KeyboardInterrupt:
         pool.close()
         console.print("[yellow]interrupted: no result file written[/yellow]")
@@ -212,8 +223,8 @@ def peaks(device: DeviceOpt = None,
         for key in sorted(set(pk["measured"]) | {k for k in pk["theoretical"] if k != "note"}):
             m, th = pk["measured"].get(key, {}), pk["theoretical"].get(key, {})
             unit, scale = ("GB/s", 1e9) if key == "bandwidth" else ("TFLOP/s", 1e12)
-            t.add_row(slug, key, f"{m['value'] / scale:.1f} {unit}" if m else "", m.get("how", ""),
-                      f"{th['value'] / scale:.1f} {unit}" if th else "", th.get("source", ""))
+            t.add_row(slug, key, f"{m['value'] / scale:.4g} {unit}" if m else "", m.get("how", ""),
+                      f"{th['value'] / scale:.4g} {unit}" if th else "", th.get("source", ""))
     console.print(t)
 
 

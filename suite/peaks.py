@@ -51,7 +51,7 @@ def torch_peaks(ex, device: int) -> dict[str, Any]:
                              "clocks": {"before": before, "after": be.clocks()}}
     if gpu:
         torch.backends.cuda.matmul.allow_tf32 = False
-        out["ident"] = nvml_identity(device)
+        out["ident"] = nvml_identity(device, be.device.pci_bus_id)
     return out
 
 

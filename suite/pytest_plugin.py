@@ -7,9 +7,25 @@
   the bench cases through pytest-benchmark's fixture, fed with the device-timed samples of the
   one timing protocol; GB/s, TFLOP/s and % SOL go to ``extra_info``, GPU identity to
   ``machine_info``, and the rows are also written to ``results/`` as a run file.
+* ``pytest -n N`` (pytest-xdist): one worker per device. Every xdist worker collects the same items
+  (each probes the same host, so ids and order agree, as xdist requires; the id ends in
+  ``@<device slug>``), and the plugin's scheduler (``DeviceScheduling``, used for xdist's default
+  ``--dist load``) hands all of one device's items to one xdist worker as a single unit. So each
+  item runs exactly once, one device's items never run concurrently (clean timings), different
+  devices run in parallel, and inside the xdist worker each (backend, device) runs in a process
+  pinned to that device (CUDA_VISIBLE_DEVICES=<UUID> for CUDA, Triton, torch; see
+  ``suite.worker``). Why not the alternatives: skipping items "not of this worker's GPU" breaks
+  exactly-once (xdist gives each id to one worker only), and ids naming a logical "gpu" would file
+  one card's results under whichever card ran them. xdist's own ``--dist loadgroup`` would do, but
+  its node-id suffix is lost on pytest 9. An explicit ``--dist`` is the user's choice and stands.
+  On a host without GPUs all CPU-side items are one device (one worker); ``SOLBENCH_SPLIT_CPU=1``
+  splits the CPU per API.
 """
 
 from __future__ import annotations
+
+import os
+import re
 
 import pytest
 
@@ -41,6 +57,31 @@ def pytest_configure(config):
     config._sb_rows = []
     config._sb_devices = {}
     config.addinivalue_line("markers", "solbench: a solbench kernel check or benchmark")
+
+
+#: the device slug at the end of a kernel item's id: test_kernel[op/backend/variant/case@slug]
+DEVICE_ID = re.compile(r"\[[^\[\]]*/[^\[\]]*@([^\[\]@/]+)\]$")
+
+
+def _dist_given(config) -> bool:
+    args = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    return any(str(a) == "-d" or str(a).startswith("--dist") for a in args)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``pytest -n N``: one device's items form one unit of work, i.e. run on one xdist worker,
+    in collection order; every other test is scheduled alone, as with ``--dist load``."""
+    if config.getvalue("dist") != "load" or _dist_given(config):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class DeviceScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            m = DEVICE_ID.search(nodeid)
+            return f"device {m.group(1)}" if m else nodeid
+
+    return DeviceScheduling(config, log)
 
 
 def pytest_unconfigure(config):
@@ -79,7 +120,12 @@ def pytest_generate_tests(metafunc):
 
 def run_item(config, item):
     """Run one planned item in its worker; return the row (SOL figures derived)."""
-    row = config._sb_pool[item.backend].run(item, config.getoption("solbench_timeout"))
+    worker = config._sb_pool.for_item(item)
+    last = getattr(config, "_sb_worker", None)
+    if last is not None and last is not worker:
+        config._sb_pool.release(last)  # items come grouped by backend and device: that one is done
+    config._sb_worker = worker
+    row = worker.run(item, config.getoption("solbench_timeout"))
     sol.derive(row, sol.load_peaks(item.device_slug))
     return row
 

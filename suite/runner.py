@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import sys
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,10 +33,14 @@ class Plan:
 
 
 def _pick_devices(devs: list[dict], selector: str | None) -> list[dict]:
+    """Devices a selector names: default, all, gpu, cpu, a slug, or a comma-separated list of those."""
     usable = [d for d in devs if d["reason"] is None]
     if selector in (None, "default"):
         gpus = [d for d in usable if d["kind"] == "gpu"]
         return gpus or usable  # GPU if there is one, else everything CPU-side
+    if "," in selector:
+        picked = [d for part in selector.split(",") for d in _pick_devices(devs, part.strip())]
+        return [d for i, d in enumerate(picked) if d not in picked[:i]]
     if selector == "all":
         return usable
     if selector in ("gpu", "cpu"):
@@ -57,8 +62,10 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
         raise ValueError("no kernel matches the filters (see `solbench list`)")
     probed = pool.probe_all(sorted({e.backend for e in entries}))
     seen = {d["slug"] for devs in probed.values() if isinstance(devs, list) for d in devs}
-    if device not in (None, "default", *DEVICE_CLASSES) and device not in seen:
-        raise ValueError(f"unknown device {device!r}; valid: {', '.join([*DEVICE_CLASSES, *sorted(seen)])}")
+    valid = [*DEVICE_CLASSES, *sorted(seen)]
+    for part in (device or "default").split(","):
+        if part.strip() not in ("default", *valid):
+            raise ValueError(f"unknown device {part.strip()!r}; valid: {', '.join(valid)}")
     p = Plan()
     for e in entries:
         devs = probed[e.backend]
@@ -105,20 +112,74 @@ def _record_device(devices: dict, d: dict) -> None:
         rec[k] = rec[k] or v
 
 
+def shards(items: list[Item]) -> dict[str, list[int]]:
+    """Positions of the items per physical device (its slug), each device's in plan order."""
+    out: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        out.setdefault(it.device_slug, []).append(i)
+    return out
+
+
 def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
-            on_row: Callable[[Item, dict], None] | None = None) -> list[dict[str, Any]]:
-    """Run items in order, each in its backend's worker; derive SOL figures from the peaks."""
-    peaks: dict[str, Any] = {}
-    rows = []
-    for it in items:
-        row = pool[it.backend].run(it, timeout)
-        if it.device_slug not in peaks:
-            peaks[it.device_slug] = sol.load_peaks(it.device_slug)
-        sol.derive(row, peaks[it.device_slug])
-        rows.append(row)
-        if on_row:
-            on_row(it, row)
-    return rows
+            on_row: Callable[[Item, dict], None] | None = None,
+            parallel: bool = False) -> list[dict[str, Any]]:
+    """Run items, each in the worker of its (backend, device); derive SOL figures from the peaks.
+
+    ``parallel``: shard by physical device, one thread per device driving that device's workers
+    (one backend at a time, items in plan order), devices concurrently: a device never runs two
+    items at once, so timings stay clean, and a host's N GPUs take about 1/N of the time.
+    Otherwise every item runs in turn. Rows come back in the order of ``items`` either way;
+    ``on_row`` is called as each finishes (from the device threads, one call at a time).
+    """
+    peaks = {slug: sol.load_peaks(slug) for slug in {it.device_slug for it in items}}
+    rows: list[dict[str, Any] | None] = [None] * len(items)
+    lock = threading.Lock()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def drive(queue: list[int]) -> None:
+        worker = None
+        for i in queue:
+            if stop.is_set():
+                return
+            it = items[i]
+            w = pool.for_item(it)
+            if worker is not None and w is not worker:
+                pool.release(worker)  # plan order groups a device's items by backend: this one is done
+            worker = w
+            row = w.run(it, timeout)
+            sol.derive(row, peaks[it.device_slug])
+            rows[i] = row
+            if on_row:
+                with lock:
+                    on_row(it, row)
+        if worker is not None:
+            pool.release(worker)
+
+    def drive_thread(queue: list[int]) -> None:
+        try:
+            drive(queue)
+        except Exception as e:  # noqa: BLE001 - re-raised in the calling thread
+            errors.append(e)
+            stop.set()
+
+    if not parallel:
+        drive(list(range(len(items))))
+    else:
+        threads = [threading.Thread(target=drive_thread, args=(q,), name=f"solbench-{slug}", daemon=True)
+                   for slug, q in shards(items).items()]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.5)
+        except BaseException:  # Ctrl-C: the threads stop after their current item
+            stop.set()
+            raise
+    if errors:
+        raise errors[0]
+    return rows  # type: ignore[return-value]
 
 
 def new_run(argv: list[str] | None = None) -> dict[str, Any]:

@@ -1,9 +1,15 @@
-"""Per-backend worker processes: crash isolation for plan → check → time.
+"""Per-(backend, device) worker processes: crash isolation for plan → check → time.
 
 Every backend runs in its own spawned process (CuPy, Triton, PoCL and wgpu each bring an LLVM or a
 driver). The parent sends work items and waits with a per-item timeout; a segfault, device fault,
 hang or compile error becomes a row with a status and a message, the worker is restarted, and the
 run goes on.
+
+``Pool[backend]`` is the backend's probe worker: it sees every device and answers ``plan()``.
+Items run in ``Pool.for_item(item)``: one worker per (backend, physical device), pinned to that
+device before the backend is imported (the adapter's ``pin_env``, e.g. CUDA_VISIBLE_DEVICES=<UUID>
+for CUDA, Triton and torch), so that the devices of a host can be driven in parallel
+(``runner.execute(parallel=True)``) without two devices ever sharing a process.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import multiprocessing as mp
 import os
 import queue
 import signal
+import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -57,25 +64,52 @@ def base_row(item: Item) -> dict[str, Any]:
 
 
 def assign_slugs(devices) -> None:
-    """Give each device its results slug: the host CPU for CPU-side devices, the GPU's name
-    (plus PCI id when the host has several of one name) for GPUs."""
+    """Give each device its results slug: the host CPU for CPU-side devices (one per backend
+    under SOLBENCH_SPLIT_CPU=1), the GPU's name (plus PCI id when the host has several of one
+    name) for GPUs."""
     from backends.base import gpu_slug, host_cpu_slug
 
     names = [d.name for d in devices if d.kind == "gpu"]
     for d in devices:
-        d.slug = host_cpu_slug() if d.kind != "gpu" else gpu_slug(d.name, d.pci_bus_id, names.count(d.name) == 1)
+        d.slug = (host_cpu_slug(d.backend) if d.kind != "gpu"
+                  else gpu_slug(d.name, d.pci_bus_id, names.count(d.name) == 1))
+
+
+def find_device(devices, target: dict) -> int:
+    """Index, in this process's device list, of the device the probe worker listed as ``target``.
+
+    A pinned process enumerates differently (under CUDA_VISIBLE_DEVICES=<UUID> the GPU is index
+    0), so match by UUID, then PCI bus id; a process without an identity to match (OpenCL on the
+    CPU, wgpu) enumerates like the probe did: same index, same name."""
+    for key in ("uuid", "pci_bus_id"):
+        if target.get(key):
+            hits = [i for i, d in enumerate(devices) if getattr(d, key) == target[key]]
+            if hits:
+                return hits[0]
+    i = target["index"]
+    if not (target.get("uuid") or target.get("pci_bus_id")) and i < len(devices) \
+            and devices[i].name == target["name"] and devices[i].kind == target["kind"]:
+        return i
+    raise RuntimeError(f"{target['backend']} device {target['name']} ({target['slug']}) is not visible "
+                       f"to the pinned worker; it sees {[d.name for d in devices]}")
 
 
 class Executor:
-    """Runs items for one backend, inside the worker process."""
+    """Runs items for one backend, inside the worker process. ``target``: the probe's record of
+    the one device a pinned worker serves (items name devices by the probe's index)."""
 
-    def __init__(self, backend: str):
+    def __init__(self, backend: str, target: dict | None = None):
         from backends import backend_class
 
         self.backend = backend
         self.cls = backend_class(backend)
         self.devices = self.cls.devices()
         assign_slugs(self.devices)
+        self.local: dict[int, int] = {}  # probe index → index here
+        if target is not None:
+            i = find_device(self.devices, target)
+            self.devices[i].slug = target["slug"]
+            self.local[target["index"]] = i
         self.opened: dict[int, Any] = {}
         self._data_key = None
         self._data = None
@@ -110,7 +144,8 @@ class Executor:
         spec = get_spec(item.op)
         entry = REGISTRY[(item.op, item.backend, item.variant)]
         case = spec.case(item.case)
-        dev = self.devices[item.device]
+        index = self.local.get(item.device, item.device)
+        dev = self.devices[index]
         row.update(dims=dict(case.dims), dtype=case.dtype, mode=dev.mode, device_name=dev.name,
                    bytes=spec.bytes_moved(case), flops=spec.flops(case), seed=item.seed or case.seed)
         if entry.disabled:
@@ -123,7 +158,7 @@ class Executor:
         if missing:
             return {**row, "status": "unsupported", "message": f"device lacks {', '.join(missing)}"}
         try:
-            be = self.open(item.device)
+            be = self.open(index)
             t0 = time.perf_counter()
             run = entry.factory(be, case)
             row["compile_s"] = time.perf_counter() - t0
@@ -188,15 +223,15 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}{where}"
 
 
-def _child(backend: str, env: dict[str, str], requests, responses) -> None:
-    os.environ.update(env)
+def _child(backend: str, env: dict[str, str], requests, responses, target: dict | None = None) -> None:
+    os.environ.update(env)  # before the backend is imported: pinning (CUDA_VISIBLE_DEVICES) and options
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     try:
-        ex = Executor(backend)
+        ex = Executor(backend, target)
         from suite.registry import discover
 
         discover()
-        responses.put(("devices", [asdict(d) for d in ex.devices]))
+        responses.put(("devices", [{**asdict(d), "pin": ex.cls.pin_env(d)} for d in ex.devices]))
     except Exception as e:  # noqa: BLE001
         responses.put(("unavailable", f"{_describe(e)}; fix: {FIX[backend]}"))
         return
@@ -226,11 +261,14 @@ class BackendUnavailable(RuntimeError):
 
 
 class Worker:
-    """Parent-side handle of one backend's worker process."""
+    """Parent-side handle of one worker process: a backend's probe worker (every device), or one
+    pinned to ``target`` (the probe's device record) with ``env`` holding the pinning."""
 
-    def __init__(self, backend: str, env: dict[str, str] | None = None, start_timeout: float = 300):
+    def __init__(self, backend: str, env: dict[str, str] | None = None, start_timeout: float = 300,
+                 target: dict | None = None):
         self.backend = backend
         self.env = env or {}
+        self.target = target
         self.start_timeout = start_timeout
         self.proc = None
         self.devices: list[dict] | None = None
@@ -239,8 +277,9 @@ class Worker:
     def start(self) -> None:
         ctx = mp.get_context("spawn")
         self.req, self.resp = ctx.Queue(), ctx.Queue()
-        self.proc = ctx.Process(target=_child, args=(self.backend, self.env, self.req, self.resp),
-                                daemon=True, name=f"solbench-{self.backend}")
+        name = f"solbench-{self.backend}" + (f"@{self.target['slug']}" if self.target else "")
+        self.proc = ctx.Process(target=_child, daemon=True, name=name,
+                                args=(self.backend, self.env, self.req, self.resp, self.target))
         self.proc.start()
 
     def probe(self) -> list[dict]:
@@ -317,11 +356,44 @@ class Worker:
 
 
 class Pool:
-    """One Worker per backend, started lazily."""
+    """Workers, started lazily: ``pool[backend]`` probes (and serves calls such as peaks);
+    ``pool.for_item(item)`` is the worker of the item's (backend, physical device)."""
 
     def __init__(self, env: dict[str, str] | None = None):
         self.env = env
-        self.workers: dict[str, Worker] = {}
+        self.workers: dict[str, Worker] = {}  # probe workers, one per backend
+        self.device_workers: dict[tuple[str, str], Worker] = {}  # (backend, device slug) → worker
+        self._lock = threading.Lock()  # device threads ask for workers concurrently
+
+    def for_item(self, item: Item) -> Worker:
+        return self.device_worker(item.backend, item.device, item.device_slug)
+
+    def device_worker(self, backend: str, index: int, slug: str) -> Worker:
+        """The worker that runs ``backend`` on device ``slug`` (``index`` in the probe's list).
+
+        The probe process itself serves one device: the backend's only device with a pinning
+        environment (a one-GPU host starts no extra process), else its first device that needs
+        none. Every other device gets a process of its own, started with its ``pin_env``."""
+        with self._lock:
+            key = (backend, slug)
+            if key not in self.device_workers:
+                probe = self[backend]
+                usable = [d for d in probe.devices or [] if d["reason"] is None]
+                dev = next((d for d in usable if d["index"] == index and d["slug"] == slug), None)
+                pinned = [d for d in usable if d.get("pin")]
+                owner = pinned[0] if len(pinned) == 1 else next((d for d in usable if not d.get("pin")), None)
+                if dev is None or dev is owner:
+                    w = probe
+                else:
+                    env = {**(self.env or {}), **dev.get("pin", {})}
+                    w = Worker(backend, env, probe.start_timeout, target=dev)
+                self.device_workers[key] = w
+            return self.device_workers[key]
+
+    def release(self, worker: Worker) -> None:
+        """Stop a device worker that is done (probe workers stay: they serve calls and plans)."""
+        if worker not in self.workers.values():
+            worker.close()
 
     def __getitem__(self, backend: str) -> Worker:
         if backend not in self.workers:
@@ -353,5 +425,5 @@ class Pool:
         return out
 
     def close(self) -> None:
-        for w in self.workers.values():
+        for w in {id(w): w for w in [*self.workers.values(), *self.device_workers.values()]}.values():
             w.close()

@@ -18,6 +18,24 @@ TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": t
                 "int32": torch.int32, "uint32": torch.uint32, "int8": torch.int8, "uint8": torch.uint8}
 
 
+def cuda_devices(backend: str, versions: dict[str, str]) -> list[Device]:
+    """The CUDA GPUs torch sees, as ``backend``'s devices (torch and Triton share this)."""
+    out = []
+    for i in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):
+        p = torch.cuda.get_device_properties(i)
+        # NVML by PCI id: under CUDA_VISIBLE_DEVICES (a pinned worker) CUDA index 0 is not NVML's 0
+        pci = None
+        if hasattr(p, "pci_bus_id"):
+            pci = canonical_pci(f"{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}.0")
+        ident = nvml_identity(i, pci)
+        out.append(Device(backend, i, p.name, "gpu", "NVIDIA", memory_bytes=p.total_memory,
+                          compute_units=p.multi_processor_count, l2_bytes=getattr(p, "L2_cache_size", 0),
+                          driver=ident.get("driver") or torch.version.cuda or "",
+                          pci_bus_id=pci or ident.get("pci_bus_id"), uuid=ident.get("uuid"),
+                          features=[f"sm_{p.major}{p.minor}"], versions=versions))
+    return out
+
+
 class TorchBackend(Backend):
     name = "torch"
     timer = "host"
@@ -29,19 +47,7 @@ class TorchBackend(Backend):
     @classmethod
     def devices(cls) -> list[Device]:
         v = {"torch": torch.__version__}
-        out = []
-        if torch.cuda.is_available():
-            for i in range(torch.cuda.device_count()):
-                p = torch.cuda.get_device_properties(i)
-                # NVML by PCI id: under CUDA_VISIBLE_DEVICES (a pinned worker) CUDA index 0 is not NVML's 0
-                pci = None
-                if hasattr(p, "pci_bus_id"):
-                    pci = canonical_pci(f"{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}.0")
-                ident = nvml_identity(i, pci)
-                out.append(Device("torch", i, p.name, "gpu", "NVIDIA", p.total_memory,
-                                  p.multi_processor_count,
-                                  getattr(p, "L2_cache_size", 0), torch.version.cuda or "",
-                                  pci or ident.get("pci_bus_id"), ident.get("uuid"), versions=v))
+        out = cuda_devices("torch", v)
         out.append(Device("torch", len(out), host_cpu_name(), "cpu", "", host_memory_bytes(),
                           torch.get_num_threads(), versions=v))
         return out

@@ -28,8 +28,8 @@ from typing import Any
 import torch
 
 from backends.base import Device, host_cpu_name, host_memory_bytes
-from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
-from backends.torch import TorchBackend
+from backends.nvml import gpu_clocks, nvml_identity
+from backends.torch import TorchBackend, cuda_devices
 
 HAS_CUDA = torch.cuda.is_available()
 if not HAS_CUDA:
@@ -68,19 +68,9 @@ class TritonBackend(TorchBackend):
         v = {"triton": _version("triton"), "torch": torch.__version__}
         mode = "interpret" if interpreting() else "run"
         if HAS_CUDA:
-            out = []
-            for i in range(torch.cuda.device_count()):
-                p = torch.cuda.get_device_properties(i)
-                pci = None
-                if hasattr(p, "pci_bus_id"):
-                    pci = canonical_pci(f"{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}.0")
-                ident = nvml_identity(i, pci)
-                out.append(Device(
-                    "triton", i, p.name, "gpu", "NVIDIA", memory_bytes=p.total_memory,
-                    compute_units=p.multi_processor_count, l2_bytes=getattr(p, "L2_cache_size", 0),
-                    driver=ident.get("driver") or torch.version.cuda or "",
-                    pci_bus_id=pci or ident.get("pci_bus_id"), uuid=ident.get("uuid"), mode=mode,
-                    features=[f"sm_{p.major}{p.minor}"], versions=v))
+            out = cuda_devices("triton", v)
+            for d in out:
+                d.mode = mode
             return out
         if not interpreting():
             return [Device("triton", 0, f"Triton on {host_cpu_name()}", "cpu", mode="run", versions=v,

@@ -54,7 +54,10 @@ def _pack(value, status, epoch, IS_FLOAT: tl.constexpr):
     return (tag << 32) | (bits.to(tl.int64) & 0xFFFFFFFF)
 
 
-@triton.jit
+# n_tiles is not specialised: Triton folds an int argument equal to 1 into a constant, and with
+# one tile (n <= BLOCK) the look-back loop folds away; Triton 3.6 then failed to compile the kernel
+# ("PassManager::run failed", seen on the H200 for n <= 1025).
+@triton.jit(do_not_specialize=["n_tiles"])
 def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
                             BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr):
     ticket = tl.atomic_add(ticket_ptr, 1)  # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles)

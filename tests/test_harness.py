@@ -188,3 +188,17 @@ def test_benchmark_flag_selects_only_benchmarks(tmp_path):
     assert names and all(n.startswith("test_bench[") for n in names)
     assert "--benchmark-only active" in r.stdout  # every correctness test was deselected by skip
     assert doc["benchmarks"][0]["extra_info"]["gbps"] > 0
+
+
+def test_ctrl_c_writes_no_file(tmp_path):
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", "--size", "bench",
+                             "--op", "vector_add", "--results-dir", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(12)  # planned and running the first bench item
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out[-2000:]
+    assert "no result file written" in out and not list(tmp_path.rglob("*"))

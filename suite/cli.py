@@ -63,14 +63,16 @@ def print_table(rows: list[dict], title: str = "results") -> None:
     for r in rows:
         tm = r.get("timing") or {}
         st = r.get("status", "")
-        color = {"ok": "green", "compiled": "cyan", "failed": "red", "error": "red", "timeout": "red"}.get(st, "yellow")
+        color = {"ok": "green", "compiled": "cyan", "failed": "red", "error": "red",
+                 "timeout": "red"}.get(st, "yellow")
         msg = r.get("message") or ""
         status = f"[{color}]{st}[/{color}]" + (f" {msg[:90]}" if st not in ("ok",) and msg else "")
         if st == "ok" and r.get("mode") == "interpret":
             status += " (interpreted)"
         t.add_row(r["op"], r["backend"], r["variant"], r.get("case", ""), r.get("device", ""),
                   _time(tm.get("median_s")), _fmt(r.get("gbps"), ".1f"), _fmt(r.get("tflops"), ".3f"),
-                  _fmt(r.get("pct_sol"), ".1f"), _fmt((r.get("check") or {}).get("max_abs_err"), ".2g"), status)
+                  _fmt(r.get("pct_sol"), ".1f"), _fmt((r.get("check") or {}).get("max_abs_err"), ".2g"),
+                  status)
     console.print(t)
 
 
@@ -84,13 +86,15 @@ def run(
     op: OpOpt = None, backend: BackendOpt = None, variant: VariantOpt = None, device: DeviceOpt = None,
     devices: DevicesOpt = None, split_cpu: SplitCpuOpt = False,
     size: Annotated[str, typer.Option(help="test | bench")] = "bench",
-    dtype: Annotated[list[str] | None, typer.Option("--dtype", help="only cases of this dtype (repeatable)")] = None,
+    dtype: Annotated[list[str] | None,
+                     typer.Option("--dtype", help="only cases of this dtype (repeatable)")] = None,
     hot: Annotated[bool, typer.Option("--hot", help="no L2 flush between samples")] = False,
     check_only: Annotated[bool, typer.Option("--check-only", help="check, do not time")] = False,
     seed: Annotated[int | None, typer.Option(help="override every case's seed (fresh inputs)")] = None,
     timeout: Annotated[float, typer.Option(help="seconds per kernel before it is killed")] = 300.0,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write all rows to this JSON")] = None,
-    csv_out: Annotated[Path | None, typer.Option("--csv", help="also write the flat table to this CSV")] = None,
+    csv_out: Annotated[Path | None,
+                       typer.Option("--csv", help="also write the flat table to this CSV")] = None,
     save: Annotated[bool, typer.Option(help="write run files under results/<device>/")] = True,
     results_dir: Annotated[Path, typer.Option(help="where run files go")] = res.RESULTS_DIR,
 ):
@@ -150,7 +154,8 @@ def list_(op: OpOpt = None, backend: BackendOpt = None):
         cells = []
         for b in BACKENDS:
             vs = [e for e in entries if e.op == name and e.backend == b]
-            cells.append(escape("\n".join(e.variant + (f" [{','.join(e.dtypes)}]" if e.dtypes else "") for e in vs)))
+            names = (e.variant + (f" [{','.join(e.dtypes)}]" if e.dtypes else "") for e in vs)
+            cells.append(escape("\n".join(names)))
         t.add_row(name, *cells)
     console.print(t)
     console.print(f"{len(entries)} kernels over {len(SPECS)} ops")
@@ -164,7 +169,8 @@ def _doctor_hints(backend: str, devices) -> list[str]:
         hints.append("NVIDIA's OpenCL ICD is not registered: "
                      "echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd")
     if backend == "webgpu":
-        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout if shutil.which("ldconfig") else ""
+        out = (subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+               if shutil.which("ldconfig") else "")
         if "libvulkan.so.1" not in out:
             hints.append("no Vulkan loader: apt-get install libvulkan1 mesa-vulkan-drivers")
     if backend == "cuda" and isinstance(devices, list) and all(d["mode"] == "compile" for d in devices):
@@ -189,10 +195,12 @@ def doctor():
     for b, devs in probed.items():
         hints = _doctor_hints(b, devs)
         if isinstance(devs, str):
-            t.add_row(b, "", "", "", "", f"[red]unavailable[/red]: {devs}" + "".join(f"\nfix: {h}" for h in hints))
+            t.add_row(b, "", "", "", "",
+                      f"[red]unavailable[/red]: {devs}" + "".join(f"\nfix: {h}" for h in hints))
             continue
         if not devs:
-            t.add_row(b, "", "", "", "", f"[red]no devices[/red]; fix: {FIX[b]}" + "".join(f"\n{h}" for h in hints))
+            t.add_row(b, "", "", "", "",
+                      f"[red]no devices[/red]; fix: {FIX[b]}" + "".join(f"\n{h}" for h in hints))
         for i, d in enumerate(devs):
             st = "[green]usable[/green]" if d["reason"] is None else f"[red]unusable[/red]: {d['reason']}"
             if i == len(devs) - 1 and hints:
@@ -211,7 +219,8 @@ def peaks(device: DeviceOpt = None,
     try:
         with _progress() as prog:
             task = prog.add_task("peaks", total=None)
-            out = measure_peaks(pool, device, timeout, lambda it, row: prog.update(task, description=it.id[:70]))
+            out = measure_peaks(pool, device, timeout,
+                                lambda it, row: prog.update(task, description=it.id[:70]))
     except ValueError as e:
         _fail(str(e))
     finally:

@@ -71,7 +71,8 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
         devs = probed[e.backend]
         base = {"backend": e.backend, "op": e.op, "variant": e.variant, "case": "-", "size": size}
         if isinstance(devs, str):
-            p.notes.append({**base, "device": "-", "status": "skipped", "message": f"backend unavailable: {devs}"})
+            p.notes.append({**base, "device": "-", "status": "skipped",
+                            "message": f"backend unavailable: {devs}"})
             continue
         chosen = _pick_devices(devs, device)
         if not chosen:

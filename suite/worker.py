@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 FIX = {  # what a user runs when a backend's package is missing
-    "cuda": "pip install 'solbench[cuda]' (cupy-cuda13x) — or cuda-bindings nvidia-cuda-nvrtc for compile-only",
+    "cuda": "pip install 'solbench[cuda]' (cupy-cuda13x); for compile-only: "
+            "pip install cuda-bindings nvidia-cuda-nvrtc",
     "triton": "pip install 'solbench[triton]'",
     "opencl": "pip install 'solbench[opencl]' and an ICD: apt-get install pocl-opencl-icd ocl-icd-libopencl1",
     "webgpu": "pip install 'solbench[webgpu]' and a Vulkan driver: apt-get install mesa-vulkan-drivers",
@@ -153,7 +154,8 @@ class Executor:
         need = spec.footprint(case)
         if dev.mode != "compile" and dev.memory_bytes and need > 0.8 * dev.memory_bytes:
             return {**row, "status": "skipped",
-                    "message": f"needs {need / 2**30:.2f} GiB, device {dev.name} has {dev.memory_bytes / 2**30:.2f}"}
+                    "message": f"needs {need / 2**30:.2f} GiB, device {dev.name} has "
+                               f"{dev.memory_bytes / 2**30:.2f}"}
         missing = [f for f in entry.requires if f not in dev.features]
         if missing:
             return {**row, "status": "unsupported", "message": f"device lacks {', '.join(missing)}"}

@@ -194,8 +194,8 @@ def test_ctrl_c_writes_no_file(tmp_path):
     import signal
     import time
 
-    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", "--size", "bench",
-                             "--op", "vector_add", "--results-dir", str(tmp_path)],
+    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch",
+                             "--size", "bench", "--op", "vector_add", "--results-dir", str(tmp_path)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(12)  # planned and running the first bench item
     proc.send_signal(signal.SIGINT)

@@ -27,6 +27,7 @@ EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.kernels"}
 def pool():
     """Workers that load the known-wrong kernels, which are registered in this process only for
     this module's tests (registered at import they would join every other test's plan)."""
+    registry.discover()  # the real kernels first: teardown removes only what this fixture added
     before = set(registry.REGISTRY)
     mod = sys.modules.get("tests.wrong.kernels")
     importlib.reload(mod) if mod else importlib.import_module("tests.wrong.kernels")

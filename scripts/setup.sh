@@ -19,6 +19,13 @@ if [ -n "$missing" ]; then
 fi
 
 if [ ! -x .venv/bin/python ]; then
+  if ! "$PY" -m venv --help >/dev/null 2>&1 || ! "$PY" -c "import ensurepip" 2>/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+    else
+      echo "setup: $PY cannot create a venv; run: sudo apt-get install -y python3-venv" >&2; exit 1
+    fi
+  fi
   "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
 fi

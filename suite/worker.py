@@ -273,6 +273,7 @@ class Worker:
         self.target = target
         self.start_timeout = start_timeout
         self.proc = None
+        self._greeted = False
         self.devices: list[dict] | None = None
         self.reason: str | None = None
 
@@ -283,6 +284,7 @@ class Worker:
         self.proc = ctx.Process(target=_child, daemon=True, name=name,
                                 args=(self.backend, self.env, self.req, self.resp, self.target))
         self.proc.start()
+        self._greeted = False  # its first message (devices, or why unavailable) is still to be read
 
     def probe(self) -> list[dict]:
         """Start the process (if needed) and return its devices; raises BackendUnavailable."""
@@ -290,10 +292,11 @@ class Worker:
             if self.reason:
                 raise BackendUnavailable(self.reason)
             self.start()
+        if not self._greeted:
+            self._greeted = True
             try:
                 kind, payload = self._get(self.start_timeout)
             except (TimeoutError, ChildProcessError) as e:
-                self.kill()
                 kind, payload = "unavailable", f"worker did not start: {e}"
             if kind == "unavailable":
                 self.reason = payload
@@ -403,27 +406,18 @@ class Pool:
         return self.workers[backend]
 
     def probe_all(self, backends) -> dict[str, list[dict] | str]:
-        """Devices of every backend (probed in parallel), or the reason it is unavailable."""
+        """Devices of every backend (the processes start together, so they probe in parallel), or
+        the reason it is unavailable."""
         for b in backends:
             w = self[b]
             if w.proc is None and not w.reason:
                 w.start()
         out: dict[str, list[dict] | str] = {}
         for b in backends:
-            w = self[b]
             try:
-                if w.devices is None and w.proc is not None and not w.reason:
-                    kind, payload = w._get(w.start_timeout)
-                    if kind == "unavailable":
-                        w.reason = payload
-                        w.kill()
-                    else:
-                        w.devices = payload
-                out[b] = w.probe()
-            except (BackendUnavailable, TimeoutError, ChildProcessError) as e:
-                w.reason = w.reason or str(e)
-                w.kill()
-                out[b] = w.reason
+                out[b] = self[b].probe()
+            except BackendUnavailable as e:
+                out[b] = str(e)
         return out
 
     def close(self) -> None:

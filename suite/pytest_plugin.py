@@ -120,12 +120,7 @@ def pytest_generate_tests(metafunc):
 
 def run_item(config, item):
     """Run one planned item in its worker; return the row (SOL figures derived)."""
-    worker = config._sb_pool.for_item(item)
-    last = getattr(config, "_sb_worker", None)
-    if last is not None and last is not worker:
-        config._sb_pool.release(last)  # items come grouped by backend and device: that one is done
-    config._sb_worker = worker
-    row = worker.run(item, config.getoption("solbench_timeout"))
+    row = config._sb_pool.run(item, config.getoption("solbench_timeout"))
     sol.derive(row, sol.load_peaks(item.device_slug))
     return row
 

@@ -139,23 +139,17 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
     errors: list[BaseException] = []
 
     def drive(queue: list[int]) -> None:
-        worker = None
         for i in queue:
             if stop.is_set():
                 return
             it = items[i]
-            w = pool.for_item(it)
-            if worker is not None and w is not worker:
-                pool.release(worker)  # plan order groups a device's items by backend: this one is done
-            worker = w
-            row = w.run(it, timeout)
+            row = pool.run(it, timeout)
             sol.derive(row, peaks[it.device_slug])
             rows[i] = row
             if on_row:
                 with lock:
                     on_row(it, row)
-        if worker is not None:
-            pool.release(worker)
+        pool.finish()
 
     def drive_thread(queue: list[int]) -> None:
         try:

@@ -369,9 +369,26 @@ class Pool:
         self.workers: dict[str, Worker] = {}  # probe workers, one per backend
         self.device_workers: dict[tuple[str, str], Worker] = {}  # (backend, device slug) → worker
         self._lock = threading.Lock()  # device threads ask for workers concurrently
+        self._current: dict[int, Worker] = {}  # thread → the worker it ran its last item in
 
     def for_item(self, item: Item) -> Worker:
         return self.device_worker(item.backend, item.device, item.device_slug)
+
+    def run(self, item: Item, timeout: float) -> dict[str, Any]:
+        """Run an item in its (backend, device) worker. The worker this thread used before, if it
+        is another one, is done (plans group a device's items by backend) and is stopped first."""
+        w = self.for_item(item)
+        prev = self._current.get(threading.get_ident())
+        if prev is not None and prev is not w:
+            self.release(prev)
+        self._current[threading.get_ident()] = w
+        return w.run(item, timeout)
+
+    def finish(self) -> None:
+        """Stop the worker this thread used last (see ``run``)."""
+        prev = self._current.pop(threading.get_ident(), None)
+        if prev is not None:
+            self.release(prev)
 
     def device_worker(self, backend: str, index: int, slug: str) -> Worker:
         """The worker that runs ``backend`` on device ``slug`` (``index`` in the probe's list).

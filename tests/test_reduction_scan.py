@@ -218,16 +218,20 @@ class _Traps:
                 setattr(sk, k, v)
 
     def webgpu_grid_2d(self) -> None:
-        """A tiny per-dimension limit: 300_007 elements need 1172 and 293 groups → 2-D grids."""
+        """A tiny per-dimension limit forces 2-D grids: 300_007 elements need 1172 and 293 groups
+        (reduction); the scan with one vec4 per invocation (1024-element tiles) at 1_100_003
+        needs 1075 groups and three levels."""
+        import ops.scan.kernels as sk
         from suite.registry import get_spec, select
 
         key = "max-compute-workgroups-per-dimension"
-        saved = self.be.limits[key]
-        self.be.limits[key] = 64
+        saved, saved_items = self.be.limits[key], sk.WEBGPU_ITEMS_VEC
+        self.be.limits[key] = 128  # (the backend's own fill kernel needs 4297 groups: < 128²)
+        sk.WEBGPU_ITEMS_VEC = 1
         try:
-            for op, variant in (("reduction", "tree_shared"), ("scan", "reduce_then_scan")):
+            for op, variant, n in (("reduction", "tree_shared", 300_007), ("scan", "reduce_then_scan", 1_100_003)):
                 spec = get_spec(op)
-                case = Case("n=300007", {"n": 300_007}, "fp32", seed=5)
+                case = Case(f"n={n}", {"n": n}, "fp32", seed=5)
                 for e in select([op], ["webgpu"], [variant]):
                     def grid2d(e=e, spec=spec, op=op, case=case):
                         run = e.factory(self.be, case)
@@ -236,6 +240,7 @@ class _Traps:
                     self.guard(f"{op}/{variant} 2-D grid", grid2d)
         finally:
             self.be.limits[key] = saved
+            sk.WEBGPU_ITEMS_VEC = saved_items
 
 
 def _traps(backend: str, sizes: list[int], lookback_patch: dict) -> dict:

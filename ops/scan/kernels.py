@@ -61,6 +61,8 @@ def torch_cumsum(be, case):
 _CU = source(__file__, "scan.cu")
 #: decoupled look-back: 256 threads × 8 vectors of 4 = 8192 elements per tile
 LOOKBACK_BLOCK, LOOKBACK_ITEMS_VEC = 256, 8
+#: __nanosleep before re-reading a look-back window whose nearest flag is still X (0: spin)
+LOOKBACK_BACKOFF_NS = 0
 
 
 @kernel("scan", "cuda", "cupy")
@@ -76,22 +78,36 @@ def cuda_cupy(be, case):
 
 def _three_pass(be, case, reduce_k, scan_k, launch, tile: int):
     """Reduce-then-scan over the levels of ``level_lengths``; ``launch(k, groups, args)``.
-    Level l > 0 arrays are scanned in place (the kernels read a tile before writing it)."""
+    Level l > 0 arrays are scanned in place (the kernels read a tile before writing it).
+    ``run.passes``: the level-0 reduce and scan passes alone, for timing them apart
+    (scripts/scan_probe.py); the scan pass alone reads a carry left by an earlier full run."""
     lens = level_lengths(case["n"], tile)
     sums = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]
     top = len(lens) - 1
+    reduce0 = lambda x: launch(reduce_k, lens[1], [x, sums[0], np.int64(lens[0])])  # noqa: E731
+
+    def scan0(x, y):
+        if top == 0:  # the top level fits one tile: scanned alone (the dummy carry is never read)
+            launch(scan_k, 1, [x, y, x, np.int32(0), np.int64(lens[0])])
+        else:
+            launch(scan_k, lens[1], [x, y, sums[0], np.int32(1), np.int64(lens[0])])
 
     def run(ins, outs):
         arrays = [ins["x"], *sums]
-        for lvl in range(top):  # pass 1, every level: tile sums
+        if top:
+            reduce0(arrays[0])
+        for lvl in range(1, top):  # pass 1, every level: tile sums
             launch(reduce_k, lens[lvl + 1], [arrays[lvl], sums[lvl], np.int64(lens[lvl])])
-        # the top level fits one tile: scan it alone (no carry; the dummy carry is never read)
-        launch(scan_k, 1, [arrays[top], outs["y"] if top == 0 else arrays[top], arrays[top], np.int32(0),
-                           np.int64(lens[top])])
-        for lvl in reversed(range(top)):  # pass 3, back down: scan tiles + carry from above
-            launch(scan_k, lens[lvl + 1], [arrays[lvl], outs["y"] if lvl == 0 else arrays[lvl],
-                                           arrays[lvl + 1], np.int32(1), np.int64(lens[lvl])])
+        if top:
+            launch(scan_k, 1, [arrays[top], arrays[top], arrays[top], np.int32(0), np.int64(lens[top])])
+        for lvl in reversed(range(1, top)):  # pass 3, back down: scan tiles + carry from above
+            launch(scan_k, lens[lvl + 1], [arrays[lvl], arrays[lvl], arrays[lvl + 1], np.int32(1),
+                                           np.int64(lens[lvl])])
+        scan0(ins["x"], outs["y"])
 
+    if top:
+        run.passes = {"reduce": lambda ins, outs: reduce0(ins["x"]),
+                      "scan": lambda ins, outs: scan0(ins["x"], outs["y"])}
     return run
 
 
@@ -117,20 +133,26 @@ def cuda_brent_kung(be, case):
     return _cuda_three_pass(be, case, "scan_tiles_brent_kung")
 
 
+def cuda_lookback(be, case, block: int | None = None, items_vec: int | None = None, **defines):
+    """The single-pass kernel with its shape (defaults: the module constants) and extra defines
+    (BACKOFF, and the PROBE_* switches scripts/scan_probe.py times)."""
+    n = case["n"]
+    block, items_vec = block or LOOKBACK_BLOCK, items_vec or LOOKBACK_ITEMS_VEC
+    n_tiles = cdiv(n, block * 4 * items_vec)
+    k = be.compile(_CU, "scan_decoupled_lookback",
+                   {"IS_INT": int(case.dtype == "i32"), "BLOCK": block, "ITEMS_VEC": items_vec, **defines})
+    flags = be.upload(np.zeros(n_tiles, np.uint64))  # zeroed once: the epoch does the rest
+    ticket = be.upload(np.zeros(1, np.uint64))
+
+    return lambda ins, outs: be.launch(k, (n_tiles,), (block,),
+                                       [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
+
+
 @kernel("scan", "cuda", "decoupled_lookback")
 def cuda_decoupled_lookback(be, case):
     """Single pass (Merrill & Garland): 8192-element tiles, warp-shuffle scans, 32-wide warp
     look-back over 64-bit (epoch, status, value) flags; tiles claimed by a ticket counter."""
-    n = case["n"]
-    tile = LOOKBACK_BLOCK * 4 * LOOKBACK_ITEMS_VEC
-    n_tiles = cdiv(n, tile)
-    defs = {"IS_INT": int(case.dtype == "i32"), "BLOCK": LOOKBACK_BLOCK, "ITEMS_VEC": LOOKBACK_ITEMS_VEC}
-    k = be.compile(_CU, "scan_decoupled_lookback", defs)
-    flags = be.upload(np.zeros(n_tiles, np.uint64))  # zeroed once: the epoch does the rest
-    ticket = be.upload(np.zeros(1, np.uint64))
-
-    return lambda ins, outs: be.launch(k, (n_tiles,), (LOOKBACK_BLOCK,),
-                                       [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
+    return cuda_lookback(be, case, BACKOFF=LOOKBACK_BACKOFF_NS)
 
 
 # ---- triton ---------------------------------------------------------------------------------
@@ -138,7 +160,7 @@ def cuda_decoupled_lookback(be, case):
 #: triton reduce-then-scan tiles (three levels at the 1_050_001 test size, like the others)
 TRITON_TILE3 = 1024
 #: triton look-back: tile and window
-TRITON_LOOKBACK_TILE, TRITON_WINDOW = 4096, 32
+TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 4096, 32, 8
 
 
 @kernel("scan", "triton", "reduce_then_scan")
@@ -159,24 +181,30 @@ def triton_reduce_then_scan(be, case):
     return _three_pass(be, case, scan_reduce_tiles, scan_tiles, launch, TRITON_TILE3)
 
 
-@kernel("scan", "triton", "decoupled_lookback")
-def triton_decoupled_lookback(be, case):
-    """Single pass: tl.cumsum per 4096-element tile, look-back over a 32-flag window with
-    volatile loads; 64-bit (epoch, status, value) flags and a ticket counter."""
+def triton_lookback(be, case, tile: int | None = None, window: int | None = None, num_warps: int = 8):
+    """The single-pass Triton kernel with its shape (defaults: the module constants)."""
     from ops.scan.scan_triton import scan_decoupled_lookback
 
     n = case["n"]
-    n_tiles = cdiv(n, TRITON_LOOKBACK_TILE)
+    tile, window = tile or TRITON_LOOKBACK_TILE, window or TRITON_WINDOW
+    n_tiles = cdiv(n, tile)
     flags = be.upload(np.zeros(n_tiles, np.int64))
     ticket = be.upload(np.zeros(1, np.int64))
     is_float = case.dtype == "fp32"
 
     def run(ins, outs):
         scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, ticket, n, n_tiles,
-                                            BLOCK=TRITON_LOOKBACK_TILE, WINDOW=TRITON_WINDOW,
-                                            IS_FLOAT=is_float, num_warps=8)
+                                            BLOCK=tile, WINDOW=window, IS_FLOAT=is_float,
+                                            num_warps=num_warps)
 
     return run
+
+
+@kernel("scan", "triton", "decoupled_lookback")
+def triton_decoupled_lookback(be, case):
+    """Single pass: tl.cumsum per 4096-element tile, look-back over a 32-flag window with
+    volatile loads; 64-bit (epoch, status, value) flags and a ticket counter."""
+    return triton_lookback(be, case, num_warps=TRITON_LOOKBACK_WARPS)
 
 
 # ---- opencl ---------------------------------------------------------------------------------
@@ -207,41 +235,50 @@ def opencl_brent_kung(be, case):
     return _opencl_three_pass(be, case, "scan_tiles_brent_kung")
 
 
+def opencl_lookback(be, case, block: int | None = None, items_vec: int | None = None,
+                    window: int | None = None):
+    """The single-pass OpenCL kernel with its shape (defaults: the module constants)."""
+    if "cl_khr_int64_base_atomics" not in be.device.features:
+        raise _unsupported("decoupled_lookback needs cl_khr_int64_base_atomics (64-bit flags and ticket)")
+    n = case["n"]
+    block, items_vec = block or LOOKBACK_BLOCK, items_vec or LOOKBACK_ITEMS_VEC
+    n_tiles = cdiv(n, block * 4 * items_vec)
+    k = be.compile(_CL, "scan_decoupled_lookback", {
+        "IS_INT": int(case.dtype == "i32"), "BLOCK": block, "ITEMS_VEC": items_vec,
+        "LOOKBACK": window or OPENCL_LOOKBACK_WINDOW, "LOOKBACK_KERNEL": 1})
+    flags = be.upload(np.zeros(n_tiles, np.uint64))
+    ticket = be.upload(np.zeros(1, np.uint64))
+
+    return lambda ins, outs: be.launch(k, (n_tiles * block,), (block,),
+                                       [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
+
+
 @kernel("scan", "opencl", "decoupled_lookback")
 def opencl_decoupled_lookback(be, case):
     """Single pass: 8192-element tiles (coalesced rows, a raking scan in local memory), look-back
     by one work-item over 16 flags per round trip; 64-bit flags (cl_khr_int64_base_atomics)."""
-    if "cl_khr_int64_base_atomics" not in be.device.features:
-        raise _unsupported("decoupled_lookback needs cl_khr_int64_base_atomics (64-bit flags and ticket)")
-    n = case["n"]
-    tile = LOOKBACK_BLOCK * 4 * LOOKBACK_ITEMS_VEC
-    n_tiles = cdiv(n, tile)
-    k = be.compile(_CL, "scan_decoupled_lookback", {
-        "IS_INT": int(case.dtype == "i32"), "BLOCK": LOOKBACK_BLOCK, "ITEMS_VEC": LOOKBACK_ITEMS_VEC,
-        "LOOKBACK": OPENCL_LOOKBACK_WINDOW, "LOOKBACK_KERNEL": 1})
-    flags = be.upload(np.zeros(n_tiles, np.uint64))
-    ticket = be.upload(np.zeros(1, np.uint64))
-
-    return lambda ins, outs: be.launch(k, (n_tiles * LOOKBACK_BLOCK,), (LOOKBACK_BLOCK,),
-                                       [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
+    return opencl_lookback(be, case)
 
 
 # ---- webgpu ---------------------------------------------------------------------------------
 
 _WGSL = source(__file__, "scan.wgsl")
+#: vec4s per invocation of the WGSL three-pass scan (tile = 4·256·WEBGPU_ITEMS_VEC elements)
+WEBGPU_ITEMS_VEC = 4
 
 
-@kernel("scan", "webgpu", "reduce_then_scan")
-def webgpu_reduce_then_scan(be, case):
-    """Three passes per level over 1024-element tiles (Kogge–Stone in workgroup memory); each
-    level's scan goes to its own buffer (WebGPU forbids a buffer bound both read and written)."""
+def webgpu_three_pass(be, case, items: int | None = None):
+    """Reduce-then-scan with ``items`` vec4s per invocation (default WEBGPU_ITEMS_VEC)."""
     n = case["n"]
     if n >= 2**32:
         raise _unsupported(f"WGSL kernels index with u32: n = {n} >= 2^32")
-    defs = {"T": {"fp32": "f32", "i32": "i32"}[case.dtype], "BLOCK": BLOCK3}
+    items = items or WEBGPU_ITEMS_VEC
+    ntot = BLOCK3 * items
+    defs = {"T": {"fp32": "f32", "i32": "i32"}[case.dtype], "BLOCK": BLOCK3, "ITEMS": items,
+            "NTOT_PAD": ntot + ntot // 32}
     red = be.compile(_WGSL, "scan_reduce_tiles", defs)
     scan = be.compile(_WGSL, "scan_tiles", defs)
-    lens = level_lengths(n, TILE3)
+    lens = level_lengths(n, 4 * ntot)
     top = len(lens) - 1
     sums = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]  # sums[l-1]: tile sums of level l-1
     scanned = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]  # their inclusive scans
@@ -251,6 +288,10 @@ def webgpu_reduce_then_scan(be, case):
     steps_down = [(be.grid_2d(lens[lvl + 1]), u32(lens[lvl], lens[lvl + 1], 1)) for lvl in range(top)]
     top_params = u32(lens[top], 1, 0)
 
+    def scan_level(src, dst, lvl):  # lvl < top: with the carry of level lvl + 1
+        grid, prm = steps_down[lvl]
+        be.launch(scan, grid, [src, dst, scanned[lvl]], prm)
+
     def run(ins, outs):
         src = [ins["x"], *sums]  # the array scanned at each level
         dst = [outs["y"], *scanned]
@@ -259,7 +300,17 @@ def webgpu_reduce_then_scan(be, case):
             be.launch(red, grid, [src[lvl], sums[lvl]], prm)
         be.launch(scan, (1, 1, 1), [src[top], dst[top], dummy], top_params)
         for lvl in reversed(range(top)):
-            grid, prm = steps_down[lvl]
-            be.launch(scan, grid, [src[lvl], dst[lvl], dst[lvl + 1]], prm)
+            scan_level(src[lvl], dst[lvl], lvl)
 
+    if top:
+        run.passes = {"reduce": lambda ins, outs: be.launch(red, steps_up[0][0], [ins["x"], sums[0]], steps_up[0][1]),
+                      "scan": lambda ins, outs: scan_level(ins["x"], outs["y"], 0)}
     return run
+
+
+@kernel("scan", "webgpu", "reduce_then_scan")
+def webgpu_reduce_then_scan(be, case):
+    """Three passes per level over 4096-element tiles (4 vec4s per invocation, a raking scan in
+    workgroup memory); each level's scan goes to its own buffer (WebGPU forbids a buffer bound
+    both read and written)."""
+    return webgpu_three_pass(be, case)

@@ -25,8 +25,12 @@
 //   (coalesced), scans it serially, and a warp Kogge–Stone (__shfl_up_sync) scan of the 32
 //   vector totals plus the running chunk total gives each element its prefix within the chunk.
 //   The 8 warp totals give warp prefixes and the tile aggregate. Thread 0 publishes the
-//   aggregate (status A), warp 0 looks back 32 tiles at a time (one flag per lane, spinning
-//   while any is X) until it meets an inclusive prefix (P), then thread 0 publishes its own P.
+//   aggregate (status A); warp 0 looks back over a window of the 32 tiles before `end` (one
+//   flag per lane, one round trip): the tiles after the nearest X are consumed at once — if one
+//   of them is P, the look-back ends there; otherwise `end` moves back to that X and the window
+//   is read again (a first version waited until no flag of the window was X, i.e. for the
+//   slowest of 32 predecessors even when the nearest was already P). Thread 0 then publishes P.
+//   BACKOFF > 0: __nanosleep(BACKOFF) before re-reading a window whose nearest flag is X.
 //   A flag is one 64-bit word — epoch (30 bits) | status (2) | value bits (32) — stored and
 //   loaded with st/ld.relaxed.gpu: value and status travel together, so no fence is needed.
 //   Tiles are claimed with a 64-bit ticket counter (atomicAdd) in launch order: a block only
@@ -45,6 +49,19 @@
 #endif
 #ifndef ITEMS_VEC
 #define ITEMS_VEC 8
+#endif
+#ifndef BACKOFF
+#define BACKOFF 0
+#endif
+// Probes only (scripts/scan_probe.py), never in a registered variant: PROBE_NO_LOOKBACK = 1 skips
+// the look-back (every tile's prefix is its own: WRONG output) to time the memory path alone;
+// PROBE_BLOCKIDX = 1 takes the tile from blockIdx.x instead of the ticket counter (CUB's way; it
+// relies on blocks starting in index order, which CUDA does not promise) to time the ticket.
+#ifndef PROBE_NO_LOOKBACK
+#define PROBE_NO_LOOKBACK 0
+#endif
+#ifndef PROBE_BLOCKIDX
+#define PROBE_BLOCKIDX 0
 #endif
 
 #if IS_INT
@@ -210,7 +227,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
     if (threadIdx.x == 0) {
-        const unsigned long long t = atomicAdd(ticket, 1ull);
+        const unsigned long long t = PROBE_BLOCKIDX ? blockIdx.x : atomicAdd(ticket, 1ull);
         s_tile = (long long)(t % (unsigned long long)n_tiles);
         s_epoch = t / (unsigned long long)n_tiles;
     }
@@ -254,19 +271,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
         } else {
             if (lane == 0) st_relaxed(flags + tile, pack(agg, ST_A, epoch));
             const unsigned long long want = epoch & 0x3fffffffull;
-            long long end = tile;  // the window is the 32 tiles [end - 32, end)
-            while (true) {
-                const long long k = end - 32 + lane;
-                unsigned long long w, st;
-                do {  // spin until no tile of the window is X (tiles before 0 count as P of 0)
-                    w = k >= 0 ? ld_relaxed(flags + k) : pack((T)0, ST_P, epoch);
-                    st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
-                } while (__any_sync(0xffffffffu, st == ST_X));
-                const unsigned int pmask = __ballot_sync(0xffffffffu, st == ST_P);
-                const int first = pmask ? 31 - __clz(pmask) : 0;  // nearest P (highest lane)
-                excl += warp_sum(lane >= first ? FROM_BITS((unsigned int)w) : (T)0);
-                if (pmask) break;
-                end -= 32;
+            long long end = tile;  // the window is the 32 tiles [end - 32, end), lane l ↔ end - 32 + l
+            while (!PROBE_NO_LOOKBACK) {
+                const long long k = end - 32 + lane;  // tiles before 0 count as P of 0
+                const unsigned long long w = k >= 0 ? ld_relaxed(flags + k) : pack((T)0, ST_P, epoch);
+                const unsigned long long st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
+                const int hx = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_X));  // nearest X, or -1
+                const int hp = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_P));  // nearest P, or -1
+                // lanes past the nearest X are A or P: sum them, stopping at the nearest P
+                excl += warp_sum(lane >= max(hx + 1, hp) ? FROM_BITS((unsigned int)w) : (T)0);
+                if (hp > hx) break;
+                end -= 31 - hx;  // the next window ends just after that X (hx = -1: all 32 were A)
+                if (BACKOFF && hx == 31) __nanosleep(BACKOFF);
             }
             if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
         }

@@ -2,17 +2,23 @@
 // Minimum traffic: read n, write n elements (8·n bytes); this scheme moves 12·n (x is read twice):
 // at most 2/3 of the bandwidth ceiling.
 //
-// Placeholders: BLOCK (workgroup size, power of two), T (f32 | i32). Arrays are bound as raw
-// 16-byte words (array<vec4<u32>>) and bitcast; a tile is BLOCK vec4s = 4·BLOCK elements,
-// invocation l owns the 4 consecutive elements of vec4 l of its tile (one 16-byte access).
+// Placeholders: BLOCK (workgroup size, power of two), ITEMS (16-byte vectors per invocation),
+// NTOT_PAD (BLOCK·ITEMS + BLOCK·ITEMS/32), T (f32 | i32). Arrays are bound as raw 16-byte words
+// (array<vec4<u32>>) and bitcast. A tile is ITEMS rows of BLOCK consecutive vec4s (4·BLOCK·ITEMS
+// elements); invocation l loads vec4 l of every row (coalesced: a row is one contiguous span).
 // Workgroup id g = wid.x + wid.y·nwg.x (2-D grids past 65535 groups); indices are u32 (n < 2^32).
 //
-//   scan_reduce_tiles  sums[g] = Σ tile g (tree in workgroup memory)                   read n
+//   scan_reduce_tiles  sums[g] = Σ tile g (each invocation adds its ITEMS vectors, then a tree in
+//                      workgroup memory)                                               read n
 //   (the sums are scanned by the same two kernels, level by level, until one tile holds them;
 //    the host drives the levels, each level's scan into its own buffer: no aliasing bindings)
-//   scan_tiles         serial scan of the 4 elements, Kogge–Stone over the BLOCK invocation
-//                      totals in workgroup memory (double buffer, a barrier per step), plus
-//                      carry[g-1], the inclusive scan of this level's tile sums    read n, write n
+//   scan_tiles         serial scan inside each vec4; the BLOCK·ITEMS vec4 totals, in memory order,
+//                      go to workgroup memory and are scanned by raking: invocation l scans the
+//                      ITEMS consecutive totals [l·ITEMS, (l+1)·ITEMS) serially, Kogge–Stone over
+//                      the BLOCK rake totals (double buffer, a barrier per step) gives each rake
+//                      its prefix (indices padded by one word per 32 so the stride-ITEMS rakes
+//                      hit distinct banks); plus carry[g-1], the inclusive scan of this level's
+//                      tile sums                                                read n, write n
 //
 // No single-pass look-back here: WebGPU makes no forward-progress promise between workgroups
 // (a workgroup may not be scheduled until another finishes), so a workgroup spinning on its
@@ -35,6 +41,9 @@ struct ScanParams { n: u32, groups: u32, has_carry: u32 }
 @group(0) @binding(3) var<uniform> sp: ScanParams;
 
 var<workgroup> s: array<array<{{T}}, {{BLOCK}}>, 2>;
+var<workgroup> tot: array<{{T}}, {{NTOT_PAD}}>;
+
+fn pad(i: u32) -> u32 { return i + (i >> 5u); }
 
 // elements [4i, 4i+4) of x, zero past n (the buffer's padding holds anything)
 fn load4(i: u32, n: u32) -> vec4<{{T}}> {
@@ -49,8 +58,10 @@ fn load4(i: u32, n: u32) -> vec4<{{T}}> {
 fn scan_reduce_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * nwg.x;
-    let v = load4(g * {{BLOCK}}u + lid, rp.n);
-    s[0][lid] = (v.x + v.y) + (v.z + v.w);
+    let base = g * ({{BLOCK}}u * {{ITEMS}}u) + lid;
+    var acc = vec4<{{T}}>({{T}}(0));
+    for (var j = 0u; j < {{ITEMS}}u; j = j + 1u) { acc = acc + load4(base + j * {{BLOCK}}u, rp.n); }
+    s[0][lid] = (acc.x + acc.y) + (acc.z + acc.w);
     workgroupBarrier();
     for (var stride = {{BLOCK}}u / 2u; stride > 0u; stride = stride / 2u) {
         if (lid < stride) { s[0][lid] = s[0][lid] + s[0][lid + stride]; }
@@ -63,24 +74,48 @@ fn scan_reduce_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
 fn scan_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * nwg.x;
-    let i = g * {{BLOCK}}u + lid;
-    var v = load4(i, sp.n);
-    v.y = v.y + v.x;  // serial scan of the invocation's 4 elements
-    v.z = v.z + v.y;
-    v.w = v.w + v.z;
-    var src = 0u;
-    s[0][lid] = v.w;
+    let base = g * ({{BLOCK}}u * {{ITEMS}}u) + lid;
+    var v: array<vec4<{{T}}>, {{ITEMS}}>;
+    for (var j = 0u; j < {{ITEMS}}u; j = j + 1u) {
+        var a = load4(base + j * {{BLOCK}}u, sp.n);
+        a.y = a.y + a.x;  // serial scan inside the vec4
+        a.z = a.z + a.y;
+        a.w = a.w + a.z;
+        v[j] = a;
+        tot[pad(j * {{BLOCK}}u + lid)] = a.w;
+    }
     workgroupBarrier();
-    for (var off = 1u; off < {{BLOCK}}u; off = off * 2u) {
+    var r = {{T}}(0);  // rake: the ITEMS consecutive totals of this invocation, in place
+    for (var k = 0u; k < {{ITEMS}}u; k = k + 1u) {
+        let f = pad(lid * {{ITEMS}}u + k);
+        r = r + tot[f];
+        tot[f] = r;
+    }
+    var src = 0u;
+    s[0][lid] = r;
+    workgroupBarrier();
+    for (var off = 1u; off < {{BLOCK}}u; off = off * 2u) {  // Kogge–Stone over the rake totals
         var a = s[src][lid];
         if (lid >= off) { a = a + s[src][lid - off]; }
         s[src ^ 1u][lid] = a;
         src = src ^ 1u;
         workgroupBarrier();  // the next step reads every invocation's write
     }
-    var prefix = {{T}}(0);
-    if (lid > 0u) { prefix = s[src][lid - 1u]; }
-    if (sp.has_carry != 0u && g > 0u) { prefix = prefix + bitcast<{{T}}>(carry[g - 1u]); }
-    // the whole last vec4 is written: buffers are padded to 16 bytes, lanes past n are padding
-    if (g < sp.groups && 4u * i < sp.n) { y[i] = bitcast<vec4<u32>>(v + vec4<{{T}}>(prefix)); }
+    var rake_prefix = {{T}}(0);
+    if (lid > 0u) { rake_prefix = s[src][lid - 1u]; }
+    for (var k = 0u; k < {{ITEMS}}u; k = k + 1u) {
+        let f = pad(lid * {{ITEMS}}u + k);
+        tot[f] = tot[f] + rake_prefix;
+    }
+    workgroupBarrier();  // tot: inclusive scan of the tile's vec4 totals; read across rakes below
+    var carry_in = {{T}}(0);
+    if (sp.has_carry != 0u && g > 0u) { carry_in = bitcast<{{T}}>(carry[g - 1u]); }
+    for (var j = 0u; j < {{ITEMS}}u; j = j + 1u) {
+        let f = j * {{BLOCK}}u + lid;
+        var prefix = carry_in;
+        if (f > 0u) { prefix = prefix + tot[pad(f - 1u)]; }
+        let i = base + j * {{BLOCK}}u;
+        // the whole last vec4 is written: buffers are padded to 16 bytes, lanes past n are padding
+        if (g < sp.groups && 4u * i < sp.n) { y[i] = bitcast<vec4<u32>>(v[j] + vec4<{{T}}>(prefix)); }
+    }
 }

@@ -11,8 +11,10 @@ Reduce-then-scan (``scan_reduce_tiles`` + ``scan_tiles``, three passes per level
 Single pass, ``scan_decoupled_lookback`` (Merrill & Garland 2016): each program takes a ticket
 (atomic counter, so tiles are claimed in launch order and a program only ever waits on tiles that
 are already running), scans its tile with ``tl.cumsum``, publishes its aggregate (status A), looks
-back over a window of WINDOW predecessors until it meets an inclusive prefix (status P), then
-publishes its own P and writes y.                                          (read n, write n)
+back over a window of WINDOW predecessors (one vector load): the tiles after the nearest X (not
+yet published) are summed at once, up to the nearest inclusive prefix (status P) if there is one,
+which ends the look-back; else the next window ends just after that X. Then it publishes its own
+P and writes y.                                          (read n, write n)
 A flag is one 64-bit word, written with one atomic exchange and read with volatile loads:
   bits 63..34: epoch (ticket // n_tiles, mod 2^30), bits 33..32: status (0 X, 1 A, 2 P),
   bits 31..0: the value (fp32 bits or int32).
@@ -87,12 +89,13 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
         else:
             val = lo
         val = tl.where(valid, val, 0)
-        ready = tl.min(st, axis=0) > 0  # no predecessor in the window is still X: use it
-        kmax = tl.max(tl.where(st == 2, idx, -(1 << 40)), axis=0)  # nearest P, if any
-        part = tl.sum(tl.where(idx >= kmax, val, 0), axis=0)  # A's after it, and the P itself
-        excl = tl.where(ready, excl + part, excl)
-        done = ready & (kmax > -(1 << 40))
-        base = tl.where(ready, base - WINDOW, base)
+        # the tiles after the nearest X are A or P: consume them, stopping at the nearest P;
+        # if there is no P among them, the next window ends just after that X
+        kx = tl.max(tl.where(st == 0, idx, -(1 << 40)), axis=0)  # nearest X, if any
+        kp = tl.max(tl.where(st == 2, idx, -(1 << 40)), axis=0)  # nearest P, if any
+        excl += tl.sum(tl.where(idx >= tl.maximum(kx + 1, kp), val, 0), axis=0)
+        done = kp > kx
+        base = tl.where(kx > -(1 << 40), kx + 1, base - WINDOW)
     if tile > 0:
         tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
                        sem="relaxed")

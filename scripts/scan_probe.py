@@ -1,0 +1,158 @@
+"""Where does a scan lose bandwidth? Times, on one backend, shapes of the single-pass look-back
+and each pass of the three-pass scans, with the harness's protocol (suite.timing.measure, an L2
+flush before every sample), and prints GB/s against the measured copy ceiling.
+
+    python scripts/scan_probe.py cuda [--n 268435456] [--dtype fp32] [--out DIR]
+
+One backend per process (each brings its own LLVM/driver). Every configuration that computes a
+scan is checked against the float64 reference first (poisoned output) and dropped from the table
+if wrong; probes that are wrong on purpose (PROBE_NO_LOOKBACK: no look-back at all, the memory
+path alone) say so in the "checked" column. Bytes: 8n for a whole scan and for the scan pass of a
+three-pass scheme (read n, write n), 4n for its reduce pass (read n). Writes
+``probe-scan-<backend>-<dtype>.json`` (atomically) under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+import ops.scan.kernels as sk  # noqa: E402
+from suite.registry import REGISTRY, discover, get_spec  # noqa: E402
+from suite.spec import Case, np_dtype  # noqa: E402
+from suite.timing import Protocol, measure  # noqa: E402
+
+
+def variant(backend: str, name: str):
+    return lambda be, case: REGISTRY[("scan", backend, name)].factory(be, case)
+
+
+def passes(backend: str, name: str):
+    """(label, factory) for the whole three-pass scan, then its level-0 passes alone."""
+    full = variant(backend, name)
+    out = [(f"{name} (all passes)", full, True, 8)]
+    for p, nbytes in (("reduce", 4), ("scan", 8)):
+        out.append((f"{name}: {p} pass alone", lambda be, case, p=p: full(be, case).passes[p], False, nbytes))
+    return out
+
+
+def configs(backend: str) -> list[tuple[str, object, bool, int]]:
+    """(label, factory(be, case) -> run, is a whole checked scan, bytes per element)."""
+    if backend == "cuda":
+        cfg = [(f"lookback block={b} vec={v}", lambda be, c, b=b, v=v: sk.cuda_lookback(be, c, b, v), True, 8)
+               for b, v in ((256, 8), (128, 8), (256, 4), (512, 4), (128, 16), (512, 2), (256, 16))]
+        cfg += [(f"lookback backoff={ns} ns", lambda be, c, ns=ns: sk.cuda_lookback(be, c, BACKOFF=ns), True, 8)
+                for ns in (32, 200)]
+        cfg += [("lookback, tile = blockIdx (no ticket)",
+                 lambda be, c: sk.cuda_lookback(be, c, PROBE_BLOCKIDX=1), True, 8),
+                ("NO look-back (memory path only)",
+                 lambda be, c: sk.cuda_lookback(be, c, PROBE_NO_LOOKBACK=1), False, 8),
+                ("cupy.cumsum", variant("cuda", "cupy"), True, 8),
+                ("copy x -> y (cupy)", lambda be, c: lambda ins, outs: outs["y"].__setitem__(Ellipsis, ins["x"]),
+                 False, 8)]
+        return cfg + passes("cuda", "kogge_stone")
+    if backend == "opencl":
+        cfg = [(f"lookback block={b} vec={v} window={w}",
+                lambda be, c, b=b, v=v, w=w: sk.opencl_lookback(be, c, b, v, w), True, 8)
+               for b, v, w in ((256, 8, 16), (256, 8, 32), (256, 8, 8), (256, 4, 16), (128, 8, 16),
+                               (256, 16, 16), (512, 4, 16))]
+        return cfg + passes("opencl", "kogge_stone")
+    if backend == "triton":
+        cfg = [(f"lookback tile={t} warps={w} window={win}",
+                lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
+               for t, w, win in ((4096, 8, 32), (4096, 4, 32), (8192, 8, 32), (8192, 16, 32), (2048, 4, 32),
+                                 (4096, 8, 64), (16384, 16, 32))]
+        return cfg + passes("triton", "reduce_then_scan")
+    if backend == "webgpu":
+        cfg = [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v), True, 8)
+               for v in (1, 2, 4, 8)]
+        for v in (1, 4):
+            full = lambda be, c, v=v: sk.webgpu_three_pass(be, c, v)  # noqa: E731
+            cfg += [(f"vec4/invocation={v}: {p} pass alone", lambda be, c, p=p, f=full: f(be, c).passes[p], False, b)
+                    for p, b in (("reduce", 4), ("scan", 8))]
+        return cfg
+    if backend == "torch":
+        return [("torch.cumsum", variant("torch", "cumsum"), True, 8)]
+    raise SystemExit(f"unknown backend {backend!r}; valid: cuda, opencl, triton, webgpu, torch")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("backend")
+    ap.add_argument("--n", type=int, default=2**28)
+    ap.add_argument("--dtype", default="fp32", choices=["fp32", "i32"])
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--ceiling", type=float, default=None, help="GB/s (default: peaks.json of the device)")
+    args = ap.parse_args()
+
+    from backends import backend_class
+    from suite.check import compare_all, poison_byte
+    from suite.results import RESULTS_DIR, atomic_write_json
+    from suite.sol import load_peaks
+    from suite.worker import assign_slugs
+
+    discover()
+    cls = backend_class(args.backend)
+    devs = [d for d in cls.devices() if d.usable and d.kind == "gpu"] or [d for d in cls.devices() if d.usable]
+    assign_slugs(devs)
+    dev = devs[0]
+    be = cls(dev)
+    ceiling = args.ceiling
+    if ceiling is None:
+        peaks = load_peaks(dev.slug, RESULTS_DIR) or {}
+        ceiling = (peaks.get("measured", {}).get("bandwidth", {}) or {}).get("value", 0) / 1e9 or None
+    spec = get_spec("scan")
+    case = Case(f"n={args.n}", {"n": args.n}, args.dtype, seed=17)
+    t0 = time.perf_counter()
+    x = spec.inputs(case)
+    ref = spec.reference(case, x)
+    tol = spec.tolerance(case)
+    print(f"# {args.backend} on {dev.name} ({dev.slug}), n={args.n} {args.dtype}, ceiling {ceiling} GB/s, "
+          f"inputs+reference {time.perf_counter() - t0:.1f} s", flush=True)
+    ins = {"x": be.upload(x["x"])}
+    outs = {"y": be.empty((args.n,), np_dtype(args.dtype))}
+    rows = []
+    for label, factory, checked, per_elem in configs(args.backend):
+        row = {"label": label, "bytes": per_elem * args.n}  # both dtypes are 4-byte
+        try:
+            run = factory(be, case)
+            if checked:
+                be.fill_bytes(outs["y"], poison_byte(np_dtype(args.dtype)))
+                run(ins, outs)
+                be.synchronize()
+                res = compare_all({"y": be.download(outs["y"])}, ref, tol)
+                row["checked"] = "ok" if res.ok else f"FAILED {res.message}"
+                if not res.ok:
+                    rows.append(row)
+                    print(f"{label:44s} FAILED: {res.message[:120]}", flush=True)
+                    continue
+            else:
+                row["checked"] = "not a scan (timed only)"
+            tm = measure(be, lambda: run(ins, outs), Protocol(time_cap_s=2.0))
+            row.update(median_ms=tm.median_s * 1e3, gbs=row["bytes"] / tm.median_s / 1e9, rse=tm.rse, n=tm.n,
+                       clocks=be.clocks())
+            row["pct"] = 100 * row["gbs"] / ceiling if ceiling else None
+            pct = f"{row['pct']:5.1f} %" if ceiling else ""
+            print(f"{label:44s} {row['median_ms']:8.3f} ms {row['gbs']:7.0f} GB/s {pct}  [{row['checked']}]",
+                  flush=True)
+        except Exception as e:  # noqa: BLE001 - a config that fails to build or run is a row
+            row["error"] = f"{type(e).__name__}: {e}"[:500]
+            print(f"{label:44s} ERROR {row['error'][:150]}", flush=True)
+        rows.append(row)
+    path = Path(args.out) / f"probe-scan-{args.backend}-{args.dtype}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"backend": args.backend, "device": dev.name, "slug": dev.slug, "n": args.n,
+                             "dtype": args.dtype, "ceiling_gbs": ceiling, "method": "suite.timing.measure, "
+                             "cold (L2 flushed), median", "rows": rows})
+    print(f"# wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

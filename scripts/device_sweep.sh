@@ -6,7 +6,8 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 export SOLBENCH_RESULTS="$OUT/results"
-mkdir -p "$SOLBENCH_RESULTS"; cp -r results/* "$SOLBENCH_RESULTS/" 2>/dev/null
+# only the measured peaks travel (SOL %); the committed run files stay home
+for f in results/*/peaks.json; do mkdir -p "$SOLBENCH_RESULTS/$(basename "$(dirname "$f")")"; cp "$f" "$SOLBENCH_RESULTS/${f#results/}"; done
 py() { python3 -m suite.cli "$@"; }
 for step in ${STEPS:-doctor peaks vector_add:fp32 grayscale:u8}; do
   echo "=== $step  $(date +%T)"

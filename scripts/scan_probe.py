@@ -46,34 +46,41 @@ def passes(backend: str, name: str):
 def configs(backend: str) -> list[tuple[str, object, bool, int]]:
     """(label, factory(be, case) -> run, is a whole checked scan, bytes per element)."""
     if backend == "cuda":
-        cfg = [(f"lookback block={b} vec={v}", lambda be, c, b=b, v=v: sk.cuda_lookback(be, c, b, v), True, 8)
-               for b, v in ((256, 8), (128, 8), (256, 4), (512, 4), (128, 16), (512, 2), (256, 16))]
-        cfg += [(f"lookback backoff={ns} ns", lambda be, c, ns=ns: sk.cuda_lookback(be, c, BACKOFF=ns), True, 8)
-                for ns in (32, 200)]
-        cfg += [("lookback, tile = blockIdx (no ticket)",
-                 lambda be, c: sk.cuda_lookback(be, c, PROBE_BLOCKIDX=1), True, 8),
-                ("NO look-back (memory path only)",
-                 lambda be, c: sk.cuda_lookback(be, c, PROBE_NO_LOOKBACK=1), False, 8),
-                ("cupy.cumsum", variant("cuda", "cupy"), True, 8),
+        lb = sk.cuda_lookback
+        cfg = [(f"lookback block={b} vec={v} window={w}", lambda be, c, b=b, v=v, w=w: lb(be, c, b, v, LOOKBACK=w),
+                True, 8)
+               for b, v, w in ((256, 8, 32), (256, 8, 16), (256, 8, 8), (256, 8, 4), (128, 16, 32), (128, 16, 16),
+                               (128, 16, 8), (128, 16, 4), (128, 8, 8))]
+        cfg += [(f"persistent block={b} vec={v} window={w}",
+                 lambda be, c, b=b, v=v, w=w: lb(be, c, b, v, persistent=True, LOOKBACK=w), True, 8)
+                for b, v, w in ((256, 8, 8), (128, 16, 8), (128, 8, 8), (256, 16, 8), (128, 16, 32), (256, 8, 32))]
+        cfg += [("lookback 128/16/8, tile = blockIdx (no ticket)",
+                 lambda be, c: lb(be, c, 128, 16, LOOKBACK=8, PROBE_BLOCKIDX=1), True, 8),
+                ("lookback 128/16/8, backoff 100 ns", lambda be, c: lb(be, c, 128, 16, LOOKBACK=8, BACKOFF=100),
+                 True, 8)]
+        cfg += [(f"NO look-back, block={b} vec={v} (memory path only)",
+                 lambda be, c, b=b, v=v, p=p: lb(be, c, b, v, persistent=p, PROBE_NO_LOOKBACK=1), False, 8)
+                for b, v, p in ((256, 8, False), (128, 16, False), (128, 16, True))]
+        cfg += [("cupy.cumsum", variant("cuda", "cupy"), True, 8),
                 ("copy x -> y (cupy)", lambda be, c: lambda ins, outs: outs["y"].__setitem__(Ellipsis, ins["x"]),
                  False, 8)]
         return cfg + passes("cuda", "kogge_stone")
     if backend == "opencl":
         cfg = [(f"lookback block={b} vec={v} window={w}",
                 lambda be, c, b=b, v=v, w=w: sk.opencl_lookback(be, c, b, v, w), True, 8)
-               for b, v, w in ((256, 8, 16), (256, 8, 32), (256, 8, 8), (256, 4, 16), (128, 8, 16),
-                               (256, 16, 16), (512, 4, 16))]
+               for b, v, w in ((256, 8, 16), (256, 8, 8), (256, 8, 4), (256, 8, 2), (256, 16, 8), (256, 16, 4),
+                               (128, 16, 8), (128, 8, 4))]
         return cfg + passes("opencl", "kogge_stone")
     if backend == "triton":
         cfg = [(f"lookback tile={t} warps={w} window={win}",
                 lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
-               for t, w, win in ((4096, 8, 32), (4096, 4, 32), (8192, 8, 32), (8192, 16, 32), (2048, 4, 32),
-                                 (4096, 8, 64), (16384, 16, 32))]
+               for t, w, win in ((4096, 4, 32), (4096, 4, 8), (4096, 4, 16), (4096, 8, 8), (8192, 8, 8),
+                                 (8192, 4, 8), (2048, 4, 8), (8192, 16, 16))]
         return cfg + passes("triton", "reduce_then_scan")
     if backend == "webgpu":
         cfg = [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v), True, 8)
-               for v in (1, 2, 4, 8)]
-        for v in (1, 4):
+               for v in (2, 4, 8, 16)]
+        for v in (4, 8):
             full = lambda be, c, v=v: sk.webgpu_three_pass(be, c, v)  # noqa: E731
             cfg += [(f"vec4/invocation={v}: {p} pass alone", lambda be, c, p=p, f=full: f(be, c).passes[p], False, b)
                     for p, b in (("reduce", 4), ("scan", 8))]

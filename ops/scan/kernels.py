@@ -133,19 +133,27 @@ def cuda_brent_kung(be, case):
     return _cuda_three_pass(be, case, "scan_tiles_brent_kung")
 
 
-def cuda_lookback(be, case, block: int | None = None, items_vec: int | None = None, **defines):
+def cuda_lookback(be, case, block: int | None = None, items_vec: int | None = None,
+                  persistent: bool = False, **defines):
     """The single-pass kernel with its shape (defaults: the module constants) and extra defines
-    (BACKOFF, and the PROBE_* switches scripts/scan_probe.py times)."""
+    (LOOKBACK, BACKOFF, and the PROBE_* switches scripts/scan_probe.py times). ``persistent``:
+    a grid of at most as many blocks as fit the GPU at once, each looping over tiles; every block
+    ends on one ticket past the tiles, so a launch takes n_tiles + grid tickets (``span``)."""
     n = case["n"]
     block, items_vec = block or LOOKBACK_BLOCK, items_vec or LOOKBACK_ITEMS_VEC
     n_tiles = cdiv(n, block * 4 * items_vec)
-    k = be.compile(_CU, "scan_decoupled_lookback",
-                   {"IS_INT": int(case.dtype == "i32"), "BLOCK": block, "ITEMS_VEC": items_vec, **defines})
+    grid = n_tiles
+    if persistent:  # at most 2048 resident threads per SM on sm_80/sm_90
+        grid = min(n_tiles, max(1, be.device.compute_units) * (2048 // block))
+    span = n_tiles + grid if persistent else n_tiles
+    k = be.compile(_CU, "scan_decoupled_lookback", {"IS_INT": int(case.dtype == "i32"), "BLOCK": block,
+                                                     "ITEMS_VEC": items_vec, "PERSISTENT": int(persistent),
+                                                     **defines})
     flags = be.upload(np.zeros(n_tiles, np.uint64))  # zeroed once: the epoch does the rest
     ticket = be.upload(np.zeros(1, np.uint64))
+    args = [flags, ticket, np.int64(n), np.int64(n_tiles), np.int64(span)]
 
-    return lambda ins, outs: be.launch(k, (n_tiles,), (block,),
-                                       [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
+    return lambda ins, outs: be.launch(k, (grid,), (block,), [ins["x"], outs["y"], *args])
 
 
 @kernel("scan", "cuda", "decoupled_lookback")

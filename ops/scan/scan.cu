@@ -1,8 +1,9 @@
 // scan.cu — inclusive prefix sum y[i] = Σ_{j<=i} x[j] (fp32 or int32). Minimum traffic:
 // read n, write n elements (8·n bytes for 32-bit types).
 //
-// Defines: IS_INT (0/1), BLOCK (threads per block), ITEMS_VEC (16-byte vectors per thread,
-// decoupled_lookback only). Counts are 64-bit: n·4 may exceed 2^31.
+// Defines: IS_INT (0/1), BLOCK (threads per block), ITEMS_VEC (16-byte vectors per thread),
+// LOOKBACK (flags per look-back window, <= 32) and BACKOFF (ns): the last three decoupled_lookback
+// only. Counts are 64-bit: n·4 may exceed 2^31.
 //
 // Reduce-then-scan, three passes per level (kogge_stone, brent_kung); TILE = 4·BLOCK elements,
 // thread t owns the 4 consecutive elements [4t, 4t+4) of its block's tile (one 16-byte load):
@@ -25,7 +26,7 @@
 //   (coalesced), scans it serially, and a warp Kogge–Stone (__shfl_up_sync) scan of the 32
 //   vector totals plus the running chunk total gives each element its prefix within the chunk.
 //   The 8 warp totals give warp prefixes and the tile aggregate. Thread 0 publishes the
-//   aggregate (status A); warp 0 looks back over a window of the 32 tiles before `end` (one
+//   aggregate (status A); warp 0 looks back over a window of the LOOKBACK tiles before `end` (one
 //   flag per lane, one round trip): the tiles after the nearest X are consumed at once — if one
 //   of them is P, the look-back ends there; otherwise `end` moves back to that X and the window
 //   is read again (a first version waited until no flag of the window was X, i.e. for the
@@ -53,10 +54,16 @@
 #ifndef BACKOFF
 #define BACKOFF 0
 #endif
+#ifndef LOOKBACK
+#define LOOKBACK 32  // flags read per look-back window (one per lane, <= 32)
+#endif
 // Probes only (scripts/scan_probe.py), never in a registered variant: PROBE_NO_LOOKBACK = 1 skips
 // the look-back (every tile's prefix is its own: WRONG output) to time the memory path alone;
 // PROBE_BLOCKIDX = 1 takes the tile from blockIdx.x instead of the ticket counter (CUB's way; it
 // relies on blocks starting in index order, which CUDA does not promise) to time the ticket.
+#ifndef PERSISTENT
+#define PERSISTENT 0
+#endif
 #ifndef PROBE_NO_LOOKBACK
 #define PROBE_NO_LOOKBACK 0
 #endif
@@ -219,82 +226,88 @@ __device__ __forceinline__ unsigned long long pack(T v, unsigned long long statu
 
 extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
     const T* __restrict__ x, T* __restrict__ y, unsigned long long* flags, unsigned long long* ticket,
-    long long n, long long n_tiles) {
-    __shared__ long long s_tile;
-    __shared__ unsigned long long s_epoch;
+    long long n, long long n_tiles, long long span) {
+    __shared__ unsigned long long s_ticket[2];  // [iteration parity]: the ticket of the next tile
     __shared__ T s_warp[NWARPS];
     __shared__ T s_excl;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
-    if (threadIdx.x == 0) {
-        const unsigned long long t = PROBE_BLOCKIDX ? blockIdx.x : atomicAdd(ticket, 1ull);
-        s_tile = (long long)(t % (unsigned long long)n_tiles);
-        s_epoch = t / (unsigned long long)n_tiles;
-    }
+    if (threadIdx.x == 0) s_ticket[1] = PROBE_BLOCKIDX ? blockIdx.x : atomicAdd(ticket, 1ull);
     __syncthreads();
-    const long long tile = s_tile;
-    const unsigned long long epoch = s_epoch;
-    const long long base = tile * TILE1 + (long long)warp * CHUNK + 4 * lane;
-    const bool full = tile * TILE1 + TILE1 <= n;
+    unsigned long long t = s_ticket[1];
+    for (int it = 0;; ++it) {
+        const long long tile = (long long)(t % (unsigned long long)span);
+        const unsigned long long epoch = t / (unsigned long long)span;
+        if (tile >= n_tiles) break;  // PERSISTENT: this block's one ticket past the launch's tiles
+        const long long base = tile * TILE1 + (long long)warp * CHUNK + 4 * lane;
+        const bool full = tile * TILE1 + TILE1 <= n;
 
-    // load every vector first (ITEMS_VEC 16-byte loads in flight per thread)
-    T4 v[ITEMS_VEC];
+        // load every vector first (ITEMS_VEC 16-byte loads in flight per thread)
+        T4 v[ITEMS_VEC];
 #pragma unroll
-    for (int j = 0; j < ITEMS_VEC; ++j)
-        v[j] = full ? *reinterpret_cast<const T4*>(x + base + 128 * j) : load4(x, base + 128 * j, n);
+        for (int j = 0; j < ITEMS_VEC; ++j)
+            v[j] = full ? *reinterpret_cast<const T4*>(x + base + 128 * j) : load4(x, base + 128 * j, n);
+        // PERSISTENT: claim the next tile now; the atomic's round trip overlaps this tile's work
+        if (PERSISTENT && threadIdx.x == 0) s_ticket[it & 1] = atomicAdd(ticket, 1ull);
 
-    // chunk scan: serial within the vector, Kogge–Stone across the warp, running total across j
-    T run = 0;
+        // chunk scan: serial within the vector, Kogge–Stone across the warp, running total over j
+        T run = 0;
 #pragma unroll
-    for (int j = 0; j < ITEMS_VEC; ++j) {
-        v[j] = scan4(v[j]);
-        const T incl = warp_inclusive(v[j].w, lane);
-        T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
-        if (lane == 0) ex = 0;
-        v[j] = add4(v[j], run + ex);
-        run += __shfl_sync(0xffffffffu, incl, 31);
-    }
-    if (lane == 0) s_warp[warp] = run;
-    __syncthreads();
-    T warp_prefix = 0, agg = 0;
-#pragma unroll
-    for (int w = 0; w < NWARPS; ++w) {
-        const T t = s_warp[w];
-        if (w < warp) warp_prefix += t;
-        agg += t;
-    }
-
-    if (warp == 0) {
-        T excl = 0;
-        if (tile == 0) {
-            if (lane == 0) st_relaxed(flags, pack(agg, ST_P, epoch));
-        } else {
-            if (lane == 0) st_relaxed(flags + tile, pack(agg, ST_A, epoch));
-            const unsigned long long want = epoch & 0x3fffffffull;
-            long long end = tile;  // the window is the 32 tiles [end - 32, end), lane l ↔ end - 32 + l
-            while (!PROBE_NO_LOOKBACK) {
-                const long long k = end - 32 + lane;  // tiles before 0 count as P of 0
-                const unsigned long long w = k >= 0 ? ld_relaxed(flags + k) : pack((T)0, ST_P, epoch);
-                const unsigned long long st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
-                const int hx = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_X));  // nearest X, or -1
-                const int hp = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_P));  // nearest P, or -1
-                // lanes past the nearest X are A or P: sum them, stopping at the nearest P
-                excl += warp_sum(lane >= max(hx + 1, hp) ? FROM_BITS((unsigned int)w) : (T)0);
-                if (hp > hx) break;
-                end -= 31 - hx;  // the next window ends just after that X (hx = -1: all 32 were A)
-                if (BACKOFF && hx == 31) __nanosleep(BACKOFF);
-            }
-            if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
+        for (int j = 0; j < ITEMS_VEC; ++j) {
+            v[j] = scan4(v[j]);
+            const T incl = warp_inclusive(v[j].w, lane);
+            T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
+            if (lane == 0) ex = 0;
+            v[j] = add4(v[j], run + ex);
+            run += __shfl_sync(0xffffffffu, incl, 31);
         }
-        if (lane == 0) s_excl = excl;
-    }
-    __syncthreads();
-    const T prefix = s_excl + warp_prefix;
+        if (lane == 0) s_warp[warp] = run;
+        __syncthreads();
+        T warp_prefix = 0, agg = 0;
 #pragma unroll
-    for (int j = 0; j < ITEMS_VEC; ++j) {
-        if (full)
-            *reinterpret_cast<T4*>(y + base + 128 * j) = add4(v[j], prefix);
-        else
-            store4(y, base + 128 * j, n, add4(v[j], prefix));
+        for (int w = 0; w < NWARPS; ++w) {
+            const T tw = s_warp[w];
+            if (w < warp) warp_prefix += tw;
+            agg += tw;
+        }
+
+        if (warp == 0) {
+            T excl = 0;
+            if (tile == 0) {
+                if (lane == 0) st_relaxed(flags, pack(agg, ST_P, epoch));
+            } else {
+                if (lane == 0) st_relaxed(flags + tile, pack(agg, ST_A, epoch));
+                const unsigned long long want = epoch & 0x3fffffffull;
+                long long end = tile;  // window [end - LOOKBACK, end): lane l < LOOKBACK ↔ end - LOOKBACK + l
+                while (!PROBE_NO_LOOKBACK) {
+                    const long long k = end - LOOKBACK + lane;
+                    // tiles before 0 count as P of 0; lanes past the window as A of 0 (no effect)
+                    unsigned long long w = pack((T)0, lane < LOOKBACK ? ST_P : ST_A, epoch);
+                    if (lane < LOOKBACK && k >= 0) w = ld_relaxed(flags + k);
+                    const unsigned long long st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
+                    const int hx = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_X));  // nearest X, or -1
+                    const int hp = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_P));  // nearest P, or -1
+                    // lanes past the nearest X are A or P: sum them, stopping at the nearest P
+                    excl += warp_sum(lane >= max(hx + 1, hp) ? FROM_BITS((unsigned int)w) : (T)0);
+                    if (hp > hx) break;
+                    end -= LOOKBACK - 1 - hx;  // the next window ends just after that X (hx = -1: all A)
+                    if (BACKOFF && hx == LOOKBACK - 1) __nanosleep(BACKOFF);
+                }
+                if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
+            }
+            if (lane == 0) s_excl = excl;
+        }
+        __syncthreads();  // s_excl, and (PERSISTENT) s_ticket[it & 1], are visible
+        const T prefix = s_excl + warp_prefix;
+#pragma unroll
+        for (int j = 0; j < ITEMS_VEC; ++j) {
+            if (full)
+                *reinterpret_cast<T4*>(y + base + 128 * j) = add4(v[j], prefix);
+            else
+                store4(y, base + 128 * j, n, add4(v[j], prefix));
+        }
+        if (!PERSISTENT) break;
+        // the next iteration writes the other slot, so this read cannot race with thread 0
+        t = s_ticket[it & 1];
     }
 }

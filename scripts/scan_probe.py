@@ -34,57 +34,40 @@ def variant(backend: str, name: str):
     return lambda be, case: REGISTRY[("scan", backend, name)].factory(be, case)
 
 
-def passes(backend: str, name: str):
-    """(label, factory) for the whole three-pass scan, then its level-0 passes alone."""
-    full = variant(backend, name)
-    out = [(f"{name} (all passes)", full, True, 8)]
-    for p, nbytes in (("reduce", 4), ("scan", 8)):
-        out.append((f"{name}: {p} pass alone", lambda be, case, p=p: full(be, case).passes[p], False, nbytes))
-    return out
-
-
 def configs(backend: str) -> list[tuple[str, object, bool, int]]:
-    """(label, factory(be, case) -> run, is a whole checked scan, bytes per element)."""
+    """(label, factory(be, case) -> run, kind, bytes per element). kind: True, a whole scan
+    (checked, then timed); False, timed only (not a scan); "passes", a multi-pass scan: checked and
+    timed whole, then each of its ``run.passes`` (name → (launch, bytes)) timed alone."""
     if backend == "cuda":
         lb = sk.cuda_lookback
-        cfg = [(f"lookback block={b} vec={v} window={w}", lambda be, c, b=b, v=v, w=w: lb(be, c, b, v, LOOKBACK=w),
-                True, 8)
-               for b, v, w in ((256, 8, 32), (256, 8, 16), (256, 8, 8), (256, 8, 4), (128, 16, 32), (128, 16, 16),
-                               (128, 16, 8), (128, 16, 4), (128, 8, 8))]
-        cfg += [(f"persistent block={b} vec={v} window={w}",
-                 lambda be, c, b=b, v=v, w=w: lb(be, c, b, v, persistent=True, LOOKBACK=w), True, 8)
-                for b, v, w in ((256, 8, 8), (128, 16, 8), (128, 8, 8), (256, 16, 8), (128, 16, 32), (256, 8, 32))]
-        cfg += [("lookback 128/16/8, tile = blockIdx (no ticket)",
-                 lambda be, c: lb(be, c, 128, 16, LOOKBACK=8, PROBE_BLOCKIDX=1), True, 8),
-                ("lookback 128/16/8, backoff 100 ns", lambda be, c: lb(be, c, 128, 16, LOOKBACK=8, BACKOFF=100),
-                 True, 8)]
+        cfg = [(f"lookback block={b} vec={v} window={w} spin={sl}",
+                lambda be, c, b=b, v=v, w=w, sl=sl: lb(be, c, b, v, LOOKBACK=w, SPIN_LIMIT=sl), True, 8)
+               for b, v, w, sl in ((128, 16, 8, 256), (128, 16, 8, 32), (128, 16, 8, 4096), (128, 16, 4, 256),
+                                   (128, 16, 16, 256), (256, 8, 8, 256), (256, 16, 8, 256), (128, 8, 8, 256),
+                                   (64, 16, 8, 256), (128, 16, 8, 1))]
         cfg += [(f"NO look-back, block={b} vec={v} (memory path only)",
-                 lambda be, c, b=b, v=v, p=p: lb(be, c, b, v, persistent=p, PROBE_NO_LOOKBACK=1), False, 8)
-                for b, v, p in ((256, 8, False), (128, 16, False), (128, 16, True))]
+                 lambda be, c, b=b, v=v: lb(be, c, b, v, PROBE_NO_LOOKBACK=1), False, 8)
+                for b, v in ((128, 16), (256, 8))]
         cfg += [("cupy.cumsum", variant("cuda", "cupy"), True, 8),
                 ("copy x -> y (cupy)", lambda be, c: lambda ins, outs: outs["y"].__setitem__(Ellipsis, ins["x"]),
                  False, 8)]
-        return cfg + passes("cuda", "kogge_stone")
+        return cfg + [("kogge_stone", variant("cuda", "kogge_stone"), "passes", 8)]
     if backend == "opencl":
         cfg = [(f"lookback block={b} vec={v} window={w}",
                 lambda be, c, b=b, v=v, w=w: sk.opencl_lookback(be, c, b, v, w), True, 8)
-               for b, v, w in ((256, 8, 16), (256, 8, 8), (256, 8, 4), (256, 8, 2), (256, 16, 8), (256, 16, 4),
-                               (128, 16, 8), (128, 8, 4))]
-        return cfg + passes("opencl", "kogge_stone")
+               for b, v, w in ((128, 16, 8), (128, 16, 4), (64, 16, 8), (128, 32, 8), (256, 8, 8))]
+        return cfg + [("kogge_stone", variant("opencl", "kogge_stone"), "passes", 8)]
     if backend == "triton":
         cfg = [(f"lookback tile={t} warps={w} window={win}",
                 lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
-               for t, w, win in ((4096, 4, 32), (4096, 4, 8), (4096, 4, 16), (4096, 8, 8), (8192, 8, 8),
-                                 (8192, 4, 8), (2048, 4, 8), (8192, 16, 16))]
-        return cfg + passes("triton", "reduce_then_scan")
+               for t, w, win in ((4096, 4, 16), (4096, 4, 8), (8192, 4, 16), (8192, 8, 16), (4096, 8, 16),
+                                 (2048, 4, 8), (16384, 8, 16))]
+        cfg.append(("lookback tile=4096 warps=4 window=16 spin=1",
+                    lambda be, c: sk.triton_lookback(be, c, 4096, 16, 4, spin_limit=1), True, 8))
+        return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
-        cfg = [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v), True, 8)
-               for v in (2, 4, 8, 16)]
-        for v in (4, 8):
-            full = lambda be, c, v=v: sk.webgpu_three_pass(be, c, v)  # noqa: E731
-            cfg += [(f"vec4/invocation={v}: {p} pass alone", lambda be, c, p=p, f=full: f(be, c).passes[p], False, b)
-                    for p, b in (("reduce", 4), ("scan", 8))]
-        return cfg
+        return [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v), "passes", 8)
+                for v in (2, 4, 8)]
     if backend == "torch":
         return [("torch.cumsum", variant("torch", "cumsum"), True, 8)]
     raise SystemExit(f"unknown backend {backend!r}; valid: cuda, opencl, triton, webgpu, torch")
@@ -126,33 +109,38 @@ def main() -> None:
     ins = {"x": be.upload(x["x"])}
     outs = {"y": be.empty((args.n,), np_dtype(args.dtype))}
     rows = []
-    for label, factory, checked, per_elem in configs(args.backend):
-        row = {"label": label, "bytes": per_elem * args.n}  # both dtypes are 4-byte
+
+    def timed(label: str, run, nbytes: int, checked: str) -> None:
+        row = {"label": label, "bytes": nbytes, "checked": checked}
+        tm = measure(be, lambda: run(ins, outs), Protocol(time_cap_s=2.0))
+        row.update(median_ms=tm.median_s * 1e3, gbs=nbytes / tm.median_s / 1e9, rse=tm.rse, n=tm.n,
+                   clocks=be.clocks())
+        row["pct"] = 100 * row["gbs"] / ceiling if ceiling else None
+        pct = f"{row['pct']:5.1f} %" if ceiling else ""
+        print(f"{label:48s} {row['median_ms']:8.3f} ms {row['gbs']:7.0f} GB/s {pct}  [{checked}]", flush=True)
+        rows.append(row)
+
+    for label, factory, kind, per_elem in configs(args.backend):
         try:
             run = factory(be, case)
-            if checked:
+            checked = "not a scan (timed only)"
+            if kind:
                 be.fill_bytes(outs["y"], poison_byte(np_dtype(args.dtype)))
                 run(ins, outs)
                 be.synchronize()
                 res = compare_all({"y": be.download(outs["y"])}, ref, tol)
-                row["checked"] = "ok" if res.ok else f"FAILED {res.message}"
                 if not res.ok:
-                    rows.append(row)
-                    print(f"{label:44s} FAILED: {res.message[:120]}", flush=True)
+                    rows.append({"label": label, "checked": f"FAILED {res.message}"})
+                    print(f"{label:48s} FAILED: {res.message[:120]}", flush=True)
                     continue
-            else:
-                row["checked"] = "not a scan (timed only)"
-            tm = measure(be, lambda: run(ins, outs), Protocol(time_cap_s=2.0))
-            row.update(median_ms=tm.median_s * 1e3, gbs=row["bytes"] / tm.median_s / 1e9, rse=tm.rse, n=tm.n,
-                       clocks=be.clocks())
-            row["pct"] = 100 * row["gbs"] / ceiling if ceiling else None
-            pct = f"{row['pct']:5.1f} %" if ceiling else ""
-            print(f"{label:44s} {row['median_ms']:8.3f} ms {row['gbs']:7.0f} GB/s {pct}  [{row['checked']}]",
-                  flush=True)
+                checked = "ok"
+            timed(label, run, per_elem * args.n, checked)  # both dtypes are 4-byte
+            if kind == "passes":
+                for name, (launch, nbytes) in getattr(run, "passes", {}).items():
+                    timed(f"{label}: {name} alone", launch, nbytes, "one pass (timed only)")
         except Exception as e:  # noqa: BLE001 - a config that fails to build or run is a row
-            row["error"] = f"{type(e).__name__}: {e}"[:500]
-            print(f"{label:44s} ERROR {row['error'][:150]}", flush=True)
-        rows.append(row)
+            rows.append({"label": label, "error": f"{type(e).__name__}: {e}"[:500]})
+            print(f"{label:48s} ERROR {rows[-1]['error'][:150]}", flush=True)
     path = Path(args.out) / f"probe-scan-{args.backend}-{args.dtype}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, {"backend": args.backend, "device": dev.name, "slug": dev.slug, "n": args.n,

@@ -308,9 +308,9 @@ TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
 
 
 @pytest.mark.parametrize("backend,sizes,patch,timeout", [
-    ("opencl", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "OPENCL_LOOKBACK_WINDOW": 2}, 900),
+    ("opencl", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "LOOKBACK_WINDOW": 2}, 900),
     ("webgpu", SIZES, {}, 900),
-    ("cuda", SIZES, {"LOOKBACK_ITEMS_VEC": 1}, 900),
+    ("cuda", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "LOOKBACK_SPIN_LIMIT": 1}, 900),
     ("triton", TRITON_SIZES, {"TRITON_LOOKBACK_TILE": 128, "TRITON_WINDOW": 4, "_n": 20_011}, 1800),
     ("torch", SIZES, {}, 600),
 ])
@@ -341,10 +341,10 @@ def _hopper_jobs() -> dict:
         names.append(f"reduce_tl_sum/{dt}")
     for dt in ("fp32", "i32"):
         jobs.append((st.scan_decoupled_lookback,
-                     {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "flag_ptr": "*i64", "ticket_ptr": "*i64",
-                      "n": "i64", "n_tiles": "i64"},
-                     {"BLOCK": 4096, "WINDOW": 32, "IS_FLOAT": dt == "fp32"},
-                     {"num_warps": 8, "divisible_by_16": ("x_ptr", "y_ptr", "flag_ptr", "n")}))
+                     {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "flag_ptr": "*i64", "n": "i64", "n_tiles": "i64",
+                      "epoch": "i32"},
+                     {"BLOCK": 4096, "WINDOW": 16, "SPIN_LIMIT": 256, "IS_FLOAT": dt == "fp32"},
+                     {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "flag_ptr", "n")}))
         names.append(f"scan_decoupled_lookback/{dt}")
         jobs.append((st.scan_tiles, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "carry_ptr": f"*{dt}", "n": "i64"},
                      {"BLOCK": 1024, "HAS_CARRY": True},

@@ -59,10 +59,11 @@ def torch_cumsum(be, case):
 # ---- cuda -----------------------------------------------------------------------------------
 
 _CU = source(__file__, "scan.cu")
-#: decoupled look-back: 256 threads × 8 vectors of 4 = 8192 elements per tile
-LOOKBACK_BLOCK, LOOKBACK_ITEMS_VEC = 256, 8
-#: __nanosleep before re-reading a look-back window whose nearest flag is still X (0: spin)
-LOOKBACK_BACKOFF_NS = 0
+#: decoupled look-back (CUDA and OpenCL): 128 threads × 16 vectors of 4 = 8192 elements per tile,
+#: 8 flags per look-back window (the best measured on the H200: results/nvidia-h200/scan-probes/)
+LOOKBACK_BLOCK, LOOKBACK_ITEMS_VEC, LOOKBACK_WINDOW = 128, 16, 8
+#: CUDA: reads of a still-X flag before the block sums that tile's input itself
+LOOKBACK_SPIN_LIMIT = 256
 
 
 @kernel("scan", "cuda", "cupy")
@@ -79,8 +80,8 @@ def cuda_cupy(be, case):
 def _three_pass(be, case, reduce_k, scan_k, launch, tile: int):
     """Reduce-then-scan over the levels of ``level_lengths``; ``launch(k, groups, args)``.
     Level l > 0 arrays are scanned in place (the kernels read a tile before writing it).
-    ``run.passes``: the level-0 reduce and scan passes alone, for timing them apart
-    (scripts/scan_probe.py); the scan pass alone reads a carry left by an earlier full run."""
+    ``run.passes``: name → (the level-0 reduce or scan pass alone, its bytes), for timing them
+    apart (scripts/scan_probe.py); the scan pass alone reads a carry left by an earlier run."""
     lens = level_lengths(case["n"], tile)
     sums = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]
     top = len(lens) - 1
@@ -106,8 +107,8 @@ def _three_pass(be, case, reduce_k, scan_k, launch, tile: int):
         scan0(ins["x"], outs["y"])
 
     if top:
-        run.passes = {"reduce": lambda ins, outs: reduce0(ins["x"]),
-                      "scan": lambda ins, outs: scan0(ins["x"], outs["y"])}
+        run.passes = {"reduce": (lambda ins, outs: reduce0(ins["x"]), 4 * lens[0]),
+                      "scan": (lambda ins, outs: scan0(ins["x"], outs["y"]), 8 * lens[0])}
     return run
 
 
@@ -133,34 +134,30 @@ def cuda_brent_kung(be, case):
     return _cuda_three_pass(be, case, "scan_tiles_brent_kung")
 
 
-def cuda_lookback(be, case, block: int | None = None, items_vec: int | None = None,
-                  persistent: bool = False, **defines):
+def cuda_lookback(be, case, block: int | None = None, items_vec: int | None = None, **defines):
     """The single-pass kernel with its shape (defaults: the module constants) and extra defines
-    (LOOKBACK, BACKOFF, and the PROBE_* switches scripts/scan_probe.py times). ``persistent``:
-    a grid of at most as many blocks as fit the GPU at once, each looping over tiles; every block
-    ends on one ticket past the tiles, so a launch takes n_tiles + grid tickets (``span``)."""
+    (LOOKBACK, SPIN_LIMIT, BACKOFF, PROBE_NO_LOOKBACK: see scan.cu and scripts/scan_probe.py)."""
     n = case["n"]
     block, items_vec = block or LOOKBACK_BLOCK, items_vec or LOOKBACK_ITEMS_VEC
     n_tiles = cdiv(n, block * 4 * items_vec)
-    grid = n_tiles
-    if persistent:  # at most 2048 resident threads per SM on sm_80/sm_90
-        grid = min(n_tiles, max(1, be.device.compute_units) * (2048 // block))
-    span = n_tiles + grid if persistent else n_tiles
     k = be.compile(_CU, "scan_decoupled_lookback", {"IS_INT": int(case.dtype == "i32"), "BLOCK": block,
-                                                     "ITEMS_VEC": items_vec, "PERSISTENT": int(persistent),
-                                                     **defines})
+                                                     "ITEMS_VEC": items_vec, **defines})
     flags = be.upload(np.zeros(n_tiles, np.uint64))  # zeroed once: the epoch does the rest
-    ticket = be.upload(np.zeros(1, np.uint64))
-    args = [flags, ticket, np.int64(n), np.int64(n_tiles), np.int64(span)]
+    epoch = [0]
 
-    return lambda ins, outs: be.launch(k, (grid,), (block,), [ins["x"], outs["y"], *args])
+    def run(ins, outs):
+        epoch[0] += 1  # flags of the previous launch read as X
+        be.launch(k, (n_tiles,), (block,), [ins["x"], outs["y"], flags, np.int64(n), np.uint64(epoch[0])])
+
+    return run
 
 
 @kernel("scan", "cuda", "decoupled_lookback")
 def cuda_decoupled_lookback(be, case):
-    """Single pass (Merrill & Garland): 8192-element tiles, warp-shuffle scans, 32-wide warp
-    look-back over 64-bit (epoch, status, value) flags; tiles claimed by a ticket counter."""
-    return cuda_lookback(be, case, BACKOFF=LOOKBACK_BACKOFF_NS)
+    """Single pass (Merrill & Garland look-back with a bounded spin and fallback): 8192-element
+    tiles (128 threads × 16 vec4), warp-shuffle scans, an 8-flag warp look-back over 64-bit
+    (epoch, status, value) flags."""
+    return cuda_lookback(be, case, LOOKBACK=LOOKBACK_WINDOW, SPIN_LIMIT=LOOKBACK_SPIN_LIMIT)
 
 
 # ---- triton ---------------------------------------------------------------------------------
@@ -168,7 +165,7 @@ def cuda_decoupled_lookback(be, case):
 #: triton reduce-then-scan tiles (three levels at the 1_050_001 test size, like the others)
 TRITON_TILE3 = 1024
 #: triton look-back: tile and window
-TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 4096, 32, 8
+TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 4096, 16, 4
 
 
 @kernel("scan", "triton", "reduce_then_scan")
@@ -189,36 +186,38 @@ def triton_reduce_then_scan(be, case):
     return _three_pass(be, case, scan_reduce_tiles, scan_tiles, launch, TRITON_TILE3)
 
 
-def triton_lookback(be, case, tile: int | None = None, window: int | None = None, num_warps: int = 8):
+def triton_lookback(be, case, tile: int | None = None, window: int | None = None, num_warps: int | None = None,
+                    spin_limit: int | None = None):
     """The single-pass Triton kernel with its shape (defaults: the module constants)."""
     from ops.scan.scan_triton import scan_decoupled_lookback
 
     n = case["n"]
     tile, window = tile or TRITON_LOOKBACK_TILE, window or TRITON_WINDOW
     n_tiles = cdiv(n, tile)
-    flags = be.upload(np.zeros(n_tiles, np.int64))
-    ticket = be.upload(np.zeros(1, np.int64))
+    flags = be.upload(np.zeros(n_tiles, np.int64))  # zeroed once: the epoch does the rest
     is_float = case.dtype == "fp32"
+    epoch = [0]
 
     def run(ins, outs):
-        scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, ticket, n, n_tiles,
+        epoch[0] += 1  # flags of the previous launch read as X
+        scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, n, n_tiles, epoch[0],
                                             BLOCK=tile, WINDOW=window, IS_FLOAT=is_float,
-                                            num_warps=num_warps)
+                                            SPIN_LIMIT=spin_limit or LOOKBACK_SPIN_LIMIT,
+                                            num_warps=num_warps or TRITON_LOOKBACK_WARPS)
 
     return run
 
 
 @kernel("scan", "triton", "decoupled_lookback")
 def triton_decoupled_lookback(be, case):
-    """Single pass: tl.cumsum per 4096-element tile, look-back over a 32-flag window with
-    volatile loads; 64-bit (epoch, status, value) flags and a ticket counter."""
-    return triton_lookback(be, case, num_warps=TRITON_LOOKBACK_WARPS)
+    """Single pass: tl.cumsum per 4096-element tile, look-back over a 16-flag window with
+    volatile loads and a bounded spin with fallback; 64-bit (epoch, status, value) flags."""
+    return triton_lookback(be, case)
 
 
 # ---- opencl ---------------------------------------------------------------------------------
 
 _CL = source(__file__, "scan.cl")
-OPENCL_LOOKBACK_WINDOW = 16
 
 
 def _opencl_three_pass(be, case, entry: str):
@@ -253,7 +252,7 @@ def opencl_lookback(be, case, block: int | None = None, items_vec: int | None = 
     n_tiles = cdiv(n, block * 4 * items_vec)
     k = be.compile(_CL, "scan_decoupled_lookback", {
         "IS_INT": int(case.dtype == "i32"), "BLOCK": block, "ITEMS_VEC": items_vec,
-        "LOOKBACK": window or OPENCL_LOOKBACK_WINDOW, "LOOKBACK_KERNEL": 1})
+        "LOOKBACK": window or LOOKBACK_WINDOW, "LOOKBACK_KERNEL": 1})
     flags = be.upload(np.zeros(n_tiles, np.uint64))
     ticket = be.upload(np.zeros(1, np.uint64))
 
@@ -263,8 +262,9 @@ def opencl_lookback(be, case, block: int | None = None, items_vec: int | None = 
 
 @kernel("scan", "opencl", "decoupled_lookback")
 def opencl_decoupled_lookback(be, case):
-    """Single pass: 8192-element tiles (coalesced rows, a raking scan in local memory), look-back
-    by one work-item over 16 flags per round trip; 64-bit flags (cl_khr_int64_base_atomics)."""
+    """Single pass: 8192-element tiles (128 work-items × 16 vec4 in coalesced rows, a raking scan
+    in local memory), look-back by one work-item over 8 flags per round trip; 64-bit flags
+    (cl_khr_int64_base_atomics), tiles claimed by a ticket counter."""
     return opencl_lookback(be, case)
 
 
@@ -272,7 +272,7 @@ def opencl_decoupled_lookback(be, case):
 
 _WGSL = source(__file__, "scan.wgsl")
 #: vec4s per invocation of the WGSL three-pass scan (tile = 4·256·WEBGPU_ITEMS_VEC elements)
-WEBGPU_ITEMS_VEC = 4
+WEBGPU_ITEMS_VEC = 2
 
 
 def webgpu_three_pass(be, case, items: int | None = None):
@@ -292,33 +292,32 @@ def webgpu_three_pass(be, case, items: int | None = None):
     scanned = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]  # their inclusive scans
     dummy = be.empty((4,), NP[case.dtype])  # the top level's carry binding (never read)
     u32 = lambda *v: np.array(v, dtype=np.uint32)  # noqa: E731
-    steps_up = [(be.grid_2d(lens[lvl + 1]), u32(lens[lvl], lens[lvl + 1])) for lvl in range(top)]
-    steps_down = [(be.grid_2d(lens[lvl + 1]), u32(lens[lvl], lens[lvl + 1], 1)) for lvl in range(top)]
-    top_params = u32(lens[top], 1, 0)
+    src = lambda ins, lvl: ins["x"] if lvl == 0 else sums[lvl - 1]  # noqa: E731 - scanned at lvl
+    dst = lambda outs, lvl: outs["y"] if lvl == 0 else scanned[lvl - 1]  # noqa: E731
 
-    def scan_level(src, dst, lvl):  # lvl < top: with the carry of level lvl + 1
-        grid, prm = steps_down[lvl]
-        be.launch(scan, grid, [src, dst, scanned[lvl]], prm)
+    def step(kern, lvl, grid, buffers, params):
+        return lambda ins, outs: be.launch(kern, grid, buffers(ins, outs), params)
+
+    # (name, launch, bytes) in launch order: tile sums up the levels, the top alone, scans down
+    steps = [(f"reduce L{lvl}", step(red, lvl, be.grid_2d(lens[lvl + 1]), lambda i, o, lvl=lvl: [src(i, lvl), sums[lvl]],
+                                     u32(lens[lvl], lens[lvl + 1])), 4 * lens[lvl]) for lvl in range(top)]
+    steps.append((f"scan L{top} (top)", step(scan, top, (1, 1, 1), lambda i, o: [src(i, top), dst(o, top), dummy],
+                                             u32(lens[top], 1, 0)), 8 * lens[top]))
+    steps += [(f"scan L{lvl}", step(scan, lvl, be.grid_2d(lens[lvl + 1]),
+                                    lambda i, o, lvl=lvl: [src(i, lvl), dst(o, lvl), scanned[lvl]],
+                                    u32(lens[lvl], lens[lvl + 1], 1)), 8 * lens[lvl]) for lvl in reversed(range(top))]
 
     def run(ins, outs):
-        src = [ins["x"], *sums]  # the array scanned at each level
-        dst = [outs["y"], *scanned]
-        for lvl in range(top):
-            grid, prm = steps_up[lvl]
-            be.launch(red, grid, [src[lvl], sums[lvl]], prm)
-        be.launch(scan, (1, 1, 1), [src[top], dst[top], dummy], top_params)
-        for lvl in reversed(range(top)):
-            scan_level(src[lvl], dst[lvl], lvl)
+        for _, launch, _ in steps:
+            launch(ins, outs)
 
-    if top:
-        run.passes = {"reduce": lambda ins, outs: be.launch(red, steps_up[0][0], [ins["x"], sums[0]], steps_up[0][1]),
-                      "scan": lambda ins, outs: scan_level(ins["x"], outs["y"], 0)}
+    run.passes = {name: (launch, nbytes) for name, launch, nbytes in steps}
     return run
 
 
 @kernel("scan", "webgpu", "reduce_then_scan")
 def webgpu_reduce_then_scan(be, case):
-    """Three passes per level over 4096-element tiles (4 vec4s per invocation, a raking scan in
+    """Three passes per level over 2048-element tiles (2 vec4s per invocation, a raking scan in
     workgroup memory); each level's scan goes to its own buffer (WebGPU forbids a buffer bound
     both read and written)."""
     return webgpu_three_pass(be, case)

@@ -20,25 +20,29 @@
 //   → 12·n bytes for 32-bit types: at most 2/3 of the bandwidth ceiling.
 //
 // Single pass, scan_decoupled_lookback (Merrill & Garland, "Single-pass Parallel Prefix Scan
-// with Decoupled Look-back", 2016):
-//   TILE = BLOCK·4·ITEMS_VEC. Warp w owns the contiguous chunk [w·C, (w+1)·C) of its tile,
-//   C = 128·ITEMS_VEC; in step j lane l loads the 16-byte vector at chunk + 128·j + 4·l
-//   (coalesced), scans it serially, and a warp Kogge–Stone (__shfl_up_sync) scan of the 32
-//   vector totals plus the running chunk total gives each element its prefix within the chunk.
-//   The 8 warp totals give warp prefixes and the tile aggregate. Thread 0 publishes the
-//   aggregate (status A); warp 0 looks back over a window of the LOOKBACK tiles before `end` (one
-//   flag per lane, one round trip): the tiles after the nearest X are consumed at once — if one
-//   of them is P, the look-back ends there; otherwise `end` moves back to that X and the window
-//   is read again (a first version waited until no flag of the window was X, i.e. for the
-//   slowest of 32 predecessors even when the nearest was already P). Thread 0 then publishes P.
-//   BACKOFF > 0: __nanosleep(BACKOFF) before re-reading a window whose nearest flag is X.
+// with Decoupled Look-back", 2016), with the bounded spin of "decoupled fallback" (Smith, Levien
+// & Owens, 2025) so that no block ever depends on another block being scheduled:
+//   Block b scans tile b, TILE = BLOCK·4·ITEMS_VEC. Warp w owns the contiguous chunk
+//   [w·C, (w+1)·C) of its tile, C = 128·ITEMS_VEC; in step j lane l loads the 16-byte vector at
+//   chunk + 128·j + 4·l (coalesced), scans it serially, and a warp Kogge–Stone (__shfl_up_sync)
+//   scan of the 32 vector totals plus the running chunk total gives each element its prefix
+//   within the chunk. The warp totals give warp prefixes and the tile aggregate. Thread 0
+//   publishes the aggregate (status A); warp 0 looks back over a window of the LOOKBACK tiles
+//   before `end` (one flag per lane, one round trip): the tiles after the nearest X are consumed
+//   at once — if one of them is P the look-back ends there, otherwise `end` moves back to that
+//   X and the window is read again. Thread 0 then publishes the inclusive prefix (P).
+//   Fallback: after SPIN_LIMIT reads that find the nearest tile still X, warp 0 stops waiting
+//   and sums that tile's input itself (a 4·TILE-byte read) and goes on past it. Every round of
+//   the look-back either moves `end` back or counts a spin, and `end` < 1 ends it (tiles before
+//   0 read as P of 0), so a block finishes whatever the scheduler does: no deadlock even if
+//   blocks ran out of index order, which CUDA does not promise (CUB's scan assumes it).
 //   A flag is one 64-bit word — epoch (30 bits) | status (2) | value bits (32) — stored and
 //   loaded with st/ld.relaxed.gpu: value and status travel together, so no fence is needed.
-//   Tiles are claimed with a 64-bit ticket counter (atomicAdd) in launch order: a block only
-//   waits on tiles claimed before it, by blocks that are already resident, so the spin cannot
-//   deadlock. The counter is never reset: launch k takes tickets [k·T, (k+1)·T), its epoch is
-//   ticket / T, and flags from the previous launch (another epoch) read as X — nothing is
-//   re-zeroed between launches. The flags and counter are zeroed once, at allocation.
+//   The host passes a new epoch to every launch; flags of another epoch (the previous launch's)
+//   read as X, so nothing is re-zeroed between launches (the flags are zeroed at allocation).
+//   Measured on the H200 (results/nvidia-h200/scan-probes/): a 64-bit ticket counter
+//   (atomicAdd per block, tiles in claim order) instead of blockIdx cost 12 points of the
+//   ceiling; look-back windows of 32 flags cost ~7 points against 8.
 //   fp32 results depend on which predecessors were A or P at look-back: not bit-reproducible.
 //   read n, write n (+ 8 bytes of flag per tile)
 
@@ -52,23 +56,18 @@
 #define ITEMS_VEC 8
 #endif
 #ifndef BACKOFF
-#define BACKOFF 0
+#define BACKOFF 0  // ns of __nanosleep before re-reading a window whose nearest flag is X
 #endif
 #ifndef LOOKBACK
 #define LOOKBACK 32  // flags read per look-back window (one per lane, <= 32)
 #endif
-// Probes only (scripts/scan_probe.py), never in a registered variant: PROBE_NO_LOOKBACK = 1 skips
-// the look-back (every tile's prefix is its own: WRONG output) to time the memory path alone;
-// PROBE_BLOCKIDX = 1 takes the tile from blockIdx.x instead of the ticket counter (CUB's way; it
-// relies on blocks starting in index order, which CUDA does not promise) to time the ticket.
-#ifndef PERSISTENT
-#define PERSISTENT 0
+#ifndef SPIN_LIMIT
+#define SPIN_LIMIT 256  // reads of an X before the block sums that tile's input itself (>= 1)
 #endif
+// Probe only (scripts/scan_probe.py), never in a registered variant: PROBE_NO_LOOKBACK = 1 skips
+// the look-back (every tile's prefix is its own: WRONG output) to time the memory path alone.
 #ifndef PROBE_NO_LOOKBACK
 #define PROBE_NO_LOOKBACK 0
-#endif
-#ifndef PROBE_BLOCKIDX
-#define PROBE_BLOCKIDX 0
 #endif
 
 #if IS_INT
@@ -224,90 +223,95 @@ __device__ __forceinline__ unsigned long long pack(T v, unsigned long long statu
     return (((epoch & 0x3fffffffull) << 2 | status) << 32) | TO_BITS(v);
 }
 
+// Σ of tile k's input, by one warp (the fallback when tile k's flag stays X)
+__device__ __forceinline__ T warp_tile_sum(const T* __restrict__ x, long long k, long long n, int lane) {
+    T acc = 0;
+    for (int i = 4 * lane; i < TILE1; i += 128) {
+        const T4 v = load4(x, k * TILE1 + i, n);
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    return warp_sum(acc);
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
-    const T* __restrict__ x, T* __restrict__ y, unsigned long long* flags, unsigned long long* ticket,
-    long long n, long long n_tiles, long long span) {
-    __shared__ unsigned long long s_ticket[2];  // [iteration parity]: the ticket of the next tile
+    const T* __restrict__ x, T* __restrict__ y, unsigned long long* flags, long long n,
+    unsigned long long epoch) {
     __shared__ T s_warp[NWARPS];
     __shared__ T s_excl;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long tile = blockIdx.x;
+    const long long base = tile * TILE1 + (long long)warp * CHUNK + 4 * lane;
+    const bool full = tile * TILE1 + TILE1 <= n;
 
-    if (threadIdx.x == 0) s_ticket[1] = PROBE_BLOCKIDX ? blockIdx.x : atomicAdd(ticket, 1ull);
+    // load every vector first (ITEMS_VEC 16-byte loads in flight per thread)
+    T4 v[ITEMS_VEC];
+#pragma unroll
+    for (int j = 0; j < ITEMS_VEC; ++j)
+        v[j] = full ? *reinterpret_cast<const T4*>(x + base + 128 * j) : load4(x, base + 128 * j, n);
+
+    // chunk scan: serial within the vector, Kogge–Stone across the warp, running total over j
+    T run = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS_VEC; ++j) {
+        v[j] = scan4(v[j]);
+        const T incl = warp_inclusive(v[j].w, lane);
+        T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
+        if (lane == 0) ex = 0;
+        v[j] = add4(v[j], run + ex);
+        run += __shfl_sync(0xffffffffu, incl, 31);
+    }
+    if (lane == 0) s_warp[warp] = run;
     __syncthreads();
-    unsigned long long t = s_ticket[1];
-    for (int it = 0;; ++it) {
-        const long long tile = (long long)(t % (unsigned long long)span);
-        const unsigned long long epoch = t / (unsigned long long)span;
-        if (tile >= n_tiles) break;  // PERSISTENT: this block's one ticket past the launch's tiles
-        const long long base = tile * TILE1 + (long long)warp * CHUNK + 4 * lane;
-        const bool full = tile * TILE1 + TILE1 <= n;
-
-        // load every vector first (ITEMS_VEC 16-byte loads in flight per thread)
-        T4 v[ITEMS_VEC];
+    T warp_prefix = 0, agg = 0;
 #pragma unroll
-        for (int j = 0; j < ITEMS_VEC; ++j)
-            v[j] = full ? *reinterpret_cast<const T4*>(x + base + 128 * j) : load4(x, base + 128 * j, n);
-        // PERSISTENT: claim the next tile now; the atomic's round trip overlaps this tile's work
-        if (PERSISTENT && threadIdx.x == 0) s_ticket[it & 1] = atomicAdd(ticket, 1ull);
+    for (int w = 0; w < NWARPS; ++w) {
+        const T tw = s_warp[w];
+        if (w < warp) warp_prefix += tw;
+        agg += tw;
+    }
 
-        // chunk scan: serial within the vector, Kogge–Stone across the warp, running total over j
-        T run = 0;
-#pragma unroll
-        for (int j = 0; j < ITEMS_VEC; ++j) {
-            v[j] = scan4(v[j]);
-            const T incl = warp_inclusive(v[j].w, lane);
-            T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
-            if (lane == 0) ex = 0;
-            v[j] = add4(v[j], run + ex);
-            run += __shfl_sync(0xffffffffu, incl, 31);
-        }
-        if (lane == 0) s_warp[warp] = run;
-        __syncthreads();
-        T warp_prefix = 0, agg = 0;
-#pragma unroll
-        for (int w = 0; w < NWARPS; ++w) {
-            const T tw = s_warp[w];
-            if (w < warp) warp_prefix += tw;
-            agg += tw;
-        }
-
-        if (warp == 0) {
-            T excl = 0;
-            if (tile == 0) {
-                if (lane == 0) st_relaxed(flags, pack(agg, ST_P, epoch));
-            } else {
-                if (lane == 0) st_relaxed(flags + tile, pack(agg, ST_A, epoch));
-                const unsigned long long want = epoch & 0x3fffffffull;
-                long long end = tile;  // window [end - LOOKBACK, end): lane l < LOOKBACK ↔ end - LOOKBACK + l
-                while (!PROBE_NO_LOOKBACK) {
-                    const long long k = end - LOOKBACK + lane;
-                    // tiles before 0 count as P of 0; lanes past the window as A of 0 (no effect)
-                    unsigned long long w = pack((T)0, lane < LOOKBACK ? ST_P : ST_A, epoch);
-                    if (lane < LOOKBACK && k >= 0) w = ld_relaxed(flags + k);
-                    const unsigned long long st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
-                    const int hx = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_X));  // nearest X, or -1
-                    const int hp = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_P));  // nearest P, or -1
-                    // lanes past the nearest X are A or P: sum them, stopping at the nearest P
-                    excl += warp_sum(lane >= max(hx + 1, hp) ? FROM_BITS((unsigned int)w) : (T)0);
-                    if (hp > hx) break;
-                    end -= LOOKBACK - 1 - hx;  // the next window ends just after that X (hx = -1: all A)
-                    if (BACKOFF && hx == LOOKBACK - 1) __nanosleep(BACKOFF);
+    if (warp == 0) {
+        T excl = 0;
+        if (tile == 0) {
+            if (lane == 0) st_relaxed(flags, pack(agg, ST_P, epoch));
+        } else {
+            if (lane == 0) st_relaxed(flags + tile, pack(agg, ST_A, epoch));
+            const unsigned long long want = epoch & 0x3fffffffull;
+            long long end = tile;  // window [end - LOOKBACK, end): lane l < LOOKBACK ↔ end - LOOKBACK + l
+            int spins = 0;
+            while (!PROBE_NO_LOOKBACK) {
+                const long long k = end - LOOKBACK + lane;
+                // tiles before 0 count as P of 0; lanes past the window as A of 0 (no effect)
+                unsigned long long w = pack((T)0, lane < LOOKBACK ? ST_P : ST_A, epoch);
+                if (lane < LOOKBACK && k >= 0) w = ld_relaxed(flags + k);
+                const unsigned long long st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
+                const int hx = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_X));  // nearest X, or -1
+                const int hp = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_P));  // nearest P, or -1
+                // lanes past the nearest X are A or P: sum them, stopping at the nearest P
+                excl += warp_sum(lane >= max(hx + 1, hp) ? FROM_BITS((unsigned int)w) : (T)0);
+                if (hp > hx) break;
+                end -= LOOKBACK - 1 - hx;  // the next window ends just after that X (hx = -1: all A)
+                if (hx < LOOKBACK - 1) {
+                    spins = 0;  // progress: a new nearest tile
+                } else if (++spins >= SPIN_LIMIT) {  // tile end - 1 stays X: sum its input ourselves
+                    excl += warp_tile_sum(x, end - 1, n, lane);
+                    end -= 1;
+                    spins = 0;
+                } else if (BACKOFF) {
+                    __nanosleep(BACKOFF);
                 }
-                if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
             }
-            if (lane == 0) s_excl = excl;
+            if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
         }
-        __syncthreads();  // s_excl, and (PERSISTENT) s_ticket[it & 1], are visible
-        const T prefix = s_excl + warp_prefix;
+        if (lane == 0) s_excl = excl;
+    }
+    __syncthreads();
+    const T prefix = s_excl + warp_prefix;
 #pragma unroll
-        for (int j = 0; j < ITEMS_VEC; ++j) {
-            if (full)
-                *reinterpret_cast<T4*>(y + base + 128 * j) = add4(v[j], prefix);
-            else
-                store4(y, base + 128 * j, n, add4(v[j], prefix));
-        }
-        if (!PERSISTENT) break;
-        // the next iteration writes the other slot, so this read cannot race with thread 0
-        t = s_ticket[it & 1];
+    for (int j = 0; j < ITEMS_VEC; ++j) {
+        if (full)
+            *reinterpret_cast<T4*>(y + base + 128 * j) = add4(v[j], prefix);
+        else
+            store4(y, base + 128 * j, n, add4(v[j], prefix));
     }
 }

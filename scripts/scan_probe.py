@@ -42,9 +42,9 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
         lb = sk.cuda_lookback
         cfg = [(f"lookback block={b} vec={v} window={w} spin={sl}",
                 lambda be, c, b=b, v=v, w=w, sl=sl: lb(be, c, b, v, LOOKBACK=w, SPIN_LIMIT=sl), True, 8)
-               for b, v, w, sl in ((128, 16, 8, 256), (128, 16, 8, 32), (128, 16, 8, 4096), (128, 16, 4, 256),
-                                   (128, 16, 16, 256), (256, 8, 8, 256), (256, 16, 8, 256), (128, 8, 8, 256),
-                                   (64, 16, 8, 256), (128, 16, 8, 1))]
+               for b, v, w, sl in ((128, 16, 8, 256), (128, 16, 4, 256), (128, 16, 16, 256), (256, 8, 8, 256),
+                                   (256, 16, 8, 256), (128, 8, 8, 256), (64, 16, 8, 256), (128, 32, 8, 256),
+                                   (128, 16, 8, 1))]
         cfg += [(f"NO look-back, block={b} vec={v} (memory path only)",
                  lambda be, c, b=b, v=v: lb(be, c, b, v, PROBE_NO_LOOKBACK=1), False, 8)
                 for b, v in ((128, 16), (256, 8))]
@@ -58,12 +58,10 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                for b, v, w in ((128, 16, 8), (128, 16, 4), (64, 16, 8), (128, 32, 8), (256, 8, 8))]
         return cfg + [("kogge_stone", variant("opencl", "kogge_stone"), "passes", 8)]
     if backend == "triton":
-        cfg = [(f"lookback tile={t} warps={w} window={win}",
-                lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
-               for t, w, win in ((4096, 4, 16), (4096, 4, 8), (8192, 4, 16), (8192, 8, 16), (4096, 8, 16),
-                                 (2048, 4, 8), (16384, 8, 16))]
-        cfg.append(("lookback tile=4096 warps=4 window=16 spin=1",
-                    lambda be, c: sk.triton_lookback(be, c, 4096, 16, 4, spin_limit=1), True, 8))
+        cfg = [(f"lookback tile={t} warps={w} window={win} spin={sl}",
+                lambda be, c, t=t, w=w, win=win, sl=sl: sk.triton_lookback(be, c, t, win, w, sl), True, 8)
+               for t, w, win, sl in ((8192, 4, 16, 256), (8192, 4, 8, 256), (8192, 4, 32, 256), (16384, 4, 16, 256),
+                                     (8192, 2, 16, 256), (4096, 4, 16, 256), (16384, 8, 16, 256), (8192, 4, 16, 1))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         return [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v), "passes", 8)
@@ -79,6 +77,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2**28)
     ap.add_argument("--dtype", default="fp32", choices=["fp32", "i32"])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--only", default="", help="run only the configurations whose label contains this")
     ap.add_argument("--ceiling", type=float, default=None, help="GB/s (default: peaks.json of the device)")
     args = ap.parse_args()
 
@@ -121,6 +120,8 @@ def main() -> None:
         rows.append(row)
 
     for label, factory, kind, per_elem in configs(args.backend):
+        if args.only not in label:
+            continue
         try:
             run = factory(be, case)
             checked = "not a scan (timed only)"
@@ -141,7 +142,8 @@ def main() -> None:
         except Exception as e:  # noqa: BLE001 - a config that fails to build or run is a row
             rows.append({"label": label, "error": f"{type(e).__name__}: {e}"[:500]})
             print(f"{label:48s} ERROR {rows[-1]['error'][:150]}", flush=True)
-    path = Path(args.out) / f"probe-scan-{args.backend}-{args.dtype}.json"
+    tag = f"-{''.join(ch if ch.isalnum() else '_' for ch in args.only)}" if args.only else ""
+    path = Path(args.out) / f"probe-scan-{args.backend}-{args.dtype}{tag}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, {"backend": args.backend, "device": dev.name, "slug": dev.slug, "n": args.n,
                              "dtype": args.dtype, "ceiling_gbs": ceiling, "method": "suite.timing.measure, "

@@ -47,15 +47,23 @@ class Protocol:
 
 def measure(be, fn, proto: Protocol = Protocol()) -> Timing:
     """Time ``fn`` (which enqueues the kernel's work) on backend ``be``."""
-    # warm-up: JIT, lazy module loading, autotuning and clock ramp stay out of the numbers
+    # warm-up: JIT, lazy module loading, autotuning and clock ramp stay out of the numbers. After
+    # the first call, the rest of the budget is filled with back-to-back launches and one
+    # synchronize (at most 64 per batch): a device that waits on the host between launches may
+    # stay in a low clock state (seen on the H200 through WebGPU: 345 MHz instead of 1980).
     t_end = time.perf_counter() + proto.warmup_s
-    warm = 0
+    warm, batch = 0, 1
     while True:
-        fn()
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
         be.synchronize()
-        warm += 1
-        if time.perf_counter() >= t_end and warm >= 2:
+        warm += batch
+        now = time.perf_counter()
+        if now >= t_end and warm >= 2:
             break
+        per_call = (now - t0) / batch
+        batch = max(1, min(64, int((t_end - now) / max(per_call, 1e-6))))
     samples: list[float] = []
     t_cap = time.perf_counter() + proto.time_cap_s
     rse = math.inf

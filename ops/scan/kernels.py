@@ -165,7 +165,7 @@ def cuda_decoupled_lookback(be, case):
 #: triton reduce-then-scan tiles (three levels at the 1_050_001 test size, like the others)
 TRITON_TILE3 = 1024
 #: triton look-back: tile and window
-TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 4096, 16, 4
+TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 8192, 16, 4
 
 
 @kernel("scan", "triton", "reduce_then_scan")
@@ -210,7 +210,7 @@ def triton_lookback(be, case, tile: int | None = None, window: int | None = None
 
 @kernel("scan", "triton", "decoupled_lookback")
 def triton_decoupled_lookback(be, case):
-    """Single pass: tl.cumsum per 4096-element tile, look-back over a 16-flag window with
+    """Single pass: tl.cumsum per 8192-element tile (4 warps), look-back over a 16-flag window with
     volatile loads and a bounded spin with fallback; 64-bit (epoch, status, value) flags."""
     return triton_lookback(be, case)
 
@@ -272,7 +272,7 @@ def opencl_decoupled_lookback(be, case):
 
 _WGSL = source(__file__, "scan.wgsl")
 #: vec4s per invocation of the WGSL three-pass scan (tile = 4·256·WEBGPU_ITEMS_VEC elements)
-WEBGPU_ITEMS_VEC = 2
+WEBGPU_ITEMS_VEC = 4
 
 
 def webgpu_three_pass(be, case, items: int | None = None):
@@ -317,7 +317,7 @@ def webgpu_three_pass(be, case, items: int | None = None):
 
 @kernel("scan", "webgpu", "reduce_then_scan")
 def webgpu_reduce_then_scan(be, case):
-    """Three passes per level over 2048-element tiles (2 vec4s per invocation, a raking scan in
+    """Three passes per level over 4096-element tiles (4 vec4s per invocation, a raking scan in
     workgroup memory); each level's scan goes to its own buffer (WebGPU forbids a buffer bound
     both read and written)."""
     return webgpu_three_pass(be, case)

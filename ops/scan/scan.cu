@@ -26,11 +26,12 @@
 //   [w·C, (w+1)·C) of its tile, C = 128·ITEMS_VEC; in step j lane l loads the 16-byte vector at
 //   chunk + 128·j + 4·l (coalesced), scans it serially, and a warp Kogge–Stone (__shfl_up_sync)
 //   scan of the 32 vector totals plus the running chunk total gives each element its prefix
-//   within the chunk. The warp totals give warp prefixes and the tile aggregate. Thread 0
-//   publishes the aggregate (status A); warp 0 looks back over a window of the LOOKBACK tiles
-//   before `end` (one flag per lane, one round trip): the tiles after the nearest X are consumed
-//   at once — if one of them is P the look-back ends there, otherwise `end` moves back to that
-//   X and the window is read again. Thread 0 then publishes the inclusive prefix (P).
+//   within the chunk. Before those scans, the tile aggregate and warp prefixes come from thread
+//   sums and warp sums (a short dependency chain): thread 0 publishes the aggregate (status A)
+//   and warp 0 looks back while the other warps scan their chunks. The look-back reads a window
+//   of the LOOKBACK tiles before `end` (one flag per lane, one round trip): the tiles after the
+//   nearest X are consumed at once — if one of them is P the look-back ends there, otherwise
+//   `end` moves back to that X and the window is read again. Thread 0 then publishes the inclusive prefix (P).
 //   Fallback: after SPIN_LIMIT reads that find the nearest tile still X, warp 0 stops waiting
 //   and sums that tile's input itself (a 4·TILE-byte read) and goes on past it. Every round of
 //   the look-back either moves `end` back or counts a spin, and `end` < 1 ends it (tiles before
@@ -40,9 +41,9 @@
 //   loaded with st/ld.relaxed.gpu: value and status travel together, so no fence is needed.
 //   The host passes a new epoch to every launch; flags of another epoch (the previous launch's)
 //   read as X, so nothing is re-zeroed between launches (the flags are zeroed at allocation).
-//   Measured on the H200 (results/nvidia-h200/scan-probes/): a 64-bit ticket counter
-//   (atomicAdd per block, tiles in claim order) instead of blockIdx cost 12 points of the
-//   ceiling; look-back windows of 32 flags cost ~7 points against 8.
+//   Measured on the H200 (results/nvidia-h200/scan-probes/): windows of 32 flags cost ~4 points
+//   of the ceiling against 8; a ticket counter (tiles in claim order) and blockIdx with the
+//   fallback time the same; publishing A after the chunk scans instead of before cost POINTS.
 //   fp32 results depend on which predecessors were A or P at look-back: not bit-reproducible.
 //   read n, write n (+ 8 bytes of flag per tile)
 
@@ -249,18 +250,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
     for (int j = 0; j < ITEMS_VEC; ++j)
         v[j] = full ? *reinterpret_cast<const T4*>(x + base + 128 * j) : load4(x, base + 128 * j, n);
 
-    // chunk scan: serial within the vector, Kogge–Stone across the warp, running total over j
-    T run = 0;
+    // the tile aggregate first (thread sums, warp sums, shared memory), so the aggregate is
+    // published before the longer chunk scans run; those overlap warp 0's look-back
+    T tsum = 0;
 #pragma unroll
-    for (int j = 0; j < ITEMS_VEC; ++j) {
-        v[j] = scan4(v[j]);
-        const T incl = warp_inclusive(v[j].w, lane);
-        T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
-        if (lane == 0) ex = 0;
-        v[j] = add4(v[j], run + ex);
-        run += __shfl_sync(0xffffffffu, incl, 31);
-    }
-    if (lane == 0) s_warp[warp] = run;
+    for (int j = 0; j < ITEMS_VEC; ++j) tsum += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+    tsum = warp_sum(tsum);
+    if (lane == 0) s_warp[warp] = tsum;
     __syncthreads();
     T warp_prefix = 0, agg = 0;
 #pragma unroll
@@ -304,6 +300,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
             if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
         }
         if (lane == 0) s_excl = excl;
+    }
+    // chunk scan: serial within the vector, Kogge–Stone across the warp, running total over j
+    T run = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS_VEC; ++j) {
+        v[j] = scan4(v[j]);
+        const T incl = warp_inclusive(v[j].w, lane);
+        T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
+        if (lane == 0) ex = 0;
+        v[j] = add4(v[j], run + ex);
+        run += __shfl_sync(0xffffffffu, incl, 31);
     }
     __syncthreads();
     const T prefix = s_excl + warp_prefix;

@@ -2,8 +2,8 @@
 // read n, write n elements (8·n bytes for 32-bit types).
 //
 // Defines: IS_INT (0/1), BLOCK (threads per block), ITEMS_VEC (16-byte vectors per thread),
-// LOOKBACK (flags per look-back window, <= 32) and BACKOFF (ns): the last three decoupled_lookback
-// only. Counts are 64-bit: n·4 may exceed 2^31.
+// LOOKBACK (flags per look-back window), SPIN_LIMIT and BACKOFF (ns): the last four
+// decoupled_lookback only. Counts are 64-bit: n·4 may exceed 2^31.
 //
 // Reduce-then-scan, three passes per level (kogge_stone, brent_kung); TILE = 4·BLOCK elements,
 // thread t owns the 4 consecutive elements [4t, 4t+4) of its block's tile (one 16-byte load):
@@ -21,29 +21,31 @@
 //
 // Single pass, scan_decoupled_lookback (Merrill & Garland, "Single-pass Parallel Prefix Scan
 // with Decoupled Look-back", 2016), with the bounded spin of "decoupled fallback" (Smith, Levien
-// & Owens, 2025) so that no block ever depends on another block being scheduled:
-//   Block b scans tile b, TILE = BLOCK·4·ITEMS_VEC. Warp w owns the contiguous chunk
-//   [w·C, (w+1)·C) of its tile, C = 128·ITEMS_VEC; in step j lane l loads the 16-byte vector at
-//   chunk + 128·j + 4·l (coalesced), scans it serially, and a warp Kogge–Stone (__shfl_up_sync)
-//   scan of the 32 vector totals plus the running chunk total gives each element its prefix
-//   within the chunk. Before those scans, the tile aggregate and warp prefixes come from thread
-//   sums and warp sums (a short dependency chain): thread 0 publishes the aggregate (status A)
-//   and warp 0 looks back while the other warps scan their chunks. The look-back reads a window
-//   of the LOOKBACK tiles before `end` (one flag per lane, one round trip): the tiles after the
-//   nearest X are consumed at once — if one of them is P the look-back ends there, otherwise
-//   `end` moves back to that X and the window is read again. Thread 0 then publishes the inclusive prefix (P).
-//   Fallback: after SPIN_LIMIT reads that find the nearest tile still X, warp 0 stops waiting
-//   and sums that tile's input itself (a 4·TILE-byte read) and goes on past it. Every round of
-//   the look-back either moves `end` back or counts a spin, and `end` < 1 ends it (tiles before
-//   0 read as P of 0), so a block finishes whatever the scheduler does: no deadlock even if
-//   blocks ran out of index order, which CUDA does not promise (CUB's scan assumes it).
-//   A flag is one 64-bit word — epoch (30 bits) | status (2) | value bits (32) — stored and
-//   loaded with st/ld.relaxed.gpu: value and status travel together, so no fence is needed.
+// & Owens, 2025) so that no block ever depends on another block being scheduled. The same
+// algorithm as scan.cl's:
+//   Block b scans tile b, TILE = BLOCK·4·ITEMS_VEC. Row j of the tile is BLOCK consecutive
+//   16-byte vectors; thread t loads vector t of every row (coalesced) and scans it serially. The
+//   ITEMS_VEC·BLOCK vector totals, in memory order, go to shared memory and are scanned by
+//   raking: thread t scans the ITEMS_VEC consecutive totals [t·ITEMS_VEC, (t+1)·ITEMS_VEC)
+//   serially, and a Kogge–Stone over the BLOCK rake totals gives each rake its prefix (indices
+//   padded by one word per 32: the stride-ITEMS_VEC rakes hit distinct banks).
+//   Thread 0 publishes the tile aggregate (status A); warp 0 looks back LOOKBACK flags at a time
+//   (independent volatile loads: one round trip per window; every lane reads the same words, so
+//   the branches stay uniform), consuming them nearest first and stopping at the first inclusive
+//   prefix (P); at an X it re-reads the window from there. Then thread 0 publishes its own P.
+//   Fallback: after SPIN_LIMIT reads that find the nearest tile still X, warp 0 stops waiting,
+//   sums that tile's input itself (a 4·TILE-byte read) and goes on past it. Every round of the
+//   look-back either moves `end` back or counts a spin, and `end` < 1 ends it (tiles before 0
+//   read as P of 0), so a block finishes whatever the scheduler does: no deadlock even if blocks
+//   ran out of index order, which CUDA does not promise (CUB's scan assumes it).
+//   A flag is one 64-bit word — epoch (30 bits) | status (2) | value bits (32) — written with
+//   atomicExch and read with volatile loads: value and status travel together, no fence needed.
 //   The host passes a new epoch to every launch; flags of another epoch (the previous launch's)
 //   read as X, so nothing is re-zeroed between launches (the flags are zeroed at allocation).
-//   Measured on the H200 (results/nvidia-h200/scan-probes/): windows of 32 flags cost ~4 points
-//   of the ceiling against 8; a ticket counter (tiles in claim order) and blockIdx with the
-//   fallback time the same; publishing A after the chunk scans instead of before cost POINTS.
+//   Measured on the H200 (results/nvidia-h200/scan-probes/, rounds 1-5): a first version with
+//   per-warp chunks, warp-shuffle scans and a 32-lane ballot look-back reached at most 76 % of
+//   the ceiling (its 'NO look-back' form 94 %) while scan.cl's structure reached 91 % through
+//   OpenCL on the same GPU; this kernel follows scan.cl.
 //   fp32 results depend on which predecessors were A or P at look-back: not bit-reproducible.
 //   read n, write n (+ 8 bytes of flag per tile)
 
@@ -60,7 +62,7 @@
 #define BACKOFF 0  // ns of __nanosleep before re-reading a window whose nearest flag is X
 #endif
 #ifndef LOOKBACK
-#define LOOKBACK 32  // flags read per look-back window (one per lane, <= 32)
+#define LOOKBACK 8  // flags read per look-back window
 #endif
 #ifndef SPIN_LIMIT
 #define SPIN_LIMIT 256  // reads of an X before the block sums that tile's input itself (>= 1)
@@ -89,15 +91,6 @@ typedef float4 T4;
 __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
-}
-
-__device__ __forceinline__ T warp_inclusive(T v, int lane) {  // Kogge–Stone over 32 lanes
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const T u = __shfl_up_sync(0xffffffffu, v, off);
-        if (lane >= off) v += u;
-    }
     return v;
 }
 
@@ -204,21 +197,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK) scan_tiles_brent_kung(const 
 
 // ---- decoupled look-back ---------------------------------------------------------------------
 
-#define CHUNK (128 * ITEMS_VEC)    // elements per warp
-#define TILE1 (NWARPS * CHUNK)     // elements per block
+#define TILE1 (BLOCK * 4 * ITEMS_VEC)  // elements per tile
+#define NTOT (BLOCK * ITEMS_VEC)       // vectors per tile
+#define PAD(i) ((i) + ((i) >> 5))      // one word of padding per 32: stride-ITEMS_VEC rakes miss bank conflicts
 #define ST_X 0ull
 #define ST_A 1ull
 #define ST_P 2ull
-
-__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
-    unsigned long long v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 __device__ __forceinline__ unsigned long long pack(T v, unsigned long long status, unsigned long long epoch) {
     return (((epoch & 0x3fffffffull) << 2 | status) << 32) | TO_BITS(v);
@@ -237,88 +221,105 @@ __device__ __forceinline__ T warp_tile_sum(const T* __restrict__ x, long long k,
 extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
     const T* __restrict__ x, T* __restrict__ y, unsigned long long* flags, long long n,
     unsigned long long epoch) {
-    __shared__ T s_warp[NWARPS];
+    __shared__ T tot[PAD(NTOT)];
+    __shared__ T rake[2][BLOCK];
     __shared__ T s_excl;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int tid = threadIdx.x;
     const long long tile = blockIdx.x;
-    const long long base = tile * TILE1 + (long long)warp * CHUNK + 4 * lane;
-    const bool full = tile * TILE1 + TILE1 <= n;
+    const long long t0 = tile * TILE1;
+    const bool full = t0 + TILE1 <= n;
 
-    // load every vector first (ITEMS_VEC 16-byte loads in flight per thread)
+    // rows: vector tid of row j holds elements t0 + 4·(j·BLOCK + tid) .. +4 (coalesced)
     T4 v[ITEMS_VEC];
 #pragma unroll
-    for (int j = 0; j < ITEMS_VEC; ++j)
-        v[j] = full ? *reinterpret_cast<const T4*>(x + base + 128 * j) : load4(x, base + 128 * j, n);
-
-    // the tile aggregate first (thread sums, warp sums, shared memory), so the aggregate is
-    // published before the longer chunk scans run; those overlap warp 0's look-back
-    T tsum = 0;
-#pragma unroll
-    for (int j = 0; j < ITEMS_VEC; ++j) tsum += (v[j].x + v[j].y) + (v[j].z + v[j].w);
-    tsum = warp_sum(tsum);
-    if (lane == 0) s_warp[warp] = tsum;
-    __syncthreads();
-    T warp_prefix = 0, agg = 0;
-#pragma unroll
-    for (int w = 0; w < NWARPS; ++w) {
-        const T tw = s_warp[w];
-        if (w < warp) warp_prefix += tw;
-        agg += tw;
+    for (int j = 0; j < ITEMS_VEC; ++j) {
+        const long long i = t0 + 4 * ((long long)j * BLOCK + tid);
+        v[j] = full ? *reinterpret_cast<const T4*>(x + i) : load4(x, i, n);
     }
+#pragma unroll
+    for (int j = 0; j < ITEMS_VEC; ++j) {
+        v[j] = scan4(v[j]);
+        tot[PAD(j * BLOCK + tid)] = v[j].w;
+    }
+    __syncthreads();
+    // raking: thread tid scans the vector totals [tid·ITEMS_VEC, (tid+1)·ITEMS_VEC) in place
+    T r = 0;
+#pragma unroll
+    for (int k = 0; k < ITEMS_VEC; ++k) {
+        r += tot[PAD(tid * ITEMS_VEC + k)];
+        tot[PAD(tid * ITEMS_VEC + k)] = r;
+    }
+    int src = 0;
+    rake[0][tid] = r;
+    __syncthreads();
+#pragma unroll
+    for (int off = 1; off < BLOCK; off <<= 1) {  // Kogge–Stone over the rake totals
+        T a = rake[src][tid];
+        if (tid >= off) a += rake[src][tid - off];
+        rake[src ^ 1][tid] = a;
+        src ^= 1;
+        __syncthreads();
+    }
+    const T rake_prefix = tid > 0 ? rake[src][tid - 1] : (T)0;
+    const T agg = rake[src][BLOCK - 1];
+#pragma unroll
+    for (int k = 0; k < ITEMS_VEC; ++k) tot[PAD(tid * ITEMS_VEC + k)] += rake_prefix;
+    // tot now holds the inclusive scan of the tile's vector totals
 
-    if (warp == 0) {
+    if (tid < 32) {  // warp 0: every lane runs the same look-back (same addresses: broadcast loads)
         T excl = 0;
         if (tile == 0) {
-            if (lane == 0) st_relaxed(flags, pack(agg, ST_P, epoch));
+            if (tid == 0) atomicExch(flags, pack(agg, ST_P, epoch));
         } else {
-            if (lane == 0) st_relaxed(flags + tile, pack(agg, ST_A, epoch));
+            if (tid == 0) atomicExch(flags + tile, pack(agg, ST_A, epoch));
             const unsigned long long want = epoch & 0x3fffffffull;
-            long long end = tile;  // window [end - LOOKBACK, end): lane l < LOOKBACK ↔ end - LOOKBACK + l
+            long long end = tile;  // the window is [end - LOOKBACK, end), read nearest first
             int spins = 0;
             while (!PROBE_NO_LOOKBACK) {
-                const long long k = end - LOOKBACK + lane;
-                // tiles before 0 count as P of 0; lanes past the window as A of 0 (no effect)
-                unsigned long long w = pack((T)0, lane < LOOKBACK ? ST_P : ST_A, epoch);
-                if (lane < LOOKBACK && k >= 0) w = ld_relaxed(flags + k);
-                const unsigned long long st = (w >> 34) == want ? (w >> 32) & 3ull : ST_X;
-                const int hx = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_X));  // nearest X, or -1
-                const int hp = 31 - __clz(__ballot_sync(0xffffffffu, st == ST_P));  // nearest P, or -1
-                // lanes past the nearest X are A or P: sum them, stopping at the nearest P
-                excl += warp_sum(lane >= max(hx + 1, hp) ? FROM_BITS((unsigned int)w) : (T)0);
-                if (hp > hx) break;
-                end -= LOOKBACK - 1 - hx;  // the next window ends just after that X (hx = -1: all A)
-                if (hx < LOOKBACK - 1) {
-                    spins = 0;  // progress: a new nearest tile
+                unsigned long long w[LOOKBACK];
+#pragma unroll
+                for (int k = 0; k < LOOKBACK; ++k) {  // independent loads: one round trip
+                    const long long i = end - 1 - k;
+                    w[k] = i >= 0 ? *reinterpret_cast<volatile unsigned long long*>(flags + i)
+                                  : pack((T)0, ST_P, epoch);  // before tile 0: P of 0
+                }
+                int k = 0;
+                bool found = false;
+#pragma unroll
+                for (; k < LOOKBACK; ++k) {
+                    if ((w[k] >> 34) != want || ((w[k] >> 32) & 3ull) == ST_X) break;  // X: wait here
+                    excl += FROM_BITS((unsigned int)w[k]);
+                    if (((w[k] >> 32) & 3ull) == ST_P) {
+                        found = true;
+                        break;
+                    }
+                }
+                if (found) break;
+                end -= k;  // resume at the first X (or past the window: all A)
+                if (k > 0) {
+                    spins = 0;  // progress
                 } else if (++spins >= SPIN_LIMIT) {  // tile end - 1 stays X: sum its input ourselves
-                    excl += warp_tile_sum(x, end - 1, n, lane);
+                    excl += warp_tile_sum(x, end - 1, n, tid);
                     end -= 1;
                     spins = 0;
                 } else if (BACKOFF) {
                     __nanosleep(BACKOFF);
                 }
             }
-            if (lane == 0) st_relaxed(flags + tile, pack(excl + agg, ST_P, epoch));
+            if (tid == 0) atomicExch(flags + tile, pack(excl + agg, ST_P, epoch));
         }
-        if (lane == 0) s_excl = excl;
-    }
-    // chunk scan: serial within the vector, Kogge–Stone across the warp, running total over j
-    T run = 0;
-#pragma unroll
-    for (int j = 0; j < ITEMS_VEC; ++j) {
-        v[j] = scan4(v[j]);
-        const T incl = warp_inclusive(v[j].w, lane);
-        T ex = __shfl_up_sync(0xffffffffu, incl, 1);  // exclusive prefix of this lane's vector
-        if (lane == 0) ex = 0;
-        v[j] = add4(v[j], run + ex);
-        run += __shfl_sync(0xffffffffu, incl, 31);
+        if (tid == 0) s_excl = excl;
     }
     __syncthreads();
-    const T prefix = s_excl + warp_prefix;
+    const T excl = s_excl;
 #pragma unroll
     for (int j = 0; j < ITEMS_VEC; ++j) {
+        const int f = j * BLOCK + tid;
+        const T prefix = excl + (f > 0 ? tot[PAD(f - 1)] : (T)0);
+        const long long i = t0 + 4 * ((long long)j * BLOCK + tid);
         if (full)
-            *reinterpret_cast<T4*>(y + base + 128 * j) = add4(v[j], prefix);
+            *reinterpret_cast<T4*>(y + i) = add4(v[j], prefix);
         else
-            store4(y, base + 128 * j, n, add4(v[j], prefix));
+            store4(y, i, n, add4(v[j], prefix));
     }
 }

@@ -79,7 +79,7 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, n, n_tiles, epoch,
     done = tile == 0
     base = tile  # the window is [base - WINDOW, base)
     want = epoch & 0x3FFFFFFF
-    spins = 0
+    spins = tl.full((), 0, tl.int32)
     while not done:
         idx = base - WINDOW + tl.arange(0, WINDOW)
         valid = idx >= 0
@@ -100,11 +100,14 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, n, n_tiles, epoch,
         done = kp > kx
         spins = tl.where(kx == base - 1, spins + 1, 0)  # the nearest tile is still X
         base = tl.where(kx > -(1 << 40), kx + 1, base - WINDOW)
-        if (not done) and (spins >= SPIN_LIMIT):  # stop waiting: sum tile base - 1 ourselves
-            fb = (base - 1) * BLOCK + tl.arange(0, BLOCK)
-            excl += tl.sum(tl.load(x_ptr + fb, mask=fb < n, other=0), axis=0)
-            base -= 1
-            spins = 0
+        # stop waiting: sum tile base - 1 ourselves (a masked-off load when not falling back;
+        # written without an `if`: the same logic under `if` gave wrong sums on the H200)
+        fall = (spins >= SPIN_LIMIT) & (kp <= kx)
+        fb = (base - 1) * BLOCK + tl.arange(0, BLOCK)
+        lim = tl.where(fall, n, 0)  # (a scalar-and-vector mask fails in Triton's interpreter)
+        excl += tl.sum(tl.load(x_ptr + fb, mask=(fb >= 0) & (fb < lim), other=0), axis=0)
+        base = tl.where(fall, base - 1, base)
+        spins = tl.where(fall, 0, spins)
     if tile > 0:
         tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
                        sem="relaxed")

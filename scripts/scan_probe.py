@@ -56,10 +56,9 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                for b, v, w in ((128, 16, 8), (128, 16, 4), (64, 16, 8), (128, 32, 8), (256, 8, 8))]
         return cfg + [("kogge_stone", variant("opencl", "kogge_stone"), "passes", 8)]
     if backend == "triton":
-        cfg = [(f"lookback tile={t} warps={w} window={win} spin={sl}",
-                lambda be, c, t=t, w=w, win=win, sl=sl: sk.triton_lookback(be, c, t, win, w, sl), True, 8)
-               for t, w, win, sl in ((8192, 4, 16, 256), (8192, 4, 8, 256), (8192, 4, 32, 256), (16384, 4, 16, 256),
-                                     (8192, 2, 16, 256), (4096, 4, 16, 256), (16384, 8, 16, 256), (8192, 4, 16, 1))]
+        cfg = [(f"lookback tile={t} warps={w} window={win}",
+                lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
+               for t, w, win in ((8192, 4, 16), (8192, 4, 8), (4096, 4, 16), (16384, 4, 16))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         return [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v), "passes", 8)

@@ -341,9 +341,9 @@ def _hopper_jobs() -> dict:
         names.append(f"reduce_tl_sum/{dt}")
     for dt in ("fp32", "i32"):
         jobs.append((st.scan_decoupled_lookback,
-                     {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "flag_ptr": "*i64", "n": "i64", "n_tiles": "i64",
-                      "epoch": "i32"},
-                     {"BLOCK": 4096, "WINDOW": 16, "SPIN_LIMIT": 256, "IS_FLOAT": dt == "fp32"},
+                     {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "flag_ptr": "*i64", "ticket_ptr": "*i64",
+                      "n": "i64", "n_tiles": "i64"},
+                     {"BLOCK": 8192, "WINDOW": 16, "IS_FLOAT": dt == "fp32"},
                      {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "flag_ptr", "n")}))
         names.append(f"scan_decoupled_lookback/{dt}")
         jobs.append((st.scan_tiles, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "carry_ptr": f"*{dt}", "n": "i64"},

@@ -154,9 +154,9 @@ def cuda_lookback(be, case, block: int | None = None, items_vec: int | None = No
 
 @kernel("scan", "cuda", "decoupled_lookback")
 def cuda_decoupled_lookback(be, case):
-    """Single pass (Merrill & Garland look-back with a bounded spin and fallback): 8192-element
-    tiles (128 threads × 16 vec4), warp-shuffle scans, an 8-flag warp look-back over 64-bit
-    (epoch, status, value) flags."""
+    """Single pass (Merrill & Garland look-back, bounded spin with fallback): 8192-element tiles
+    (128 threads × 16 vec4 in coalesced rows, a raking scan in shared memory), warp 0 looks back
+    over 8 volatile 64-bit (epoch, status, value) flags per round trip; tile = block index."""
     return cuda_lookback(be, case, LOOKBACK=LOOKBACK_WINDOW, SPIN_LIMIT=LOOKBACK_SPIN_LIMIT)
 
 
@@ -186,8 +186,7 @@ def triton_reduce_then_scan(be, case):
     return _three_pass(be, case, scan_reduce_tiles, scan_tiles, launch, TRITON_TILE3)
 
 
-def triton_lookback(be, case, tile: int | None = None, window: int | None = None, num_warps: int | None = None,
-                    spin_limit: int | None = None):
+def triton_lookback(be, case, tile: int | None = None, window: int | None = None, num_warps: int | None = None):
     """The single-pass Triton kernel with its shape (defaults: the module constants)."""
     from ops.scan.scan_triton import scan_decoupled_lookback
 
@@ -195,14 +194,12 @@ def triton_lookback(be, case, tile: int | None = None, window: int | None = None
     tile, window = tile or TRITON_LOOKBACK_TILE, window or TRITON_WINDOW
     n_tiles = cdiv(n, tile)
     flags = be.upload(np.zeros(n_tiles, np.int64))  # zeroed once: the epoch does the rest
+    ticket = be.upload(np.zeros(1, np.int64))
     is_float = case.dtype == "fp32"
-    epoch = [0]
 
     def run(ins, outs):
-        epoch[0] += 1  # flags of the previous launch read as X
-        scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, n, n_tiles, epoch[0],
+        scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, ticket, n, n_tiles,
                                             BLOCK=tile, WINDOW=window, IS_FLOAT=is_float,
-                                            SPIN_LIMIT=spin_limit or LOOKBACK_SPIN_LIMIT,
                                             num_warps=num_warps or TRITON_LOOKBACK_WARPS)
 
     return run
@@ -211,7 +208,7 @@ def triton_lookback(be, case, tile: int | None = None, window: int | None = None
 @kernel("scan", "triton", "decoupled_lookback")
 def triton_decoupled_lookback(be, case):
     """Single pass: tl.cumsum per 8192-element tile (4 warps), look-back over a 16-flag window with
-    volatile loads and a bounded spin with fallback; 64-bit (epoch, status, value) flags."""
+    volatile loads; 64-bit (epoch, status, value) flags and a ticket counter."""
     return triton_lookback(be, case)
 
 

@@ -8,20 +8,21 @@ Reduce-then-scan (``scan_reduce_tiles`` + ``scan_tiles``, three passes per level
      sums, so sums[p-1] is the exclusive prefix of tile p)                  (read n, write n)
   → 12·n bytes for fp32 against the 8·n minimum: at most 2/3 of the bandwidth ceiling.
 
-Single pass, ``scan_decoupled_lookback`` (Merrill & Garland 2016, with the bounded spin of
-Smith, Levien & Owens' "decoupled fallback", 2025): program p scans tile p with ``tl.cumsum``,
-publishes its aggregate (status A) and looks back over a window of WINDOW predecessors (one vector
-load): the tiles after the nearest X (not yet published) are summed at once, up to the nearest
-inclusive prefix (status P) if there is one, which ends the look-back; else the next window ends
-just after that X. After SPIN_LIMIT reads that find the nearest tile still X, the program sums
-that tile's input itself and goes on past it, so it never waits on another program being
-scheduled (no deadlock whatever the launch order). Then it publishes its own P and writes y.
-                                                                            (read n, write n)
+Single pass, ``scan_decoupled_lookback`` (Merrill & Garland 2016): each program takes a ticket
+(atomic counter, so tiles are claimed in launch order and a program only ever waits on tiles that
+are already running), scans its tile with ``tl.cumsum``, publishes its aggregate (status A), looks
+back over a window of WINDOW predecessors (one vector load): the tiles after the nearest X (not
+yet published) are summed at once, up to the nearest inclusive prefix (status P) if there is one,
+which ends the look-back; else the next window ends just after that X. Then it publishes its own
+P and writes y. The ticket makes the spin safe: a program only waits on tiles claimed before it,
+by programs that are already running. (A program-id tile order with the bounded-spin fallback, as
+in scan.cu, was tried: its fallback path summed wrong on the H200 and its masked fallback load
+slowed every look-back round; see the README.)                                          (read n, write n)
 A flag is one 64-bit word, written with one atomic exchange and read with volatile loads:
-  bits 63..34: epoch (mod 2^30), bits 33..32: status (0 X, 1 A, 2 P), bits 31..0: the value
-  (fp32 bits or int32).
-The host passes a new epoch to every launch, so a launch sees the previous launch's flags as X
-and nothing is re-zeroed between launches.
+  bits 63..34: epoch (ticket // n_tiles, mod 2^30), bits 33..32: status (0 X, 1 A, 2 P),
+  bits 31..0: the value (fp32 bits or int32).
+Every launch takes n_tiles tickets from a 64-bit counter that is never reset, so a launch sees the
+previous launch's flags as stale (another epoch) and nothing is re-zeroed between launches.
 fp32 results depend on which predecessors were A or P at look-back time: not bit-reproducible.
 """
 
@@ -58,15 +59,15 @@ def _pack(value, status, epoch, IS_FLOAT: tl.constexpr):
     return (tag << 32) | (bits.to(tl.int64) & 0xFFFFFFFF)
 
 
-# epoch changes every launch: not specialised (Triton keys int arguments on == 1 and % 16, which
-# would recompile); n_tiles neither: with one tile (n <= BLOCK) Triton folded n_tiles == 1 and the
-# look-back loop away, and Triton 3.6 then failed to compile ("PassManager::run failed", H200).
-@triton.jit(do_not_specialize=["n_tiles", "epoch"])
-def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, n, n_tiles, epoch,
-                            BLOCK: tl.constexpr, WINDOW: tl.constexpr, SPIN_LIMIT: tl.constexpr,
-                            IS_FLOAT: tl.constexpr):
-    tile = tl.program_id(0).to(tl.int64)
-    epoch = epoch.to(tl.int64)  # an i32 argument: the flag packs it into bits 63..34
+# n_tiles is not specialised: Triton folds an int argument equal to 1 into a constant, and with
+# one tile (n <= BLOCK) the look-back loop folds away; Triton 3.6 then failed to compile the kernel
+# ("PassManager::run failed", seen on the H200 for n <= 1025).
+@triton.jit(do_not_specialize=["n_tiles"])
+def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
+                            BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr):
+    ticket = tl.atomic_add(ticket_ptr, 1)  # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles)
+    tile = ticket % n_tiles
+    epoch = ticket // n_tiles
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0)
@@ -79,12 +80,11 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, n, n_tiles, epoch,
     done = tile == 0
     base = tile  # the window is [base - WINDOW, base)
     want = epoch & 0x3FFFFFFF
-    spins = tl.full((), 0, tl.int32)
     while not done:
         idx = base - WINDOW + tl.arange(0, WINDOW)
         valid = idx >= 0
         w = tl.load(flag_ptr + idx, mask=valid, other=0, volatile=True)
-        st = tl.where(((w >> 34) & 0x3FFFFFFF) == want, (w >> 32) & 3, 0)  # another epoch → X
+        st = tl.where(((w >> 34) & 0x3FFFFFFF) == want, (w >> 32) & 3, 0)  # stale epoch → X
         st = tl.where(valid, st, 2)  # before tile 0: an inclusive prefix of 0
         lo = (w & 0xFFFFFFFF).to(tl.int32)
         if IS_FLOAT:
@@ -98,16 +98,7 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, n, n_tiles, epoch,
         kp = tl.max(tl.where(st == 2, idx, -(1 << 40)), axis=0)  # nearest P, if any
         excl += tl.sum(tl.where(idx >= tl.maximum(kx + 1, kp), val, 0), axis=0)
         done = kp > kx
-        spins = tl.where(kx == base - 1, spins + 1, 0)  # the nearest tile is still X
         base = tl.where(kx > -(1 << 40), kx + 1, base - WINDOW)
-        # stop waiting: sum tile base - 1 ourselves (a masked-off load when not falling back;
-        # written without an `if`: the same logic under `if` gave wrong sums on the H200)
-        fall = (spins >= SPIN_LIMIT) & (kp <= kx)
-        fb = (base - 1) * BLOCK + tl.arange(0, BLOCK)
-        lim = tl.where(fall, n, 0)  # (a scalar-and-vector mask fails in Triton's interpreter)
-        excl += tl.sum(tl.load(x_ptr + fb, mask=(fb >= 0) & (fb < lim), other=0), axis=0)
-        base = tl.where(fall, base - 1, base)
-        spins = tl.where(fall, 0, spins)
     if tile > 0:
         tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
                        sem="relaxed")

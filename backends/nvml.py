@@ -35,8 +35,8 @@ def _s(x) -> str:
 
 
 def find_index(pci_bus_id: str | None = None, name: str | None = None) -> int | None:
-    """NVML index of the GPU at ``pci_bus_id`` or, for APIs that do not expose the PCI address
-    (WebGPU, some OpenCL drivers), of the only GPU called ``name``; None without NVML or a match."""
+    """NVML index of the GPU at ``pci_bus_id`` or, when that is unknown or matches nothing (WebGPU,
+    some OpenCL drivers), of the only GPU called ``name``; None without NVML or a match."""
     try:
         import pynvml
 
@@ -48,7 +48,9 @@ def find_index(pci_bus_id: str | None = None, name: str | None = None) -> int | 
                 return i
             if name and _s(pynvml.nvmlDeviceGetName(h)) == name:
                 named.append(i)
-        return named[0] if len(named) == 1 and not pci_bus_id else None
+        # a PCI id that matched nothing (OpenCL's NVIDIA driver reported one in another form on the
+        # H200: no OpenCL row had clocks) still falls back to a unique name
+        return named[0] if len(named) == 1 else None
     except Exception:  # noqa: BLE001 - NVML is optional
         return None
 

@@ -15,21 +15,27 @@ def latest(df: pd.DataFrame) -> pd.DataFrame:
 
 def markdown(device: str, ops=None, size: str = "bench", root=None) -> str:
     df = load(root) if root else load()
-    df = latest(df[(df.device == device) & (df["size"] == size)])
+    df = df[(df.device == device) & (df["size"] == size)]
+    ok_torch = df[(df.backend == "torch") & (df.status == "ok")]
+    torch_times = ok_torch.groupby(["run_id", "op", "case"]).median_s.min().to_dict()
+    df = latest(df)
     if ops:
         df = df[df.op.isin(ops)]
-    lines = ["| op | case | backend | variant | time | GB/s | % SOL | × torch | status |",
-             "|---|---|---|---|---:|---:|---:|---:|---|"]
+    # × torch: against the torch row of the same run only (a table's rows may come from several
+    # runs: the newest of each variant; the run column gives the run id's suffix)
+    lines = ["| op | case | backend | variant | time | GB/s | % SOL | × torch | run | status |",
+             "|---|---|---|---|---:|---:|---:|---:|---|---|"]
     for (op, case), g in df.groupby(["op", "case"], sort=True):
-        torch_t = g[(g.backend == "torch") & (g.status == "ok")].median_s.min()
         for _, r in g.sort_values(["backend", "variant"]).iterrows():
             ok = r.status == "ok" and pd.notna(r.median_s)
             t = f"{r.median_s * 1e3:.3f} ms" if ok else ""
             gb = f"{r.gbps:.0f}" if ok else ""
             pct = f"{r.pct_sol:.1f}" if ok and pd.notna(r.pct_sol) else ""
-            xt = f"{torch_t / r.median_s:.2f}" if ok and pd.notna(torch_t) else ""
+            torch_t = torch_times.get((r.run_id, op, case))
+            xt = f"{torch_t / r.median_s:.2f}" if ok and torch_t else ""
             st = r.status if r.status == "ok" else f"{r.status}: {str(r.message)[:60]}"
-            lines.append(f"| {op} | {case} | {r.backend} | {r.variant} | {t} | {gb} | {pct} | {xt} | {st} |")
+            lines.append(f"| {op} | {case} | {r.backend} | {r.variant} | {t} | {gb} | {pct} | {xt} | "
+                         f"{str(r.run_id)[-6:]} | {st} |")
     return "\n".join(lines)
 
 

@@ -5,8 +5,8 @@ flush before every sample), and prints GB/s against the measured copy ceiling.
     python scripts/scan_probe.py cuda [--n 268435456] [--dtype fp32] [--out DIR]
 
 One backend per process (each brings its own LLVM/driver). Every configuration that computes a
-scan is checked against the float64 reference first (poisoned output) and dropped from the table
-if wrong; probes that are wrong on purpose (PROBE_NO_LOOKBACK: no look-back at all, the memory
+scan is checked against the float64 reference first (poisoned output); a wrong one becomes a
+FAILED row and is not timed. Probes that are wrong on purpose (PROBE_NO_LOOKBACK: no look-back at all, the memory
 path alone) say so in the "checked" column. Bytes: 8n for a whole scan and for the scan pass of a
 three-pass scheme (read n, write n), 4n for its reduce pass (read n). Writes
 ``probe-scan-<backend>-<dtype>.json`` (atomically) under --out.
@@ -21,8 +21,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import numpy as np  # noqa: E402
 
 import ops.scan.kernels as sk  # noqa: E402
 from suite.registry import REGISTRY, discover, get_spec  # noqa: E402
@@ -47,7 +45,7 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                  lambda be, c, b=b, v=v: lb(be, c, b, v, PROBE_NO_LOOKBACK=1), False, 8)
                 for b, v in ((128, 16),)]
         cfg += [("cupy.cumsum", variant("cuda", "cupy"), True, 8),
-                ("copy x -> y (cupy)", lambda be, c: lambda ins, outs: outs["y"].__setitem__(Ellipsis, ins["x"]),
+                ("copy x -> y (cupy)", lambda be, c: lambda ins, outs: outs["y"].__setitem__(..., ins["x"]),
                  False, 8)]
         return cfg + [("kogge_stone", variant("cuda", "kogge_stone"), "passes", 8)]
     if backend == "opencl":
@@ -61,8 +59,8 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                for t, w, win in ((8192, 4, 16), (8192, 4, 8), (4096, 4, 16), (16384, 4, 16))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
-        return [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v), "passes", 8)
-                for v in (2, 4, 8)]
+        return [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v),
+                 "passes", 8) for v in (2, 4, 8)]
     if backend == "torch":
         return [("torch.cumsum", variant("torch", "cumsum"), True, 8)]
     raise SystemExit(f"unknown backend {backend!r}; valid: cuda, opencl, triton, webgpu, torch")
@@ -86,7 +84,8 @@ def main() -> None:
 
     discover()
     cls = backend_class(args.backend)
-    devs = [d for d in cls.devices() if d.usable and d.kind == "gpu"] or [d for d in cls.devices() if d.usable]
+    usable = [d for d in cls.devices() if d.usable]
+    devs = [d for d in usable if d.kind == "gpu"] or usable
     assign_slugs(devs)
     dev = devs[0]
     be = cls(dev)

@@ -229,7 +229,8 @@ class _Traps:
         self.be.limits[key] = 128  # (the backend's own fill kernel needs 4297 groups: < 128²)
         sk.WEBGPU_ITEMS_VEC = 1
         try:
-            for op, variant, n in (("reduction", "tree_shared", 300_007), ("scan", "reduce_then_scan", 1_100_003)):
+            for op, variant, n in (("reduction", "tree_shared", 300_007),
+                                   ("scan", "reduce_then_scan", 1_100_003)):
                 spec = get_spec(op)
                 case = Case(f"n={n}", {"n": n}, "fp32", seed=5)
                 for e in select([op], ["webgpu"], [variant]):
@@ -370,3 +371,27 @@ def test_triton_kernels_compile_for_hopper():
     if "skip" in res:
         pytest.skip(res["skip"])
     assert not res["fails"], "\n".join(res["fails"])
+
+
+# -- the probe that explained the scan misses ---------------------------------------------------
+
+def test_scan_probe_checks_and_times_each_pass(tmp_path):
+    """scripts/scan_probe.py on PoCL: the three-pass scan is checked, then each of its passes is
+    timed alone with its own bytes (the README's per-pass figures come from this script)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, str(root / "scripts" / "scan_probe.py"), "opencl", "--n", "300007",
+                        "--only", "kogge", "--out", str(tmp_path), "--ceiling", "10"],
+                       capture_output=True, text=True, timeout=600)
+    if "no usable device" in r.stderr or r.returncode and "pyopencl" in r.stderr:
+        pytest.skip(r.stderr[-300:])
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads((tmp_path / "probe-scan-opencl-fp32-kogge.json").read_text())["rows"]
+    assert [row["label"] for row in rows] == ["kogge_stone", "kogge_stone: reduce alone", "kogge_stone: scan alone"]
+    assert rows[0]["checked"] == "ok" and rows[0]["bytes"] == 8 * 300_007
+    assert rows[1]["bytes"] == 4 * 300_007 and rows[2]["bytes"] == 8 * 300_007
+    assert all(row["median_ms"] > 0 and row["pct"] > 0 for row in rows)

@@ -186,7 +186,8 @@ def triton_reduce_then_scan(be, case):
     return _three_pass(be, case, scan_reduce_tiles, scan_tiles, launch, TRITON_TILE3)
 
 
-def triton_lookback(be, case, tile: int | None = None, window: int | None = None, num_warps: int | None = None):
+def triton_lookback(be, case, tile: int | None = None, window: int | None = None,
+                    num_warps: int | None = None):
     """The single-pass Triton kernel with its shape (defaults: the module constants)."""
     from ops.scan.scan_triton import scan_decoupled_lookback
 
@@ -292,17 +293,20 @@ def webgpu_three_pass(be, case, items: int | None = None):
     src = lambda ins, lvl: ins["x"] if lvl == 0 else sums[lvl - 1]  # noqa: E731 - scanned at lvl
     dst = lambda outs, lvl: outs["y"] if lvl == 0 else scanned[lvl - 1]  # noqa: E731
 
-    def step(kern, lvl, grid, buffers, params):
+    def step(kern, groups: int, buffers, params):  # buffers(ins, outs) -> the bindings
+        grid = be.grid_2d(groups)
         return lambda ins, outs: be.launch(kern, grid, buffers(ins, outs), params)
 
     # (name, launch, bytes) in launch order: tile sums up the levels, the top alone, scans down
-    steps = [(f"reduce L{lvl}", step(red, lvl, be.grid_2d(lens[lvl + 1]), lambda i, o, lvl=lvl: [src(i, lvl), sums[lvl]],
-                                     u32(lens[lvl], lens[lvl + 1])), 4 * lens[lvl]) for lvl in range(top)]
-    steps.append((f"scan L{top} (top)", step(scan, top, (1, 1, 1), lambda i, o: [src(i, top), dst(o, top), dummy],
+    steps = [(f"reduce L{lvl}", step(red, lens[lvl + 1], lambda i, o, lvl=lvl: [src(i, lvl), sums[lvl]],
+                                     u32(lens[lvl], lens[lvl + 1])), 4 * lens[lvl])
+             for lvl in range(top)]
+    steps.append((f"scan L{top} (top)", step(scan, 1, lambda i, o: [src(i, top), dst(o, top), dummy],
                                              u32(lens[top], 1, 0)), 8 * lens[top]))
-    steps += [(f"scan L{lvl}", step(scan, lvl, be.grid_2d(lens[lvl + 1]),
+    steps += [(f"scan L{lvl}", step(scan, lens[lvl + 1],
                                     lambda i, o, lvl=lvl: [src(i, lvl), dst(o, lvl), scanned[lvl]],
-                                    u32(lens[lvl], lens[lvl + 1], 1)), 8 * lens[lvl]) for lvl in reversed(range(top))]
+                                    u32(lens[lvl], lens[lvl + 1], 1)), 8 * lens[lvl])
+              for lvl in reversed(range(top))]
 
     def run(ins, outs):
         for _, launch, _ in steps:

@@ -6,10 +6,10 @@ flush before every sample), and prints GB/s against the measured copy ceiling.
 
 One backend per process (each brings its own LLVM/driver). Every configuration that computes a
 scan is checked against the float64 reference first (poisoned output); a wrong one becomes a
-FAILED row and is not timed. Probes that are wrong on purpose (PROBE_NO_LOOKBACK: no look-back at all, the memory
-path alone) say so in the "checked" column. Bytes: 8n for a whole scan and for the scan pass of a
-three-pass scheme (read n, write n), 4n for its reduce pass (read n). Writes
-``probe-scan-<backend>-<dtype>.json`` (atomically) under --out.
+FAILED row and is not timed. Probes that are wrong on purpose (PROBE_NO_LOOKBACK: no look-back
+at all, the memory path alone) say so in the "checked" column. Bytes: 8n for a whole scan and
+for the scan pass of a three-pass scheme (read n, write n), 4n for its reduce pass (read n).
+Writes ``probe-scan-<backend>-<dtype>.json`` (atomically) under --out.
 """
 
 from __future__ import annotations

@@ -391,7 +391,8 @@ def test_scan_probe_checks_and_times_each_pass(tmp_path):
         pytest.skip(r.stderr[-300:])
     assert r.returncode == 0, r.stderr[-2000:]
     rows = json.loads((tmp_path / "probe-scan-opencl-fp32-kogge.json").read_text())["rows"]
-    assert [row["label"] for row in rows] == ["kogge_stone", "kogge_stone: reduce alone", "kogge_stone: scan alone"]
+    assert [row["label"] for row in rows] == ["kogge_stone", "kogge_stone: reduce alone",
+                                              "kogge_stone: scan alone"]
     assert rows[0]["checked"] == "ok" and rows[0]["bytes"] == 8 * 300_007
     assert rows[1]["bytes"] == 4 * 300_007 and rows[2]["bytes"] == 8 * 300_007
     assert all(row["median_ms"] > 0 and row["pct"] > 0 for row in rows)

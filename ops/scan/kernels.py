@@ -85,30 +85,26 @@ def _three_pass(be, case, reduce_k, scan_k, launch, tile: int):
     lens = level_lengths(case["n"], tile)
     sums = [be.empty((m,), NP[case.dtype]) for m in lens[1:]]
     top = len(lens) - 1
-    reduce0 = lambda x: launch(reduce_k, lens[1], [x, sums[0], np.int64(lens[0])])  # noqa: E731
 
-    def scan0(x, y):
-        if top == 0:  # the top level fits one tile: scanned alone (the dummy carry is never read)
-            launch(scan_k, 1, [x, y, x, np.int32(0), np.int64(lens[0])])
-        else:
-            launch(scan_k, lens[1], [x, y, sums[0], np.int32(1), np.int64(lens[0])])
+    def reduce_at(lvl, x):  # x: the array scanned at level lvl
+        launch(reduce_k, lens[lvl + 1], [x, sums[lvl], np.int64(lens[lvl])])
+
+    def scan_at(lvl, x, y):
+        if lvl == top:  # fits one tile: scanned alone (the dummy carry is never read)
+            launch(scan_k, 1, [x, y, x, np.int32(0), np.int64(lens[lvl])])
+        else:  # with the carry of the level above, scanned in place already
+            launch(scan_k, lens[lvl + 1], [x, y, sums[lvl], np.int32(1), np.int64(lens[lvl])])
 
     def run(ins, outs):
         arrays = [ins["x"], *sums]
-        if top:
-            reduce0(arrays[0])
-        for lvl in range(1, top):  # pass 1, every level: tile sums
-            launch(reduce_k, lens[lvl + 1], [arrays[lvl], sums[lvl], np.int64(lens[lvl])])
-        if top:
-            launch(scan_k, 1, [arrays[top], arrays[top], arrays[top], np.int32(0), np.int64(lens[top])])
-        for lvl in reversed(range(1, top)):  # pass 3, back down: scan tiles + carry from above
-            launch(scan_k, lens[lvl + 1], [arrays[lvl], arrays[lvl], arrays[lvl + 1], np.int32(1),
-                                           np.int64(lens[lvl])])
-        scan0(ins["x"], outs["y"])
+        for lvl in range(top):  # pass 1, every level: tile sums
+            reduce_at(lvl, arrays[lvl])
+        for lvl in reversed(range(top + 1)):  # the top alone, then back down (pass 3)
+            scan_at(lvl, arrays[lvl], outs["y"] if lvl == 0 else arrays[lvl])
 
     if top:
-        run.passes = {"reduce": (lambda ins, outs: reduce0(ins["x"]), 4 * lens[0]),
-                      "scan": (lambda ins, outs: scan0(ins["x"], outs["y"]), 8 * lens[0])}
+        run.passes = {"reduce": (lambda ins, outs: reduce_at(0, ins["x"]), 4 * lens[0]),
+                      "scan": (lambda ins, outs: scan_at(0, ins["x"], outs["y"]), 8 * lens[0])}
     return run
 
 
@@ -136,7 +132,7 @@ def cuda_brent_kung(be, case):
 
 def cuda_lookback(be, case, block: int | None = None, items_vec: int | None = None, **defines):
     """The single-pass kernel with its shape (defaults: the module constants) and extra defines
-    (LOOKBACK, SPIN_LIMIT, BACKOFF, PROBE_NO_LOOKBACK: see scan.cu and scripts/scan_probe.py)."""
+    (LOOKBACK, SPIN_LIMIT, PROBE_NO_LOOKBACK: see scan.cu and scripts/scan_probe.py)."""
     n = case["n"]
     block, items_vec = block or LOOKBACK_BLOCK, items_vec or LOOKBACK_ITEMS_VEC
     n_tiles = cdiv(n, block * 4 * items_vec)

@@ -2,8 +2,8 @@
 // read n, write n elements (8·n bytes for 32-bit types).
 //
 // Defines: IS_INT (0/1), BLOCK (threads per block), ITEMS_VEC (16-byte vectors per thread),
-// LOOKBACK (flags per look-back window), SPIN_LIMIT and BACKOFF (ns): the last four
-// decoupled_lookback only. Counts are 64-bit: n·4 may exceed 2^31.
+// LOOKBACK (flags per look-back window) and SPIN_LIMIT: the last three decoupled_lookback only.
+// Counts are 64-bit: n·4 may exceed 2^31.
 //
 // Reduce-then-scan, three passes per level (kogge_stone, brent_kung); TILE = 4·BLOCK elements,
 // thread t owns the 4 consecutive elements [4t, 4t+4) of its block's tile (one 16-byte load):
@@ -57,9 +57,6 @@
 #endif
 #ifndef ITEMS_VEC
 #define ITEMS_VEC 8
-#endif
-#ifndef BACKOFF
-#define BACKOFF 0  // ns of __nanosleep before re-reading a window whose nearest flag is X
 #endif
 #ifndef LOOKBACK
 #define LOOKBACK 8  // flags read per look-back window
@@ -302,8 +299,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) scan_decoupled_lookback(
                     excl += warp_tile_sum(x, end - 1, n, tid);
                     end -= 1;
                     spins = 0;
-                } else if (BACKOFF) {
-                    __nanosleep(BACKOFF);
                 }
             }
             if (tid == 0) atomicExch(flags + tile, pack(excl + agg, ST_P, epoch));

@@ -4,6 +4,31 @@ A backend is opened on one ``Device``. Kernels (``ops/*/kernels.py``) receive th
 and a case, compile once, and return a launcher ``run(ins, outs)`` that enqueues work on the
 device. The harness owns everything else: allocation, poisoning, checking and timing, through
 the methods below. ``time(fn)`` returns one device-side sample in seconds.
+
+Two verbs carry the kernels: ``compile(path, entry, defines, options)`` → a program, and
+``launch(program, groups, block, args, shared_mem=...)``. The grid convention is the same on
+every backend: ``groups`` counts workgroups (CUDA blocks, OpenCL work-groups, WebGPU
+workgroups; up to 3 dimensions), ``block`` is the threads per workgroup. What each backend does
+with them:
+
+=========  ====================================  ==============================================
+backend    compile                               launch
+=========  ====================================  ==============================================
+cuda       NVRTC via CuPy; ``options`` are NVRTC  ``groups`` blocks × ``block`` threads;
+           flags (``-arch=sm_90a`` replaces the   ``shared_mem`` bytes of dynamic shared memory
+           device's arch; the CUDA headers —      (above 48 KiB opted in per kernel); args: CuPy
+           cuda_fp16.h, cuda_bf16.h, mma.h — are  arrays, NumPy scalars
+           always on the include path)
+opencl     ``clBuildProgram``; ``options`` are    NDRange of ``groups × block`` work-items in
+           build options (``-cl-std=CL2.0``)      work-groups of ``block``; args: buffers, scalars
+webgpu     WGSL with ``{{NAME}}`` := defines;     ``groups`` workgroups (``block`` is the
+           ``options`` must be empty              shader's @workgroup_size: None or equal);
+                                                  buffers bind to 0..k-1, a trailing NumPy
+                                                  array/record to a uniform at k
+triton     not used: ``kernel[grid](...)``, grid  —
+           in programs (= workgroups)
+torch      not used                               —
+=========  ====================================  ==============================================
 """
 
 from __future__ import annotations
@@ -135,6 +160,20 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def fill_bytes(self, buf: Any, value: int) -> None:
         """Set every byte of ``buf`` to ``value`` (used to poison outputs)."""
+
+    # -- compile and launch (see the module docstring for each backend's meaning) ------------
+    def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None,
+                options: tuple[str, ...] = ()) -> Any:
+        """Program of kernel ``entry`` in the source file ``path``, built with ``defines``
+        (``-DNAME=VALUE``; WGSL ``{{NAME}}``) and compiler ``options``; cached on path, mtime,
+        defines, options and entry. A build error raises RuntimeError with the compiler log."""
+        raise Unsupported(f"{self.name}: kernels are not compiled through the backend")
+
+    def launch(self, program: Any, groups: tuple[int, ...], block: tuple[int, ...] | None, args: list,
+               *, shared_mem: int = 0) -> None:
+        """Enqueue ``program`` on ``groups`` workgroups of ``block`` threads with ``args``;
+        ``shared_mem``: dynamic shared memory in bytes (CUDA)."""
+        raise Unsupported(f"{self.name}: kernels are not launched through the backend")
 
     # -- execution -------------------------------------------------------------------------
     @abc.abstractmethod

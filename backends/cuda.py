@@ -41,6 +41,34 @@ def _define_options(defines: dict | None) -> tuple[str, ...]:
     return tuple(f"-D{k}={int(v) if isinstance(v, bool) else v}" for k, v in sorted((defines or {}).items()))
 
 
+def cuda_include_dirs() -> list[str]:
+    """Directories holding the CUDA headers (cuda_fp16.h, cuda_bf16.h, mma.h): the pip wheels
+    (``nvidia-cuda-runtime``, ``nvidia-cuda-crt``), then $CUDA_PATH/$CUDA_HOME, /usr/local/cuda."""
+    import os
+    import sys
+
+    found = []
+    roots = [Path(p) / "nvidia" for p in sys.path if p]
+    for root in roots:
+        found += [str(d) for d in sorted(root.glob("cu*/include")) if (d / "cuda_fp16.h").is_file()]
+    for env in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(env):
+            found.append(str(Path(os.environ[env]) / "include"))
+    found.append("/usr/local/cuda/include")
+    return [d for i, d in enumerate(found) if d not in found[:i] and (Path(d) / "cuda_fp16.h").is_file()]
+
+
+def split_arch(options: tuple[str, ...] | list[str]) -> tuple[str | None, tuple[str, ...]]:
+    """(the ``-arch=`` a kernel asks for, the other options)."""
+    arch, rest = None, []
+    for o in options:
+        if o.startswith(("-arch=", "--gpu-architecture=")):
+            arch = o.split("=", 1)[1]
+        else:
+            rest.append(o)
+    return arch, tuple(rest)
+
+
 def _entries(src: str) -> list[str]:
     return _ENTRY.findall(src)
 
@@ -135,8 +163,11 @@ def bundled_ptxas() -> str | None:
 
 
 def compile_nvrtc(src: str, name: str, entry: str, defines: dict | None = None,
-                  archs=COMPILE_ARCHS) -> list[dict[str, Any]]:
+                  archs=COMPILE_ARCHS, options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Compile ``src`` for each architecture with NVRTC and return one resource report per arch.
+
+    ``options``: the kernel's own NVRTC options; an ``-arch=`` among them (e.g. ``sm_90a`` for
+    wgmma) replaces ``archs``. The CUDA headers (``cuda_include_dirs``) are on the include path.
 
     NVRTC compiles straight to SASS (``-arch=sm_XX``) and runs its built-in ptxas with ``-v``, so
     the report needs no ptxas binary. (The PTX of NVRTC 13 is ISA 9.x, newer than the ptxas 12.x
@@ -144,11 +175,13 @@ def compile_nvrtc(src: str, name: str, entry: str, defines: dict | None = None,
     Raises RuntimeError with the compiler log on an error or when ``entry`` is not a kernel.
     """
     reports = []
-    for arch in archs:
-        opts = [*BASE_OPTIONS, *_define_options(defines), f"-arch={arch}", "--ptxas-options=-v"]
+    want, extra = split_arch(options)
+    inc = tuple(f"-I{d}" for d in cuda_include_dirs())
+    for arch in ([want] if want else archs):
+        opts = [*BASE_OPTIONS, *_define_options(defines), *extra, *inc, f"-arch={arch}", "--ptxas-options=-v"]
         ok, log, ptx = _nvrtc_compile(src, name, opts)
         if not ok and "ptxas-options" in log:  # an NVRTC without built-in ptxas options
-            opts = [*BASE_OPTIONS, *_define_options(defines), f"-arch=compute_{arch[3:]}"]
+            opts = [*BASE_OPTIONS, *_define_options(defines), *extra, *inc, f"-arch=compute_{arch[3:]}"]
             ok, log, ptx = _nvrtc_compile(src, name, opts)
             if ok:
                 log = _external_ptxas(ptx, arch) or log
@@ -257,23 +290,30 @@ class CudaBackend(Backend):
         self._clock_khz = int(mhz * 1000) if mhz else 2_000_000
 
     # -- compile / launch ------------------------------------------------------------------
-    def compile(self, path: Path, entry: str, defines: dict | None = None):
+    def compile(self, path: Path, entry: str, defines: dict | None = None, options: tuple[str, ...] = ()):
         path = Path(path)
-        key = (str(path), path.stat().st_mtime_ns, tuple(sorted((defines or {}).items())), entry)
+        key = (str(path), path.stat().st_mtime_ns, tuple(sorted((defines or {}).items())), tuple(options),
+               entry)
         if key in self._cache:
             return self._cache[key]
         src = path.read_text()
         if self.compile_only:
-            prog = CompiledOnly(path, entry, compile_nvrtc(src, path.name, entry, defines))
+            prog = CompiledOnly(path, entry, compile_nvrtc(src, path.name, entry, defines, options=options))
             self.compile_reports.extend(prog.reports)
         else:
-            prog = self._compile_cupy(src, path.name, entry, defines)
+            prog = self._compile_cupy(src, path.name, entry, defines, tuple(options))
         self._cache[key] = prog
         return prog
 
-    def _compile_cupy(self, src: str, name: str, entry: str, defines: dict | None):
+    def _compile_cupy(self, src: str, name: str, entry: str, defines: dict | None, options: tuple[str, ...]):
         cp = self.cp
-        opts = (*BASE_OPTIONS, *_define_options(defines))
+        want, extra = split_arch(options)
+        have = f"sm_{self._dev.compute_capability}"
+        if want and want.rstrip("a") != have:
+            raise Unsupported(f"{name}: {entry} is built for {want}; this device is {have}")
+        # CuPy puts the CUDA headers on the path itself; ours cover a CuPy without them
+        opts = (*BASE_OPTIONS, *_define_options(defines), *extra,
+                *(f"-I{d}" for d in cuda_include_dirs()), *((f"-arch={want}",) if want else ()))
         try:
             fn = cp.RawModule(code=src, options=opts).get_function(entry)
             attrs = {"registers": fn.num_regs, "smem_bytes": fn.shared_size_bytes,
@@ -285,14 +325,24 @@ class CudaBackend(Backend):
                 raise
             raise RuntimeError(f"{name}: no kernel {entry!r} (extern \"C\" __global__); "
                                f"kernels found: {', '.join(_entries(src)) or 'none'}") from None
-        self.compile_reports.append({"entry": entry, "arch": f"sm_{self._dev.compute_capability}", **attrs,
+        self.compile_reports.append({"entry": entry, "arch": want or have, **attrs,
                                      "options": " ".join(opts), "log": ""})
         return fn
 
-    def launch(self, fn, grid: tuple, block: tuple, args: list, shared_mem: int = 0) -> None:
+    def launch(self, fn, groups: tuple, block: tuple, args: list, *, shared_mem: int = 0) -> None:
+        """``groups`` blocks of ``block`` threads on the current stream; ``shared_mem`` bytes of
+        dynamic shared memory (beyond 48 KiB the kernel is opted in once, up to the device's
+        per-block limit; more raises Unsupported)."""
         if self.compile_only:
             raise Unsupported("compile-only device (no CUDA GPU): kernels compile but cannot run")
-        fn(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem)
+        if shared_mem > 48 * 1024 and getattr(fn, "_solbench_smem", 0) < shared_mem:
+            limit = self._dev.attributes.get("MaxSharedMemoryPerBlockOptin", 48 * 1024)
+            if shared_mem + fn.shared_size_bytes > limit:
+                raise Unsupported(f"needs {shared_mem + fn.shared_size_bytes} bytes of shared memory; "
+                                  f"the device allows {limit} per block")
+            fn.max_dynamic_shared_size_bytes = shared_mem
+            fn._solbench_smem = shared_mem
+        fn(tuple(groups), tuple(block), tuple(args), shared_mem=shared_mem)
 
     # -- memory ----------------------------------------------------------------------------
     def upload(self, arr: np.ndarray):

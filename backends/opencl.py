@@ -113,18 +113,19 @@ class OpenCLBackend(Backend):
             cl.enqueue_fill_buffer(self.queue, buf.buf, np.uint8(value), 0, buf.nbytes)
 
     # -- compile and launch ----------------------------------------------------------------
-    def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None) -> cl.Kernel:
+    def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None,
+                options: tuple[str, ...] = ()) -> cl.Kernel:
         """Kernel ``entry`` of the OpenCL C file ``path``, built with ``-D NAME=VALUE`` for each
-        define (cached on path, mtime, defines and entry). A build error raises RuntimeError with
-        the compiler log."""
+        define and the build ``options`` (cached on path, mtime, defines, options and entry). A
+        build error raises RuntimeError with the compiler log."""
         path = Path(path)
         defs = tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items()))
-        pkey = (str(path), path.stat().st_mtime_ns, defs)
+        pkey = (str(path), path.stat().st_mtime_ns, defs, tuple(options))
         if (pkey, entry) in self._kernels:
             return self._kernels[(pkey, entry)]
         prog = self._programs.get(pkey)
         if prog is None:
-            opts = [f"-D{k}={v}" for k, v in defs] + ["-I", str(path.parent)]
+            opts = [f"-D{k}={v}" for k, v in defs] + list(options) + ["-I", str(path.parent)]
             prog = cl.Program(self.ctx, path.read_text())
             try:
                 prog.build(options=opts, devices=[self.cl_device])
@@ -144,14 +145,20 @@ class OpenCLBackend(Backend):
         self._kernels[(pkey, entry)] = k
         return k
 
-    def launch(self, kernel: cl.Kernel, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
-               args: list) -> cl.Event:
-        """Enqueue ``kernel`` over ``global_size`` work-items (rounded up to a multiple of
-        ``local_size``; kernels guard their bounds). ``args``: ClBuffer or NumPy scalars."""
-        if local_size is not None:
-            global_size = tuple(-(-g // loc) * loc for g, loc in zip(global_size, local_size, strict=True))
+    def launch(self, kernel: cl.Kernel, groups: tuple[int, ...], block: tuple[int, ...] | None,
+               args: list, *, shared_mem: int = 0) -> cl.Event:
+        """Enqueue ``kernel`` on ``groups`` work-groups of ``block`` work-items (an NDRange of
+        ``groups × block``). ``args``: ClBuffer or NumPy scalars. Local memory is declared in the
+        kernel (``__local`` arrays sized by defines): ``shared_mem`` must be 0."""
+        if block is None:
+            raise ValueError("opencl launch: give the work-group size (block)")
+        if shared_mem:
+            raise ValueError("opencl launch: size __local arrays with defines; shared_mem must be 0")
+        if len(groups) != len(block):
+            raise ValueError(f"opencl launch: groups {groups} and block {block} differ in rank")
+        global_size = tuple(int(g) * int(b) for g, b in zip(groups, block, strict=True))
         kernel.set_args(*[a.buf if isinstance(a, ClBuffer) else a for a in args])
-        ev = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+        ev = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, tuple(block))
         if self._events is not None:
             self._events.append(ev)
         return ev

@@ -207,14 +207,18 @@ class WebGPUBackend(Backend):
         """Every byte of the buffer (padding included) := ``value``, by a small compute shader."""
         words = buf.buf.size // 4
         params = np.array([words, (value & 0xFF) * 0x01010101], np.uint32)
-        self.launch(self._fill, self.grid_2d(-(-words // 256)), [buf], params)
+        self.launch(self._fill, self.grid_2d(-(-words // 256)), None, [buf, params])
         self._submit()
 
     # -- compile and launch ----------------------------------------------------------------
-    def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None):
+    def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None,
+                options: tuple[str, ...] = ()):
         """Compute pipeline of ``entry`` in the WGSL file ``path`` with each ``{{NAME}}`` replaced
         by ``defines[NAME]``: a placeholder without a define, or a define the source does not
-        use, raises ValueError. Cached on path, mtime, defines and entry."""
+        use, raises ValueError. Cached on path, mtime, defines and entry. WGSL has no compiler
+        options: ``options`` must be empty."""
+        if options:
+            raise ValueError(f"webgpu compile: WGSL takes no compiler options (got {options})")
         path = Path(path)
         defs = tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items()))
         key = (str(path), path.stat().st_mtime_ns, defs, entry)
@@ -244,12 +248,17 @@ class WebGPUBackend(Backend):
     def grid_2d(self, n_groups: int) -> tuple[int, int, int]:
         return grid_2d(n_groups, self.limits["max-compute-workgroups-per-dimension"])
 
-    def launch(self, pipeline, workgroups: tuple[int, int, int], buffers: list[WgpuBuffer],
-               params: np.ndarray | None = None) -> None:
-        """Record a dispatch of ``workgroups`` (x, y, z) groups; ``buffers`` bind to
-        @binding(0..k-1) of @group(0), ``params`` (a NumPy array or record of u32/f32) to a
-        uniform at @binding(k)."""
-        wg = tuple(int(w) for w in workgroups) + (1,) * (3 - len(workgroups))
+    def launch(self, pipeline, groups: tuple[int, ...], block: tuple[int, ...] | None, args: list,
+               *, shared_mem: int = 0) -> None:
+        """Record a dispatch of ``groups`` (x, y, z) workgroups. ``args``: buffers bind to
+        @binding(0..k-1) of @group(0); a trailing NumPy array or record (u32/f32 params) goes to
+        a uniform at @binding(k). ``block`` is fixed by the shader's @workgroup_size (pass None);
+        workgroup memory is declared in the shader (``shared_mem`` must be 0)."""
+        if shared_mem:
+            raise ValueError("webgpu launch: declare var<workgroup> arrays; shared_mem must be 0")
+        params = args[-1] if args and isinstance(args[-1], np.ndarray | np.void) else None
+        buffers: list[WgpuBuffer] = list(args[:-1] if params is not None else args)
+        wg = tuple(int(w) for w in groups) + (1,) * (3 - len(groups))
         lim = self.limits["max-compute-workgroups-per-dimension"]
         if max(wg) > lim:
             raise ValueError(f"dispatch {wg} exceeds {lim} groups per dimension; use grid_2d()")

@@ -77,7 +77,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from backends import backend_class
-    from suite.check import compare_all, poison_byte
+    from suite.check import checked_launch
     from suite.results import RESULTS_DIR, atomic_write_json
     from suite.sol import load_peaks
     from suite.worker import assign_slugs
@@ -122,10 +122,7 @@ def main() -> None:
             run = factory(be, case)
             checked = "not a scan (timed only)"
             if kind:
-                be.fill_bytes(outs["y"], poison_byte(np_dtype(args.dtype)))
-                run(ins, outs)
-                be.synchronize()
-                res = compare_all({"y": be.download(outs["y"])}, ref, tol)
+                res = checked_launch(be, spec, case, run, ins, outs, x, ref, tol)
                 if not res.ok:
                     rows.append({"label": label, "checked": f"FAILED {res.message}"})
                     print(f"{label:48s} FAILED: {res.message[:120]}", flush=True)

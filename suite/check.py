@@ -20,7 +20,12 @@ POISON_FLOAT = 0xFF
 POISON_INT = 0xA5
 
 
-def poison_byte(dtype: np.dtype) -> int:
+def poison_byte(dtype: np.dtype | str) -> int:
+    """Poison byte of a NumPy dtype or a case dtype name (bf16 words get 0xFF: a bf16 NaN)."""
+    if isinstance(dtype, str):
+        from suite.spec import FLOAT_DTYPES, np_dtype
+
+        return POISON_FLOAT if dtype in FLOAT_DTYPES else poison_byte(np_dtype(dtype))
     return POISON_FLOAT if np.dtype(dtype).kind == "f" else POISON_INT
 
 
@@ -105,3 +110,29 @@ def compare_all(outs: dict[str, np.ndarray], refs: dict[str, np.ndarray], tol: T
         if not r.ok and total.ok:
             total.ok, total.message = False, r.message
     return total
+
+
+def verify(spec, case, inputs: dict, outs: dict[str, np.ndarray], refs: dict, tol: Tolerance) -> CheckResult:
+    """Compare downloaded outputs (raw storage arrays) with the reference: outputs are decoded
+    (bf16 words → floats) and handed to the spec's own ``verify`` when it has one (sampled rows,
+    Freivalds), else compared element-wise with every reference array."""
+    from references.numerics import decode
+
+    sig = spec.signature(case)
+    got = {k: decode(v, sig[k].dtype) for k, v in outs.items()}
+    if spec.verify is not None:
+        return spec.verify(case, inputs, got, refs, tol)
+    return compare_all(got, refs, tol)
+
+
+def checked_launch(be, spec, case, run, ins: dict, outs: dict, inputs: dict, refs: dict,
+                   tol: Tolerance) -> CheckResult:
+    """Poison every output, launch ``run`` once, download and ``verify``: the one check of a
+    launch, shared by the worker, tests and probe scripts."""
+    sig = spec.signature(case)
+    for k, buf in outs.items():
+        be.fill_bytes(buf, poison_byte(sig[k].dtype))
+    be.synchronize()
+    run(ins, outs)
+    be.synchronize()
+    return verify(spec, case, inputs, {k: be.download(v) for k, v in outs.items()}, refs, tol)

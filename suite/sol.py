@@ -23,8 +23,9 @@ DATASHEET: dict[str, dict[str, Any]] = {
                               "source": "NVIDIA H100 SXM datasheet (dense, boost clock)"},
 }
 
-#: the peak a case's dtype is held to (fp32-strict → CUDA-core fp32; fp16/bf16 → tensor cores)
-PEAK_DTYPE = {"fp16": "fp16", "bf16": "bf16", "tf32": "tf32"}
+#: the FLOP ceiling a case's compute precision is held to (fp32-strict → CUDA-core fp32;
+#: tf32/fp16/bf16 → tensor cores): a WGSL bf16 matmul is rated against the tensor-core peak too
+PEAK_KEY = {"fp16": "fp16", "bf16": "bf16", "tf32": "tf32", "fp32": "fp32"}
 
 
 def peaks_path(slug: str, root: Path = RESULTS_DIR) -> Path:
@@ -80,7 +81,8 @@ def derive(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:
     row["gbps"] = nbytes / t / 1e9
     row["tflops"] = flops / t / 1e12
     bw, bw_src = peak_for(peaks, "bandwidth")
-    pk, pk_src = peak_for(peaks, PEAK_DTYPE.get(row.get("dtype", ""), "fp32"))
+    prec = row.get("precision") or row.get("dtype", "")
+    pk, pk_src = peak_for(peaks, PEAK_KEY.get(prec, "fp32"))
     t_mem = nbytes / bw if bw else 0.0
     t_cmp = flops / pk if pk else 0.0
     if not (t_mem or t_cmp):

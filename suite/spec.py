@@ -12,16 +12,34 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: dtype names used in cases → NumPy dtypes. Backends map these names to their own types.
+#: dtype names used in cases → NumPy storage dtypes. Backends map these names to their own types.
+#: ``bf16`` has no NumPy type: it travels as raw 16-bit words (``uint16``) everywhere (OpenCL C,
+#: WGSL and CuPy have no bf16 array type either); torch/Triton factories ``.view(torch.bfloat16)``
+#: and ``references.numerics`` converts (round to nearest even).
 DTYPES: dict[str, np.dtype] = {
     "fp64": np.dtype(np.float64),
     "fp32": np.dtype(np.float32),
     "fp16": np.dtype(np.float16),
+    "bf16": np.dtype(np.uint16),
     "i32": np.dtype(np.int32),
     "u32": np.dtype(np.uint32),
     "i8": np.dtype(np.int8),
     "u8": np.dtype(np.uint8),
 }
+
+
+#: dtype names holding floating-point values (bf16 included, although its storage is uint16)
+FLOAT_DTYPES = ("fp64", "fp32", "fp16", "bf16")
+
+#: compute precisions: what the arithmetic is held to (tolerance, FLOP ceiling, label). ``fp32``
+#: is strict IEEE fp32 (CUDA-core peak); ``tf32`` rounds fp32 operands to a 10-bit mantissa
+#: (tensor cores); ``fp16``/``bf16`` multiply 16-bit operands and accumulate in fp32.
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp64", "int")
+
+
+def default_precision(dtype: str) -> str:
+    """The compute precision a case of storage ``dtype`` has unless it says otherwise."""
+    return dtype if dtype in FLOAT_DTYPES else "int"
 
 
 def np_dtype(name: str) -> np.dtype:
@@ -40,9 +58,21 @@ class Case:
     dims: Mapping[str, int]
     dtype: str
     seed: int = 0
+    #: compute precision (see ``PRECISIONS``); None: the dtype's default (``default_precision``)
+    precision: str | None = None
+
+    def __post_init__(self):
+        if self.precision is not None and self.precision not in PRECISIONS:
+            raise ValueError(f"case {self.name}: unknown precision {self.precision!r}; "
+                             f"valid: {', '.join(PRECISIONS)}")
 
     def __getitem__(self, key: str) -> int:
         return self.dims[key]
+
+    @property
+    def prec(self) -> str:
+        """The case's compute precision."""
+        return self.precision or default_precision(self.dtype)
 
 
 @dataclass(frozen=True)
@@ -88,6 +118,11 @@ class OpSpec:
     #: bench cases per device class ("gpu", "cpu")
     bench_cases: Mapping[str, list[Case]] = field(default_factory=dict)
     description: str = ""
+    #: optional comparison replacing the element-wise one, for shapes whose full float64
+    #: reference is too costly: ``verify(case, inputs, outputs, reference, tol) -> CheckResult``,
+    #: outputs decoded to floats (``references.numerics.decode``), ``reference`` what
+    #: ``reference`` returned (e.g. sampled rows plus Freivalds products, see ops/matmul/spec.py)
+    verify: Callable | None = None
 
     def cases(self, size: str, device_kind: str = "gpu") -> list[Case]:
         """Cases of a size class: ``test`` or ``bench`` (bench sized for the device class)."""

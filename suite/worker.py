@@ -129,14 +129,16 @@ class Executor:
         key = (spec.name, case)
         if self._data_key != key:
             self._data = None  # free the previous case first
+            from suite import refcache
+
             inputs = spec.inputs(case)
-            self._data = (inputs, spec.reference(case, inputs))
+            self._data = (inputs, refcache.reference(spec, case, inputs))
             self._data_key = key
         return self._data
 
     def run(self, item: Item) -> dict[str, Any]:
         from backends.base import Unsupported
-        from suite.check import compare_all, poison_byte
+        from suite.check import checked_launch
         from suite.registry import REGISTRY, get_spec
         from suite.spec import np_dtype
         from suite.timing import Protocol, measure
@@ -147,8 +149,8 @@ class Executor:
         case = spec.case(item.case)
         index = self.local.get(item.device, item.device)
         dev = self.devices[index]
-        row.update(dims=dict(case.dims), dtype=case.dtype, mode=dev.mode, device_name=dev.name,
-                   bytes=spec.bytes_moved(case), flops=spec.flops(case), seed=item.seed or case.seed)
+        row.update(dims=dict(case.dims), dtype=case.dtype, precision=case.prec, mode=dev.mode,
+                   device_name=dev.name, bytes=spec.bytes_moved(case), flops=spec.flops(case), seed=item.seed or case.seed)
         if entry.disabled:
             return {**row, "status": "skipped", "message": entry.disabled}
         need = spec.footprint(case)
@@ -183,15 +185,10 @@ class Executor:
                                 "reason": tol.reason}
 
             def check(stage: str) -> bool:
-                for k, buf in outs.items():
-                    be.fill_bytes(buf, poison_byte(np_dtype(sig[k].dtype)))
-                be.synchronize()
                 t = time.perf_counter()
-                run(ins, outs)
-                be.synchronize()
+                res = checked_launch(be, spec, case, run, ins, outs, inputs, refs, tol)
                 if stage == "first":
-                    row["first_launch_s"] = time.perf_counter() - t
-                res = compare_all({k: be.download(v) for k, v in outs.items()}, refs, tol)
+                    row["first_launch_check_s"] = time.perf_counter() - t
                 row["check"] = res.to_dict()
                 if not res.ok:
                     row.update(status="failed", message=f"{stage} check: {res.message}")

@@ -102,19 +102,11 @@ def test_int32_inputs_cannot_overflow():
 # -- per-backend traps (one process per backend) ----------------------------------------------
 
 def _check(be, spec, case, run, ins, outs, x: dict) -> tuple[bool, str, dict]:
-    from suite.check import compare_all, poison_byte
-    from suite.spec import np_dtype
+    from suite.check import checked_launch
 
-    sig = spec.signature(case)
-    for k, buf in outs.items():
-        be.fill_bytes(buf, poison_byte(np_dtype(sig[k].dtype)))
-    run(ins, outs)
-    be.synchronize()
-    got = {k: be.download(v) for k, v in outs.items()}
-    ref = spec.reference(case, x)
     tol = spec.tolerance(case) if case.dtype != "i32" else Tolerance.exact()
-    res = compare_all(got, ref, tol)
-    return res.ok, res.message, got
+    res = checked_launch(be, spec, case, run, ins, outs, x, spec.reference(case, x), tol)
+    return res.ok, res.message, {k: be.download(v) for k, v in outs.items()}
 
 
 def _upload(be, spec, case, x: dict) -> tuple[dict, dict]:

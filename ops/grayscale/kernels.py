@@ -103,8 +103,8 @@ def _opencl_grayscale(be, case, entry: str, per_item: int):
     if 3 * n >= 2**32:
         raise ValueError(f"{entry}: 32-bit indices, 3*n={3 * n} >= 2^32")
     k = be.compile(_OPENCL_GRAYSCALE, entry, {"U8": int(case.dtype == "u8")})
-    gsize = (max(1, -(-n // per_item)),)
-    return lambda ins, outs: be.launch(k, gsize, (256,), [ins["img"], outs["out"], np.uint32(n)])
+    grid = (max(1, -(-n // (256 * per_item))),)
+    return lambda ins, outs: be.launch(k, grid, (256,), [ins["img"], outs["out"], np.uint32(n)])
 
 
 @kernel("grayscale", "opencl", "naive")
@@ -134,7 +134,7 @@ def _webgpu_grayscale(be, case, entry: str, per_item: int):
     pipe = be.compile(_WEBGPU_GRAYSCALE, entry, {"DTYPE": case.dtype})
     grid = be.grid_2d(-(-n // (256 * per_item)))
     params = np.array([n], np.uint32)
-    return lambda ins, outs: be.launch(pipe, grid, [ins["img"], outs["out"]], params)
+    return lambda ins, outs: be.launch(pipe, grid, None, [ins["img"], outs["out"], params])
 
 
 @kernel("grayscale", "webgpu", "naive")

@@ -226,7 +226,7 @@ def opencl_naive(be, case):
 
     def run(ins, outs):
         be.launch(zero, (1,), (1,), [outs["out"]])
-        be.launch(k, (groups * block,), (block,), [ins["x"], outs["out"], np.int64(n)])
+        be.launch(k, (groups,), (block,), [ins["x"], outs["out"], np.int64(n)])
 
     return run
 
@@ -245,7 +245,7 @@ def opencl_tree_shared(be, case):
         src = ins["x"]
         for lvl in range(len(sizes) - 1):
             dst = outs["out"] if lvl == len(sizes) - 2 else bufs[lvl]
-            be.launch(first if lvl == 0 else rest, (sizes[lvl + 1] * block,), (block,),
+            be.launch(first if lvl == 0 else rest, (sizes[lvl + 1],), (block,),
                       [src, dst, np.int64(sizes[lvl])])
             src = dst
 
@@ -260,8 +260,8 @@ def _opencl_two_pass(be, case, entry: str, subgroups: int = 0):
     part = be.empty((groups,), ACC_NP[case.dtype])
 
     def run(ins, outs):
-        be.launch(k, (groups * block,), (block,), [ins["x"], part, np.int64(n)])
-        be.launch(fin, (block,), (block,), [part, outs["out"], np.int64(groups)])
+        be.launch(k, (groups,), (block,), [ins["x"], part, np.int64(n)])
+        be.launch(fin, (1,), (block,), [part, outs["out"], np.int64(groups)])
 
     return run
 
@@ -328,8 +328,8 @@ def webgpu_naive(be, case):
     prm = _params(n, groups)
 
     def run(ins, outs):
-        be.launch(zero, (1, 1, 1), [ins["x"], outs["out"]], prm)
-        be.launch(k, (groups, 1, 1), [ins["x"], outs["out"]], prm)
+        be.launch(zero, (1, 1, 1), None, [ins["x"], outs["out"], prm])
+        be.launch(k, (groups, 1, 1), None, [ins["x"], outs["out"], prm])
 
     return run
 
@@ -351,7 +351,7 @@ def webgpu_tree_shared(be, case):
         src = ins["x"]
         for lvl, (k, grid, prm) in enumerate(steps):
             dst = outs["out"] if lvl == len(steps) - 1 else bufs[lvl]
-            be.launch(k, grid, [src, dst], prm)
+            be.launch(k, grid, None, [src, dst, prm])
             src = dst
 
     return run
@@ -368,8 +368,8 @@ def _webgpu_two_pass(be, case, path, entry: str):
     p1, p2 = _params(n, groups), _params(groups, 1)
 
     def run(ins, outs):
-        be.launch(k, (groups, 1, 1), [ins["x"], part], p1)
-        be.launch(fin, (1, 1, 1), [part, outs["out"]], p2)
+        be.launch(k, (groups, 1, 1), None, [ins["x"], part, p1])
+        be.launch(fin, (1, 1, 1), None, [part, outs["out"], p2])
 
     return run
 

@@ -219,7 +219,7 @@ def _opencl_three_pass(be, case, entry: str):
     red = be.compile(_CL, "scan_reduce_tiles", defs)
     scan = be.compile(_CL, entry, defs)
     return _three_pass(be, case, red, scan,
-                       lambda k, groups, args: be.launch(k, (groups * BLOCK3,), (BLOCK3,), args), TILE3)
+                       lambda k, groups, args: be.launch(k, (groups,), (BLOCK3,), args), TILE3)
 
 
 @kernel("scan", "opencl", "kogge_stone")
@@ -250,7 +250,7 @@ def opencl_lookback(be, case, block: int | None = None, items_vec: int | None = 
     flags = be.upload(np.zeros(n_tiles, np.uint64))
     ticket = be.upload(np.zeros(1, np.uint64))
 
-    return lambda ins, outs: be.launch(k, (n_tiles * block,), (block,),
+    return lambda ins, outs: be.launch(k, (n_tiles,), (block,),
                                        [ins["x"], outs["y"], flags, ticket, np.int64(n), np.int64(n_tiles)])
 
 
@@ -291,7 +291,7 @@ def webgpu_three_pass(be, case, items: int | None = None):
 
     def step(kern, groups: int, buffers, params):  # buffers(ins, outs) -> the bindings
         grid = be.grid_2d(groups)
-        return lambda ins, outs: be.launch(kern, grid, buffers(ins, outs), params)
+        return lambda ins, outs: be.launch(kern, grid, None, [*buffers(ins, outs), params])
 
     # (name, launch, bytes) in launch order: tile sums up the levels, the top alone, scans down
     steps = [(f"reduce L{lvl}", step(red, lens[lvl + 1], lambda i, o, lvl=lvl: [src(i, lvl), sums[lvl]],

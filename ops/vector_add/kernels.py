@@ -107,9 +107,9 @@ def _opencl_vector_add(be, case, entry: str, per_item: int, max_groups: int | No
     if n >= 2**32:
         raise ValueError(f"{entry}: 32-bit indices, n={n} >= 2^32")
     k = be.compile(_OPENCL_VECTOR_ADD, entry, {"T": _OPENCL_T[case.dtype]})
-    items = max(1, -(-n // per_item))
-    gsize = (items if max_groups is None else min(items, 256 * max_groups),)
-    return lambda ins, outs: be.launch(k, gsize, (256,), [ins["a"], ins["b"], outs["c"], np.uint32(n)])
+    groups = max(1, -(-n // (256 * per_item)))
+    grid = (groups if max_groups is None else min(groups, max_groups),)
+    return lambda ins, outs: be.launch(k, grid, (256,), [ins["a"], ins["b"], outs["c"], np.uint32(n)])
 
 
 @kernel("vector_add", "opencl", "naive")
@@ -153,7 +153,7 @@ def _webgpu_vector_add(be, case, entry: str, per_item: int, max_groups: int | No
     groups = -(-n // (256 * per_item))
     grid = be.grid_2d(groups if max_groups is None else min(groups, max_groups))
     params = np.array([n], np.uint32)
-    return lambda ins, outs: be.launch(pipe, grid, [ins["a"], ins["b"], outs["c"]], params)
+    return lambda ins, outs: be.launch(pipe, grid, None, [ins["a"], ins["b"], outs["c"], params])
 
 
 @kernel("vector_add", "webgpu", "naive")

@@ -20,7 +20,8 @@ def _cl(entry):
     def factory(be, case):
         n = case["n"]
         k = be.compile(CL, entry)
-        return lambda ins, outs: be.launch(k, (n,), None, [ins["a"], ins["b"], outs["c"], np.int32(n)])
+        args = lambda ins, outs: [ins["a"], ins["b"], outs["c"], np.int32(n)]  # noqa: E731
+        return lambda ins, outs: be.launch(k, (-(-n // 64),), (64,), args(ins, outs))
     return factory
 
 

@@ -150,7 +150,8 @@ class Executor:
         index = self.local.get(item.device, item.device)
         dev = self.devices[index]
         row.update(dims=dict(case.dims), dtype=case.dtype, precision=case.prec, mode=dev.mode,
-                   device_name=dev.name, bytes=spec.bytes_moved(case), flops=spec.flops(case), seed=item.seed or case.seed)
+                   device_name=dev.name, bytes=spec.bytes_moved(case), flops=spec.flops(case),
+                   seed=item.seed or case.seed)
         if entry.disabled:
             return {**row, "status": "skipped", "message": entry.disabled}
         need = spec.footprint(case)

@@ -31,7 +31,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PIP=".venv/bin/python -m pip install -q"
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  GPU=1; EXTRAS="torch,cuda,triton,opencl,webgpu,dev"
+  # CuPy/NVRTC wheels for the driver's CUDA version (cupy-cuda12x or -cuda13x; suite/cudawheel.py)
+  GPU=1; EXTRAS="torch,triton,opencl,webgpu,dev"
+  CUDA_REQS=$("$PY" suite/cudawheel.py | tr '\n' ' ')
+  [ -n "${CUDA_REQS// /}" ] || EXTRAS="$EXTRAS,nvrtc"  # no wheel fits the driver: compile-only CUDA
 else
   GPU=0; EXTRAS="torch,nvrtc,triton,opencl,webgpu,dev"
 fi
@@ -44,5 +47,9 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
 fi
 echo "setup: pip install -e .[$EXTRAS]"
 $PIP -e ".[$EXTRAS]" 2>&1 | grep -v "^WARNING: Location" || true
+if [ -n "${CUDA_REQS:-}" ]; then
+  echo "setup: pip install $CUDA_REQS"
+  $PIP $CUDA_REQS
+fi
 .venv/bin/python -c "import suite, typer, rich, pandas, pytest_benchmark" 
 touch .venv/.solbench-ok

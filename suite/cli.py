@@ -2,30 +2,68 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from typer.core import TyperGroup, TyperOption
 
 from backends import BACKENDS
+from suite import report
 from suite import results as res
-from suite.registry import SPECS, discover, select
+from suite.registry import REGISTRY, SPECS, discover, select
 from suite.runner import execute, new_run, plan, write_run
+from suite.spec import DTYPES
 from suite.worker import FIX, Pool
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+
+class _Group(TyperGroup):
+    """The app's command group: flags show no ``<bool>`` type in ``--help`` (a flag takes no
+    value), for every command, including ones added later."""
+
+    def get_command(self, ctx, cmd_name):
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            _blank_flag_types(cmd, ctx)
+        return cmd
+
+    def format_help(self, ctx, formatter):
+        _blank_flag_types(self, ctx)
+        return super().format_help(ctx, formatter)
+
+
+def _blank_flag_types(cmd, ctx) -> None:
+    for p in [*cmd.params, cmd.get_help_option(ctx)]:
+        if isinstance(p, TyperOption) and p.is_flag and p.metavar is None:
+            p.metavar = ""
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True,
                   help="solbench: one spec per operator, kernels in CUDA, Triton, OpenCL and WGSL, "
                        "checked against float64 references, timed against the device's speed of light.")
 console = Console(width=None if sys.stdout.isatty() else 180)
-BAD = ("failed", "error", "timeout")
+#: errors, warnings and the interrupt notice: stderr, like typer's own usage errors
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 180)
+BAD = report.BAD
 
 OpOpt = Annotated[list[str] | None, typer.Option("--op", help="operator (repeatable)")]
 BackendOpt = Annotated[list[str] | None, typer.Option("--backend", help="backend (repeatable)")]
@@ -41,101 +79,247 @@ SplitCpuOpt = Annotated[bool, typer.Option(
 
 
 def _fail(msg: str, code: int = 2):
-    console.print(f"[red]error:[/red] {msg}")
+    """One line on stderr, then exit (2: bad input, the usage-error code typer uses too)."""
+    err_console.print(f"[red]error:[/red] {escape(msg)}", soft_wrap=True)
     raise typer.Exit(code)
 
 
-def _fmt(x, spec: str) -> str:
-    return "" if x is None else format(x, spec)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("solbench")
+    except PackageNotFoundError:
+        v = "unknown (not installed: pip install -e .)"
+    sha = (res.git_info().get("git_sha") or "")[:7]
+    return f"solbench {v}" + (f" (git {sha})" if sha else "")
 
 
-def _time(s) -> str:
-    if s is None:
-        return ""
-    return f"{s * 1e6:.1f} µs" if s < 1e-3 else f"{s * 1e3:.3f} ms"
+def _version_cb(value: bool) -> None:
+    if value:
+        console.print(_version(), highlight=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", help="print the version and exit",
+                                                callback=_version_cb, is_eager=True)] = False) -> None:
+    """solbench: one spec per operator, kernels in CUDA, Triton, OpenCL and WGSL, checked against
+    float64 references, timed against the device's speed of light."""
 
 
 def print_table(rows: list[dict], title: str = "results") -> None:
-    t = Table(title=title, show_lines=False)
-    for c in ("op", "backend", "variant", "case", "device", "time", "GB/s", "TFLOP/s", "% SOL",
-              "max err", "status"):
-        t.add_column(c, justify="right" if c in ("time", "GB/s", "TFLOP/s", "% SOL", "max err") else "left")
-    for r in rows:
-        tm = r.get("timing") or {}
-        st = r.get("status", "")
-        color = {"ok": "green", "compiled": "cyan", "failed": "red", "error": "red",
-                 "timeout": "red"}.get(st, "yellow")
-        msg = r.get("message") or ""
-        status = f"[{color}]{st}[/{color}]" + (f" {msg[:90]}" if st not in ("ok",) and msg else "")
-        if st == "ok" and r.get("mode") == "interpret":
-            status += " (interpreted)"
-        t.add_row(r["op"], r["backend"], r["variant"], r.get("case", ""), r.get("device", ""),
-                  _time(tm.get("median_s")), _fmt(r.get("gbps"), ".1f"), _fmt(r.get("tflops"), ".3f"),
-                  _fmt(r.get("pct_sol"), ".1f"), _fmt((r.get("check") or {}).get("max_abs_err"), ".2g"),
-                  status)
-    console.print(t)
+    """The run table (``suite.report.run_tables``: fits 80 columns, notes under it)."""
+    console.print(report.run_tables(rows, title))
 
 
-def _progress() -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=True)
+class _Reporter:
+    """Progress of a run: a rich bar with ETA on a terminal; elsewhere (CI logs, pipes) one
+    plain line per finished item, so a log shows where a run is."""
+
+    def __init__(self, label: str, total: int | None = None):
+        self.label, self.total, self.done = label, total, 0
+        self.t0 = time.monotonic()
+        self.live = console.is_terminal
+        self.prog: Progress | None = None
+
+    def __enter__(self) -> _Reporter:
+        if self.live:
+            self.prog = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                 console=console, transient=True)
+            self.prog.__enter__()
+            self.task = self.prog.add_task(self.label, total=self.total)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.prog is not None:
+            self.prog.__exit__(*exc)
+
+    def start(self, total: int) -> None:
+        """The number of steps, once known."""
+        self.total = total
+        if self.prog is not None:
+            self.prog.update(self.task, total=total)
+
+    def step(self, label: str, row: dict | None = None) -> None:
+        """One item finished."""
+        self.done += 1
+        if self.prog is not None:
+            self.prog.update(self.task, advance=1, description=label[:70])
+            return
+        st = (row or {}).get("status", "done") if isinstance(row, dict) else "done"
+        extra = ""
+        if isinstance(row, dict) and (row.get("timing") or {}).get("median_s"):
+            med = row["timing"]["median_s"]
+            extra = f" {med * 1e3:.3f} ms" + (f" {row['gbps']:.3g} GB/s" if row.get("gbps") else "")
+        total = f"/{self.total}" if self.total is not None else ""
+        el = time.monotonic() - self.t0
+        console.print(f"[{self.done}{total} {el:4.0f} s] {label}: {st}{extra}", highlight=False,
+                      markup=False, soft_wrap=True)
+
+
+def _check_positive_finite(name: str, value: float) -> None:
+    if not math.isfinite(value) or value <= 0:
+        _fail(f"{name} {value}: give a number of seconds > 0 (finite)")
+
+
+def _check_outputs(targets: list[tuple[str, str | Path, bool]]) -> None:
+    """Every output location is checked before the first kernel runs: (option, path, is_dir)."""
+    for opt, path, is_dir in targets:
+        why = res.check_dir(path) if is_dir else res.check_file(path)
+        if why:
+            _fail(f"{opt} {str(path)!r}: {why}")
+
+
+def _save(what: str, target: Path, rescue: Path,
+          write: Callable[[Path], list[Path]]) -> tuple[list[Path], bool]:
+    """Write one output to ``target``; if that fails now (after the up-front check), write it to
+    ``rescue`` (a fresh temporary folder) instead and say where, so a run's rows are not lost.
+    Returns the paths written and whether they are where they were asked for."""
+    try:
+        return write(target), True
+    except OSError as e:
+        try:
+            paths = write(rescue)
+        except OSError as e2:
+            err_console.print(f"[red]error:[/red] could not write {what} to {target} ({e}) nor to "
+                              f"{rescue} ({e2})", soft_wrap=True)
+            return [], False
+        err_console.print(f"[red]error:[/red] could not write {what} to {target} ({e.strerror or e}); "
+                          f"saved to {', '.join(map(str, paths))} instead", soft_wrap=True)
+        return paths, False
+
+
+def _valid_dtypes() -> list[str]:
+    """Dtype names a case can have (the spec's DTYPES, plus any a kernel registers)."""
+    names = dict.fromkeys(DTYPES)
+    for e in REGISTRY.values():
+        names.update(dict.fromkeys(e.dtypes or ()))
+    return list(names)
+
+
+def _check_dtypes(dtype: list[str] | None, ops: list[str] | None) -> None:
+    """Unknown dtype names, and dtypes no case of the selected ops has, exit 2 listing the valid ones."""
+    if not dtype:
+        return
+    valid = _valid_dtypes()
+    for d in dtype:
+        if d not in valid:
+            _fail(f"unknown dtype {d!r}; valid: {', '.join(valid)}")
+    have = {c.dtype for name, s in SPECS.items() if not ops or name in ops
+            for c in [*s.test_cases, *[c for cs in s.bench_cases.values() for c in cs]]}
+    if not have & set(dtype):
+        _fail(f"no case of {', '.join(ops) if ops else 'any op'} has dtype {', '.join(dtype)}; "
+              f"their dtypes: {', '.join(d for d in valid if d in have)}")
+
+
+SIZES = ("test", "bench")
+SEED_MAX = 2**63 - 1
 
 
 @app.command()
 def run(
     op: OpOpt = None, backend: BackendOpt = None, variant: VariantOpt = None, device: DeviceOpt = None,
     devices: DevicesOpt = None, split_cpu: SplitCpuOpt = False,
-    size: Annotated[str, typer.Option(help="test | bench")] = "bench",
-    dtype: Annotated[list[str] | None,
-                     typer.Option("--dtype", help="only cases of this dtype (repeatable)")] = None,
+    size: Annotated[str, typer.Option(metavar="[test|bench]",
+                                      help="test: small edge-case sizes; bench: large, timed")] = "bench",
+    dtype: Annotated[list[str] | None, typer.Option(
+        "--dtype", metavar="DTYPE",
+        help=f"only cases of this dtype (repeatable): {', '.join(DTYPES)}")] = None,
     hot: Annotated[bool, typer.Option("--hot", help="no L2 flush between samples")] = False,
     check_only: Annotated[bool, typer.Option("--check-only", help="check, do not time")] = False,
-    seed: Annotated[int | None, typer.Option(help="override every case's seed (fresh inputs)")] = None,
-    timeout: Annotated[float, typer.Option(help="seconds per kernel before it is killed")] = 300.0,
-    json_out: Annotated[Path | None, typer.Option("--json", help="also write all rows to this JSON")] = None,
-    csv_out: Annotated[Path | None,
-                       typer.Option("--csv", help="also write the flat table to this CSV")] = None,
-    save: Annotated[bool, typer.Option(help="write run files under results/<device>/")] = True,
-    results_dir: Annotated[Path, typer.Option(help="where run files go")] = res.RESULTS_DIR,
+    seed: Annotated[int | None, typer.Option(
+        help=f"override every case's seed (fresh inputs), 0..{SEED_MAX}")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds per kernel before it is killed (> 0)")] = 300.0,
+    json_out: Annotated[str | None, typer.Option("--json", metavar="FILE",
+                                                 help="also write all rows to this JSON")] = None,
+    csv_out: Annotated[str | None, typer.Option("--csv", metavar="FILE",
+                                                help="also write the flat table to this CSV")] = None,
+    save: Annotated[bool, typer.Option(help="write run files under the results folder")] = True,
+    results_dir: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="where run files go (default: results-local/, git-ignored, or $SOLBENCH_RESULTS; "
+                            "`--results-dir results` adds to the committed reference data)")] = None,
 ):
     """Check, then time, every selected kernel on every selected device."""
     from backends.base import SPLIT_CPU_ENV
+    from suite import sol
 
+    discover()
     if device and devices:
         _fail("give --device or --devices, not both")
+    for opt, val in (("--device", device), ("--devices", devices)):
+        if val is not None and not val.strip():
+            _fail(f"{opt} '' names no device; valid: all, gpu, cpu, a device slug (see `solbench doctor`) "
+                  "or a comma list of those")
+    if size not in SIZES:
+        _fail(f"unknown size {size!r}; valid: {', '.join(SIZES)}")
+    _check_positive_finite("--timeout", timeout)
+    if seed is not None and not 0 <= seed <= SEED_MAX:
+        _fail(f"--seed {seed}: give an integer in 0..{SEED_MAX}")
+    try:
+        select(op, backend, variant)
+    except ValueError as e:
+        _fail(str(e))
+    _check_dtypes(dtype, op)
+    results_dir = Path(results_dir) if results_dir is not None else res.RESULTS_DIR
+    outputs: list[tuple[str, str | Path, bool]] = [("--results-dir", results_dir, True)] if save else []
+    outputs += [(o, v, False) for o, v in (("--json", json_out), ("--csv", csv_out)) if v is not None]
+    _check_outputs(outputs)
+    sol.PEAKS_FIRST = results_dir
     pool = Pool(env={SPLIT_CPU_ENV: "1"} if split_cpu else None)
     try:
         try:
             p = plan(pool, op, backend, variant, devices or device, size, check_only, hot, seed, dtype)
         except ValueError as e:
             _fail(str(e))
+        if not p.items:
+            print_table(p.notes, "nothing to run")
+            _fail("no kernel of the selection can run here (reasons above); no file written")
         meta = new_run()
         rows = list(p.notes)
-        with _progress() as prog:
-            task = prog.add_task("running", total=len(p.items))
-
-            def on_row(it, row):
-                prog.update(task, advance=1, description=it.id[:70])
-
-            rows += execute(pool, p.items, timeout, on_row, parallel=devices is not None)
+        with _Reporter("running", len(p.items)) as prog:
+            rows += execute(pool, p.items, timeout, lambda it, row: prog.step(it.id, row),
+                            parallel=devices is not None)
     except KeyboardInterrupt:
         pool.close()
-        console.print("[yellow]interrupted: no result file written[/yellow]")
+        err_console.print("[yellow]interrupted: no result file written[/yellow]")
         raise typer.Exit(130) from None
     finally:
         pool.close()
     print_table(rows, f"solbench run {meta['id']}")
+    rescue = Path(tempfile.gettempdir()) / f"solbench-{meta['id']}"
+    doc = {"schema_version": res.SCHEMA_VERSION, "run": meta, "devices": p.devices, "results": rows}
+    def run_files(root: Path) -> list[Path]:
+        return write_run(meta, p.devices, rows, root)
+
+    def json_file(f: Path) -> list[Path]:
+        res.atomic_write_json(f, doc)
+        return [f]
+
+    def csv_file(f: Path) -> list[Path]:
+        res.write_csv(f, rows, meta)
+        return [f]
+
+    jobs: list[tuple[str, Path, Path, Callable[[Path], list[Path]]]] = []
     if save:
-        for path in write_run(meta, p.devices, rows, results_dir):
-            console.print(f"wrote {path}")
-    if json_out:
-        res.atomic_write_json(json_out, {"schema_version": res.SCHEMA_VERSION, "run": meta,
-                                         "devices": p.devices, "results": rows})
-    if csv_out:
-        res.write_csv(csv_out, rows, meta)
+        jobs.append(("the run files", results_dir, rescue, run_files))
+    for opt, val, fn in (("--json", json_out, json_file), ("--csv", csv_out, csv_file)):
+        if val is not None:
+            jobs.append((opt, Path(val), rescue / Path(val).name, fn))
+    written: list[Path] = []
+    all_saved = True
+    for what, target, alt, fn in jobs:
+        paths, ok = _save(what, target, alt, fn)
+        written += paths
+        all_saved &= ok
+    for path in written:
+        console.print(f"wrote {path}", highlight=False)
     bad = [r for r in rows if r["status"] in BAD]
-    if bad:
-        console.print(f"[red]{len(bad)} kernel(s) failed, errored or timed out[/red]")
+    color = "red" if bad else "green"
+    console.print(f"[{color}]{report.summary_line(rows)}[/{color}] "
+                  f"({len(rows)} rows, {time.monotonic() - prog.t0:.0f} s)", highlight=False)
+    if bad or not all_saved:
         raise typer.Exit(1)
 
 
@@ -146,17 +330,21 @@ def list_(op: OpOpt = None, backend: BackendOpt = None):
         entries = select(op, backend)
     except ValueError as e:
         _fail(str(e))
-    t = Table(title=escape("registered kernels (variant [dtypes])"))
-    t.add_column("op")
+    t = Table(title=escape("registered kernels: op [its dtypes], variant [dtypes, where fewer]"))
+    t.add_column("op [dtypes]")
     for b in BACKENDS:
         t.add_column(b)
     for name in sorted({e.op for e in entries}):
+        spec = SPECS[name]
+        op_dtypes = list(dict.fromkeys(c.dtype for c in [*spec.test_cases, *[
+            c for cs in spec.bench_cases.values() for c in cs]]))
         cells = []
         for b in BACKENDS:
             vs = [e for e in entries if e.op == name and e.backend == b]
-            names = (e.variant + (f" [{','.join(e.dtypes)}]" if e.dtypes else "") for e in vs)
+            names = (e.variant + (f" [{','.join(e.dtypes)}]" if e.dtypes and set(e.dtypes) != set(op_dtypes)
+                                  else "") for e in vs)
             cells.append(escape("\n".join(names)))
-        t.add_row(name, *cells)
+        t.add_row(escape(f"{name} [{','.join(op_dtypes)}]"), *cells)
     console.print(t)
     console.print(f"{len(entries)} kernels over {len(SPECS)} ops")
 
@@ -174,16 +362,51 @@ def _doctor_hints(backend: str, devices) -> list[str]:
         if "libvulkan.so.1" not in out:
             hints.append("no Vulkan loader: apt-get install libvulkan1 mesa-vulkan-drivers")
     if backend == "cuda" and isinstance(devices, list) and all(d["mode"] == "compile" for d in devices):
+        from suite import cudawheel
+
+        wheel = cudawheel.choose(cudawheel.nvidia_smi()).cupy if has_nvidia else None
         hints.append("no CUDA driver/GPU: CUDA kernels are compiled through NVRTC only"
-                     + (" (nvidia-smi exists: is cupy-cuda13x installed?)" if has_nvidia else ""))
+                     + (f" (nvidia-smi exists: is {wheel} installed?)" if wheel else ""))
     if backend == "triton" and isinstance(devices, list) and all(d["mode"] == "interpret" for d in devices):
         hints.append("no CUDA GPU for torch: Triton runs in its interpreter (correctness only)")
     return hints
 
 
+#: reasons that mean "listed, deliberately not benchmarked" rather than "broken"
+NOT_USED = ("the same device is used through", "is not benchmarked")
+
+
+def device_status(d: dict) -> str:
+    """Doctor's status cell of one device: usable (green), not used (neutral: e.g. the OpenGL
+    adapter of a device benchmarked through Vulkan), or unusable (red) with the reason."""
+    if d["reason"] is None:
+        return "[green]usable[/green]"
+    if any(k in d["reason"] for k in NOT_USED):
+        return f"[dim]not used[/dim]: {escape(d['reason'])}"
+    return f"[red]unusable[/red]: {escape(d['reason'])}"
+
+
+def cuda_wheel_line(smi_output: str | None) -> str:
+    """Doctor's line on the CuPy wheel for this driver: which, why, and whether it is installed."""
+    from suite import cudawheel
+
+    c = cudawheel.choose(smi_output)
+    if not c.requirements:
+        return f"CuPy wheel: none: {c.reason}"
+    have = cudawheel.installed(c.cupy)
+    others = [n for n in ("cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")
+              if n != c.cupy and cudawheel.installed(n)]
+    state = f"{c.cupy} {have} installed" if have else f"not installed: pip install {' '.join(c.requirements)}"
+    if others:
+        state += f"; also installed: {', '.join(others)} (remove it: two CuPy wheels conflict)"
+    return f"CuPy wheel: {c.cupy}, because {c.reason} ({state})"
+
+
 @app.command()
 def doctor():
     """Every backend: found or not, its devices, the reason and the exact fix."""
+    from suite import cudawheel
+
     pool = Pool()
     try:
         probed = pool.probe_all(list(BACKENDS))
@@ -202,29 +425,43 @@ def doctor():
             t.add_row(b, "", "", "", "",
                       f"[red]no devices[/red]; fix: {FIX[b]}" + "".join(f"\n{h}" for h in hints))
         for i, d in enumerate(devs):
-            st = "[green]usable[/green]" if d["reason"] is None else f"[red]unusable[/red]: {d['reason']}"
+            st = device_status(d)
             if i == len(devs) - 1 and hints:
                 st += "".join(f"\n[yellow]note[/yellow]: {h}" for h in hints)
             t.add_row(b, d["name"], d["slug"], d["kind"], d["mode"], st)
     console.print(t)
+    console.print(cuda_wheel_line(cudawheel.nvidia_smi()), highlight=False)
 
 
 @app.command()
 def peaks(device: DeviceOpt = None,
-          timeout: Annotated[float, typer.Option(help="seconds per measurement")] = 600.0):
-    """Measure bandwidth and FLOP/s ceilings; store results/<device>/peaks.json."""
+          timeout: Annotated[float, typer.Option(help="seconds per measurement (> 0)")] = 600.0,
+          results_dir: Annotated[Path | None, typer.Option(
+              metavar="DIR", help="where peaks.json goes (default: results-local/<device>/, git-ignored, "
+                                  "or $SOLBENCH_RESULTS; the committed results/ only when named)")] = None):
+    """Measure bandwidth and FLOP/s ceilings; store <results dir>/<device>/peaks.json."""
+    from suite import sol
     from suite.peaks import measure_peaks
 
+    if device is not None and not device.strip():
+        _fail("--device '' names no device; valid: all, gpu, cpu or a device slug (see `solbench doctor`)")
+    _check_positive_finite("--timeout", timeout)
+    root = Path(results_dir) if results_dir is not None else res.RESULTS_DIR
+    _check_outputs([("--results-dir", root, True)])
+    sol.PEAKS_FIRST = root
     pool = Pool()
     try:
-        with _progress() as prog:
-            task = prog.add_task("peaks", total=None)
+        with _Reporter("peaks") as prog:
             out = measure_peaks(pool, device, timeout,
-                                lambda it, row: prog.update(task, description=it.id[:70]))
+                                lambda it, row: prog.step(getattr(it, "id", str(it)), row),
+                                root=root, on_start=prog.start)
     except ValueError as e:
         _fail(str(e))
     finally:
         pool.close()
+    for slug, pk in out.items():
+        if pk["measured"]:
+            console.print(f"wrote {sol.peaks_path(slug, root)}", highlight=False)
     t = Table(title="device ceilings")
     for c in ("device", "ceiling", "measured", "how", "theoretical", "source"):
         t.add_column(c)

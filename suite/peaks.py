@@ -8,6 +8,8 @@ FLOP/s per dtype: torch GEMM (cuBLAS on NVIDIA, the CPU BLAS elsewhere).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from suite import sol
@@ -56,11 +58,21 @@ def torch_peaks(ex, device: int) -> dict[str, Any]:
 
 
 def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
-                  on_row=None) -> dict[str, dict[str, Any]]:
-    """Measure and save peaks.json for every selected device; returns slug → peaks."""
+                  on_row=None, root: Path | None = None,
+                  on_start: Callable[[int], None] | None = None) -> dict[str, dict[str, Any]]:
+    """Measure and save peaks.json for every selected device; returns slug → peaks.
+
+    ``root``: the results folder to write to (default: the user's, see ``sol.peaks_path``).
+    ``on_start(total)`` is told how many steps follow (kernel items and torch devices), each
+    reported through ``on_row(label, row)`` as it finishes.
+    """
     p = plan(pool, ops=["vector_add"], device=device, size="bench", dtypes=["fp32"],
              timing={"warmup_s": 0.3, "time_cap_s": 3.0})
-    rows = execute(pool, [it for it in p.items if _runs(pool, it)], timeout, on_row)
+    items = [it for it in p.items if _runs(pool, it)]
+    torch_devs = [d for d in pool["torch"].probe() if d["slug"] in p.devices and not d["reason"]]
+    if on_start:
+        on_start(len(items) + len(torch_devs))
+    rows = execute(pool, items, timeout, on_row)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     peaks: dict[str, dict[str, Any]] = {}
     for slug in p.devices:
@@ -72,11 +84,10 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
             peaks[r["device"]]["candidates"].append(
                 {"value": r["bytes"] / t,
                  "how": f"{r['backend']}/vector_add/{r['variant']} {r['case']} (3n·4 bytes)"})
-    torch_devs = pool["torch"].probe()
     for d in torch_devs:
-        if d["slug"] not in peaks or d["reason"]:
-            continue
         tp = pool["torch"].call("suite.peaks", "torch_peaks", timeout, device=d["index"])
+        if on_row:
+            on_row(f"torch copy + GEMM @{d['slug']}", tp)
         pk = peaks[d["slug"]]
         if "error" in tp:
             pk["torch_error"] = tp["error"]
@@ -93,7 +104,7 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
             pk["theoretical"] = sol.theoretical(slug, {}) or {
                 "note": "no theoretical figure: NVML absent and no datasheet entry for this device"}
         if pk["measured"]:
-            sol.save_peaks(slug, pk)
+            sol.save_peaks(slug, pk, root)
     return peaks
 
 

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from suite.results import RESULTS_DIR, atomic_write_json
+from suite import results as res
+from suite.results import atomic_write_json
 
 #: Datasheet ceilings (dense) for devices whose rates NVML cannot give. Source in each entry.
 DATASHEET: dict[str, dict[str, Any]] = {
@@ -28,16 +29,36 @@ DATASHEET: dict[str, dict[str, Any]] = {
 PEAK_KEY = {"fp16": "fp16", "bf16": "bf16", "tf32": "tf32", "fp32": "fp32"}
 
 
-def peaks_path(slug: str, root: Path = RESULTS_DIR) -> Path:
-    return root / slug / "peaks.json"
+#: a folder searched for peaks before the defaults (the CLI sets it from ``--results-dir``)
+PEAKS_FIRST: Path | None = None
 
 
-def load_peaks(slug: str, root: Path = RESULTS_DIR) -> dict[str, Any] | None:
-    p = peaks_path(slug, root)
-    return json.loads(p.read_text()) if p.is_file() else None
+def peaks_path(slug: str, root: Path | None = None) -> Path:
+    """Where ``solbench peaks`` writes a device's ceilings: ``<root>/<slug>/peaks.json``
+    (default root: the user's results folder, never the committed ``results/`` unless named)."""
+    return Path(root if root is not None else res.RESULTS_DIR) / slug / "peaks.json"
 
 
-def save_peaks(slug: str, peaks: dict[str, Any], root: Path = RESULTS_DIR) -> Path:
+def peaks_search(root: Path | None = None) -> list[Path]:
+    """Folders searched for peaks, first hit wins: ``root`` (or ``PEAKS_FIRST``), the user's
+    results folder, then the committed reference data."""
+    out: list[Path] = []
+    for r in (root, PEAKS_FIRST, res.RESULTS_DIR, res.COMMITTED_DIR):
+        if r is not None and Path(r) not in out:
+            out.append(Path(r))
+    return out
+
+
+def load_peaks(slug: str, root: Path | None = None) -> dict[str, Any] | None:
+    """A device's ceilings from the first folder of ``peaks_search(root)`` that has them."""
+    for r in peaks_search(root):
+        p = r / slug / "peaks.json"
+        if p.is_file():
+            return json.loads(p.read_text())
+    return None
+
+
+def save_peaks(slug: str, peaks: dict[str, Any], root: Path | None = None) -> Path:
     p = peaks_path(slug, root)
     atomic_write_json(p, peaks)
     return p
@@ -92,3 +113,23 @@ def derive(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:
     row["bound"] = "memory" if t_mem >= t_cmp else "compute"
     row["peak_source"] = bw_src if t_mem >= t_cmp else pk_src
     row["pct_sol"] = 100.0 * row["sol_time_s"] / t
+    row["peaks_used"] = {"bandwidth": bw, "bandwidth_source": bw_src,
+                         "compute_key": PEAK_KEY.get(prec, "fp32"), "compute": pk, "compute_source": pk_src}
+    faster_than_light(row)
+
+
+#: % of SOL above which a row is invalid: the measured ceiling's own noise is a few percent
+SOL_LIMIT_PCT = 105.0
+
+
+def faster_than_light(row: dict[str, Any]) -> bool:
+    """Mark an ``ok`` row faster than ``SOL_LIMIT_PCT`` % of the speed of light ``invalid``, with
+    the reason (work outside the timed window, a wrong byte count, a stale ceiling): such a
+    number is never reported as a result. Returns whether the row was marked."""
+    pct = row.get("pct_sol")
+    if pct is None or pct <= SOL_LIMIT_PCT or row.get("status") != "ok":
+        return False
+    row["status"] = "invalid"
+    row["message"] = (f"faster than the speed of light: {pct:.0f} % of SOL > {SOL_LIMIT_PCT:g} % "
+                      f"({row.get('bound')}-bound, {row.get('peak_source')} ceiling); not a result")
+    return True

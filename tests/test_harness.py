@@ -133,7 +133,7 @@ def test_cli_unknown_names_list_valid_ones(args, valid):
                                                         "--no-save"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, r.stdout + r.stderr
-    assert valid in r.stdout and "Traceback" not in r.stdout + r.stderr
+    assert valid in r.stderr and "Traceback" not in r.stdout + r.stderr  # errors go to stderr
 
 
 def test_too_large_for_device_is_skipped():

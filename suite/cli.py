@@ -331,7 +331,7 @@ def list_(op: OpOpt = None, backend: BackendOpt = None):
     except ValueError as e:
         _fail(str(e))
     t = Table(title=escape("registered kernels: op [its dtypes], variant [dtypes, where fewer]"))
-    t.add_column("op [dtypes]")
+    t.add_column(escape("op [dtypes]"))
     for b in BACKENDS:
         t.add_column(b)
     for name in sorted({e.op for e in entries}):
@@ -472,6 +472,139 @@ def peaks(device: DeviceOpt = None,
             t.add_row(slug, key, f"{m['value'] / scale:.4g} {unit}" if m else "", m.get("how", ""),
                       f"{th['value'] / scale:.4g} {unit}" if th else "", th.get("source", ""))
     console.print(t)
+
+
+# --- compare, nightly, dashboard (issue 11) ------------------------------------------------------
+
+ThresholdsOpt = Annotated[Path | None, typer.Option(
+    "--thresholds", metavar="YAML", help="per-series minimum effect / alpha (default: results/thresholds.yaml "
+                                         "if present)")]
+MinEffectOpt = Annotated[float | None, typer.Option(
+    "--min-effect", help="default minimum relative change that counts (0.05 = 5 %)")]
+
+
+def _thresholds(path: Path | None, min_effect: float | None, alpha: float | None = None):
+    from suite.compare import load_thresholds
+
+    if min_effect is not None and not 0 < min_effect < 1:
+        _fail(f"--min-effect {min_effect}: give a fraction in (0, 1), e.g. 0.05")
+    try:
+        return load_thresholds(path, min_effect, alpha)
+    except (ValueError, OSError) as e:
+        _fail(str(e))
+
+
+@app.command()
+def compare(
+    before: Annotated[str, typer.Argument(help="run file, result folder, run id (or suffix) or git revision")],
+    after: Annotated[str, typer.Argument(help="the same kinds as BEFORE")],
+    thresholds: ThresholdsOpt = None, min_effect: MinEffectOpt = None,
+    alpha: Annotated[float | None, typer.Option(help="significance level of the rank test (default 0.01)")] = None,
+    json_out: Annotated[str | None, typer.Option("--json", metavar="FILE", help="write the comparison as JSON "
+                                                 "('-': stdout)")] = None,
+    markdown: Annotated[str | None, typer.Option("--markdown", metavar="FILE", help="write a Markdown table "
+                                                 "('-': stdout), e.g. for a CI comment")] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="list unchanged series too")] = False,
+):
+    """Compare two runs series by series: medians, ratio, Mann–Whitney U on the samples.
+    Exit 1 on a significant regression or a new correctness failure."""
+    from suite import compare as cmp
+
+    th = _thresholds(thresholds, min_effect, alpha)
+    try:
+        out = cmp.compare(before, after, thresholds=th)
+    except ValueError as e:
+        _fail(str(e))
+    quiet = ("unchanged", "not significant", "untimed")
+    if json_out != "-" and markdown != "-":
+        t = Table(title=f"{out['before']['label']} → {out['after']['label']}")
+        for c in ("verdict", "device", "op", "backend", "variant", "case", "dtype", "before", "after",
+                  "ratio", "p"):
+            t.add_column(c, justify="right" if c in ("before", "after", "ratio", "p") else "left")
+        for e in out["entries"]:
+            if not all_rows and e["verdict"] in quiet:
+                continue
+            color = {"regression": "red", "new failure": "red", "still failing": "red",
+                     "improvement": "green", "fixed": "green"}.get(e["verdict"], "yellow")
+            t.add_row(f"[{color}]{e['verdict']}[/{color}]" + (" (ignored)" if e["ignored"] else ""),
+                      e["device"], e["op"], e["backend"], e["variant"], e["case"], e["dtype"],
+                      cmp.fmt_time(e["before_median_s"]), cmp.fmt_time(e["after_median_s"]),
+                      cmp.fmt_ratio(e["ratio"]), cmp.fmt_p(e["p_value"]))
+        console.print(t)
+        console.print(", ".join(f"{n} {v}" for v, n in out["counts"].items() if n) or "no series", highlight=False)
+    for target, text in ((json_out, cmp.to_json(out)), (markdown, cmp.to_markdown(out, not all_rows))):
+        if target == "-":
+            sys.stdout.write(text)
+        elif target:
+            res.atomic_write_text(Path(target), text)
+            err_console.print(f"wrote {target}", highlight=False)
+    if out["has_blocking"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def nightly(
+    op: OpOpt = None, backend: BackendOpt = None, variant: VariantOpt = None,
+    device: Annotated[str, typer.Option("--device", help="all | gpu | cpu | slug[,slug]: the devices to "
+                                        "run (and report)")] = "all",
+    size: Annotated[str, typer.Option(metavar="[test|bench]", help="case sizes to run")] = "bench",
+    timeout: Annotated[float, typer.Option(help="seconds per kernel before it is killed (> 0)")] = 300.0,
+    no_run: Annotated[bool, typer.Option("--no-run", help="run nothing: analyse the history as it is "
+                                         "(each device's newest run is the night's)")] = False,
+    no_peaks: Annotated[bool, typer.Option("--no-peaks", help="never re-measure peaks")] = False,
+    peaks_max_age: Annotated[float, typer.Option(help="re-measure peaks older than this many days")] = 7.0,
+    thresholds: ThresholdsOpt = None, min_effect: MinEffectOpt = None,
+    min_runs: Annotated[int, typer.Option(help="runs needed after a change to confirm it (≥ 2)")] = 2,
+    window: Annotated[int | None, typer.Option(help="analyse only each series' newest N runs")] = None,
+    results_dir: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="where the night's run files (and peaks) go; the history is results/ plus "
+                            "this (default: results-local/ or $SOLBENCH_RESULTS)")] = None,
+    reports_dir: Annotated[Path | None, typer.Option(metavar="DIR", help="default: <results dir>/reports")] = None,
+    dashboard_out: Annotated[Path | None, typer.Option(
+        "--dashboard", metavar="DIR", help="build the dashboard here (default: build/dashboard)")] = None,
+    no_dashboard: Annotated[bool, typer.Option("--no-dashboard", help="do not build the dashboard")] = False,
+):
+    """The nightly job: refresh stale peaks, run the suite, find level shifts over the history
+    (ruptures, confirmed by Mann–Whitney U), write results/reports/<date>-<device>.md/.json, build the
+    dashboard. Exit 1 on a confirmed current regression or a new failure."""
+    from dashboard.build import DEFAULT_OUT
+    from suite.nightly import JobOptions, run_job
+
+    if size not in SIZES:
+        _fail(f"unknown size {size!r}; valid: {', '.join(SIZES)}")
+    _check_positive_finite("--timeout", timeout)
+    if min_runs < 2:
+        _fail(f"--min-runs {min_runs}: at least 2 (one run cannot tell a step from an outlier)")
+    if window is not None and window < 2 * min_runs:
+        _fail(f"--window {window}: at least 2 × --min-runs ({2 * min_runs})")
+    try:
+        select(op, backend, variant)
+    except ValueError as e:
+        _fail(str(e))
+    opt = JobOptions(results_dir=Path(results_dir) if results_dir else res.RESULTS_DIR, reports_dir=reports_dir,
+                     ops=op, backends=backend, variants=variant, device=device, size=size, timeout=timeout,
+                     run=not no_run, peaks=not no_peaks, peaks_max_age_days=peaks_max_age,
+                     thresholds=_thresholds(thresholds, min_effect), min_runs=min_runs, window=window,
+                     dashboard_out=None if no_dashboard else (dashboard_out or DEFAULT_OUT))
+    code, paths = run_job(opt, log=lambda m: console.print(m, highlight=False, markup=False))
+    for p in paths:
+        console.print(f"wrote {p}", highlight=False)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def dashboard(
+    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="default: build/dashboard")] = None,
+    results_dir: Annotated[list[Path] | None, typer.Option(
+        "--results-dir", metavar="DIR", help="results folder (repeatable; default: results/ and "
+                                             "results-local/)")] = None,
+):
+    """Build the static dashboard (one index.html, opens from file://, no network)."""
+    from dashboard.build import DEFAULT_OUT, build
+
+    page = build(results_dir or None, out or DEFAULT_OUT)
+    console.print(f"wrote {page}  (open file://{page.resolve()})", highlight=False)
 
 
 def main() -> None:

@@ -24,12 +24,17 @@
 
 from __future__ import annotations
 
+import io
+import math
 import os
 import re
 
 import pytest
+from rich.console import Console
 
-from suite import sol
+from suite import report, sol
+from suite import results as res
+from suite.registry import select
 from suite.runner import new_run, plan, write_run
 from suite.worker import Pool
 
@@ -56,7 +61,40 @@ def pytest_configure(config):
     config._sb_pool = Pool()
     config._sb_rows = []
     config._sb_devices = {}
+    config._sb_written = []
     config.addinivalue_line("markers", "solbench: a solbench kernel check or benchmark")
+    _validate_options(config)
+
+
+def _validate_options(config) -> None:
+    """Bad ``--solbench-*`` values stop pytest at once with one line naming the valid ones
+    (pytest's usage error, exit code 4), not a traceback at collection."""
+    o = config.getoption
+    if o("solbench_op") or o("solbench_backend"):
+        try:
+            select(o("solbench_op"), o("solbench_backend"))
+        except ValueError as e:
+            raise pytest.UsageError(f"solbench: {e}") from None
+    t = o("solbench_timeout")
+    if not math.isfinite(t) or t <= 0:
+        raise pytest.UsageError(f"solbench: --solbench-timeout {t}: give a number of seconds > 0 (finite)")
+    seed = o("solbench_seed")
+    if seed is not None and not 0 <= seed <= 2**63 - 1:
+        raise pytest.UsageError(f"solbench: --solbench-seed {seed}: give an integer in 0..{2**63 - 1}")
+    dev = o("solbench_device")
+    if dev is not None:
+        if not dev.strip():
+            raise pytest.UsageError("solbench: --solbench-device '' names no device; valid: all, gpu, cpu "
+                                    "or a device slug (see `solbench doctor`)")
+        try:  # probes the backends (as collection would); unknown names raise with the valid ones
+            plan(config._sb_pool, ops=o("solbench_op"), backends=o("solbench_backend"), device=dev)
+        except ValueError as e:
+            raise pytest.UsageError(f"solbench: {e}") from None
+    if _benchmarking(config) and not o("solbench_no_save"):
+        why = res.check_dir(res.RESULTS_DIR)
+        if why:
+            raise pytest.UsageError(f"solbench: cannot save benchmark rows under {res.RESULTS_DIR}: {why} "
+                                    "(set SOLBENCH_RESULTS, or pass --solbench-no-save)")
 
 
 #: the device slug at the end of a kernel item's id: test_kernel[op/backend/variant/case@slug]
@@ -171,10 +209,38 @@ def pytest_benchmark_update_machine_info(config, machine_info):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    """Write the benchmark rows as a run file (reported in the terminal summary)."""
     cfg = session.config
     rows = getattr(cfg, "_sb_rows", [])
     if rows and not cfg.getoption("solbench_no_save"):
-        for path in write_run(new_run(), cfg._sb_devices, rows):
-            tr = cfg.pluginmanager.get_plugin("terminalreporter")
-            if tr:
-                tr.write_line(f"solbench: wrote {path}")
+        try:
+            cfg._sb_written = write_run(new_run(), cfg._sb_devices, rows)
+        except OSError as e:
+            cfg._sb_write_error = f"{e}"
+
+
+def render_text(renderable, width: int) -> list[str]:
+    """A rich renderable as plain lines of at most ``width`` characters."""
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None, force_terminal=False).print(renderable)
+    return buf.getvalue().rstrip("\n").splitlines()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """After pytest-benchmark's time table: solbench's own (GB/s or TFLOP/s, % SOL, × torch per
+    case, as the CLI prints it), the counts, and the run file written, each on its own line."""
+    rows = getattr(config, "_sb_rows", [])
+    tr = terminalreporter
+    if not rows:
+        return
+    tr.ensure_newline()
+    tr.section("solbench", sep="-", bold=True)
+    for line in render_text(report.run_tables(rows, "solbench benchmarks (device-timed medians)"),
+                            min(tr._tw.fullwidth, 120)):
+        tr.write_line(line)
+    tr.write_line(f"solbench: {report.summary_line(rows)}")
+    for path in getattr(config, "_sb_written", []):
+        tr.write_line(f"solbench: wrote {path}")
+    if getattr(config, "_sb_write_error", None):
+        tr.write_line(f"solbench: could not write the run file: {config._sb_write_error}", red=True)

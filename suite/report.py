@@ -150,6 +150,8 @@ def run_tables(rows: list[dict], title: str = "results") -> RenderableType:
         cells = [[fn(r) for _, _, fn in cols] for r in g]
         keep = [i for i in range(len(cols)) if any(c[i] for c in cells) or i < 3]
         where = f" on {devices[0]}" if len(devices) == 1 else ""
+        if len(parts) > 1:
+            parts.append(Text(""))
         t = Table(title=f"{op}{where}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   padding=0, show_edge=False)
         for i in keep:
@@ -160,8 +162,9 @@ def run_tables(rows: list[dict], title: str = "results") -> RenderableType:
         parts.append(t)
     if any(_not_converged(r) for r in rows):
         rses = [100 * (r.get("timing") or {}).get("rse", 0.0) for r in rows if _not_converged(r)]
-        parts.append(Text(f"* timing did not converge: relative standard error {min(rses):.2g}–"
-                          f"{max(rses):.2g} % when sampling stopped (target 0.5 %)", style="yellow"))
+        span = f"{min(rses):.2g}" + (f"–{max(rses):.2g}" if f"{min(rses):.2g}" != f"{max(rses):.2g}" else "")
+        parts.append(Text(f"* timing did not converge: relative standard error {span} % when sampling "
+                          "stopped (target 0.5 %)", style="yellow"))
     for note, n in notes.items():
         parts.append(Text(f"{str(n).translate(_SUPERSCRIPT)} {note}"))
     return Group(*parts)

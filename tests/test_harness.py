@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -181,14 +182,22 @@ def test_benchmark_flag_selects_only_benchmarks(tmp_path):
     out = tmp_path / "bench.json"
     r = subprocess.run([sys.executable, "-m", "pytest", "tests/test_kernels.py", "--benchmark", "-q",
                         "--solbench-backend", "torch", "--solbench-op", "vector_add", "-k", "not fp16",
-                        "--solbench-no-save", f"--benchmark-json={out}", "-rs"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+                        f"--benchmark-json={out}", "-rs"],
+                       env={**os.environ, "SOLBENCH_RESULTS": str(tmp_path)}, cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     doc = json.loads(out.read_text())
     names = [b["name"] for b in doc["benchmarks"]]
     assert names and all(n.startswith("test_bench[") for n in names)
     assert "--benchmark-only active" in r.stdout  # every correctness test was deselected by skip
     assert doc["benchmarks"][0]["extra_info"]["gbps"] > 0
+    # issue 10 item 14: solbench's own table (GB/s, % SOL, x torch) after pytest-benchmark's
+    assert r.stdout.index("benchmark: 1 tests") < r.stdout.index("solbench benchmarks (device-timed")
+    table = r.stdout.split("solbench benchmarks (device-timed")[1]
+    assert "GB/s" in table and "SOL" in table and "torch" in table and "\nsolbench: 1 ok · 0 failed" in table
+    # item 13: the "wrote" line is a line of its own
+    written = list(tmp_path.rglob("run-*.json"))
+    assert len(written) == 1 and f"\nsolbench: wrote {written[0]}\n" in r.stdout
 
 
 def test_ctrl_c_writes_no_file(tmp_path):

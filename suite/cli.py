@@ -477,8 +477,8 @@ def peaks(device: DeviceOpt = None,
 # --- compare, nightly, dashboard (issue 11) ------------------------------------------------------
 
 ThresholdsOpt = Annotated[Path | None, typer.Option(
-    "--thresholds", metavar="YAML", help="per-series minimum effect / alpha (default: results/thresholds.yaml "
-                                         "if present)")]
+    "--thresholds", metavar="YAML",
+    help="per-series minimum effect / alpha (default: results/thresholds.yaml if present)")]
 MinEffectOpt = Annotated[float | None, typer.Option(
     "--min-effect", help="default minimum relative change that counts (0.05 = 5 %)")]
 
@@ -496,12 +496,14 @@ def _thresholds(path: Path | None, min_effect: float | None, alpha: float | None
 
 @app.command()
 def compare(
-    before: Annotated[str, typer.Argument(help="run file, result folder, run id (or suffix) or git revision")],
+    before: Annotated[str, typer.Argument(
+        help="run file, result folder, run id (or suffix) or git revision")],
     after: Annotated[str, typer.Argument(help="the same kinds as BEFORE")],
     thresholds: ThresholdsOpt = None, min_effect: MinEffectOpt = None,
-    alpha: Annotated[float | None, typer.Option(help="significance level of the rank test (default 0.01)")] = None,
-    json_out: Annotated[str | None, typer.Option("--json", metavar="FILE", help="write the comparison as JSON "
-                                                 "('-': stdout)")] = None,
+    alpha: Annotated[float | None, typer.Option(
+        help="significance level of the rank test (default 0.01)")] = None,
+    json_out: Annotated[str | None, typer.Option(
+        "--json", metavar="FILE", help="write the comparison as JSON ('-': stdout)")] = None,
     markdown: Annotated[str | None, typer.Option("--markdown", metavar="FILE", help="write a Markdown table "
                                                  "('-': stdout), e.g. for a CI comment")] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="list unchanged series too")] = False,
@@ -531,7 +533,8 @@ def compare(
                       cmp.fmt_time(e["before_median_s"]), cmp.fmt_time(e["after_median_s"]),
                       cmp.fmt_ratio(e["ratio"]), cmp.fmt_p(e["p_value"]))
         console.print(t)
-        console.print(", ".join(f"{n} {v}" for v, n in out["counts"].items() if n) or "no series", highlight=False)
+        counts = ", ".join(f"{n} {v}" for v, n in out["counts"].items() if n)
+        console.print(counts or "no series", highlight=False)
     for target, text in ((json_out, cmp.to_json(out)), (markdown, cmp.to_markdown(out, not all_rows))):
         if target == "-":
             sys.stdout.write(text)
@@ -559,7 +562,8 @@ def nightly(
     results_dir: Annotated[Path | None, typer.Option(
         metavar="DIR", help="where the night's run files (and peaks) go; the history is results/ plus "
                             "this (default: results-local/ or $SOLBENCH_RESULTS)")] = None,
-    reports_dir: Annotated[Path | None, typer.Option(metavar="DIR", help="default: <results dir>/reports")] = None,
+    reports_dir: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="default: <results dir>/reports")] = None,
     dashboard_out: Annotated[Path | None, typer.Option(
         "--dashboard", metavar="DIR", help="build the dashboard here (default: build/dashboard)")] = None,
     no_dashboard: Annotated[bool, typer.Option("--no-dashboard", help="do not build the dashboard")] = False,
@@ -581,7 +585,8 @@ def nightly(
         select(op, backend, variant)
     except ValueError as e:
         _fail(str(e))
-    opt = JobOptions(results_dir=Path(results_dir) if results_dir else res.RESULTS_DIR, reports_dir=reports_dir,
+    opt = JobOptions(results_dir=Path(results_dir) if results_dir else res.RESULTS_DIR,
+                     reports_dir=reports_dir,
                      ops=op, backends=backend, variants=variant, device=device, size=size, timeout=timeout,
                      run=not no_run, peaks=not no_peaks, peaks_max_age_days=peaks_max_age,
                      thresholds=_thresholds(thresholds, min_effect), min_runs=min_runs, window=window,

@@ -15,7 +15,8 @@ from backends.base import Backend, Device, cuda_visible_env, flush_bytes, host_c
 from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
 
 TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
-                "int32": torch.int32, "uint32": torch.uint32, "int8": torch.int8, "uint8": torch.uint8}
+                "int32": torch.int32, "uint32": torch.uint32, "uint16": torch.uint16, "int8": torch.int8,
+                "uint8": torch.uint8}
 
 
 def cuda_devices(backend: str, versions: dict[str, str]) -> list[Device]:

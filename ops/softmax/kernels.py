@@ -1,0 +1,216 @@
+"""softmax kernels: y = softmax(x) along the rows of [M, N], one registration per (backend, variant).
+
+Each factory gets the opened backend and the case, compiles once, allocates its scratch once
+(split_row: the per-part (max, Σ) words and the ticket counter) and returns ``run(ins, outs)``
+that only enqueues work. Backend packages are imported inside the factories.
+
+Variants, in every dialect: ``three_pass`` (a max read, a Σ exp read, a normalise read),
+``fused_row`` (one row per workgroup — or per warp for narrow rows — held in registers when it
+fits: one read; wider rows fall back to the online stream and a re-read), ``online`` (one
+streaming read with a running max and a rescaled running sum, then a normalising re-read), and
+``split_row`` (a row cut into G parts on G workgroups, each part in registers, partial (max, Σ)
+combined across the row: one read on cuda/opencl/triton-on-GPU, two dispatches on webgpu).
+torch: ``eager`` (aten softmax into the output) and ``compile`` (torch.compile, static shapes).
+
+Geometry (``plan``) comes from the case and the device: 16-byte vectors when N is a multiple
+of one (4 fp32 / 8 bf16), else one element per access; threads per row (TPR) so that a row's
+tile is ≤ VALS values per thread; several rows per workgroup for narrow rows; the number of
+parts of a split row bounded by the device's compute units (all parts of a row must be
+resident together, see the .cl/.cu headers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from suite.registry import kernel, source
+
+#: SM count assumed where the device reports none (compile-only CUDA: an H100/H200)
+DEFAULT_UNITS = 132
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def pow2(v: int) -> int:
+    return 1 << max(0, int(v) - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Launch shape of one case: see the module docstring and the kernel headers."""
+
+    vecload: bool  # 16-byte units
+    unit: int  # elements per unit
+    nu: int  # units per row
+    tpr: int  # threads per row (part)
+    rpb: int  # rows per workgroup
+    items: int  # units per thread in the register tile
+    fits: bool  # the row (part) is held in the tile
+    g: int  # parts per row
+    chunk: int  # units per part
+    m: int
+
+    @property
+    def tpb(self) -> int:
+        return self.tpr * self.rpb
+
+    @property
+    def groups(self) -> int:
+        return self.m * self.g if self.g > 1 else cdiv(self.m, self.rpb)
+
+
+def plan(case, mode: str, *, tpb_max: int, vals: int, min_tpb: int, g_max: int = 1) -> Geometry:
+    """``mode``: "stream" (three_pass, online), "fused" or "split"."""
+    m, n = case["m"], case["n"]
+    vec = 16 // (2 if case.dtype == "bf16" else 4)
+    vecload = n % vec == 0
+    unit = vec if vecload else 1
+    nu = n // unit
+    items_max = max(1, vals // unit)
+    g, chunk = 1, nu
+    if mode == "split":
+        g = max(1, min(g_max, cdiv(nu, tpb_max * items_max)))
+        chunk = cdiv(nu, g)
+        g = cdiv(nu, chunk)
+    tpr = min(tpb_max, pow2(cdiv(chunk, items_max)))
+    items = cdiv(chunk, tpr)
+    fits = mode != "stream" and items <= items_max
+    rpb = 1 if g > 1 else max(1, min(min_tpb // tpr, pow2(m)))
+    if g > tpr * rpb:
+        raise ValueError(f"split_row: {g} parts exceed {tpr * rpb} threads")
+    return Geometry(vecload, unit, nu, tpr, rpb, items if fits else 1, fits, g, chunk, m)
+
+
+def _units(be) -> int:
+    return be.device.compute_units or DEFAULT_UNITS
+
+
+def _c_defines(case, geo: Geometry, extra: dict | None = None) -> dict:
+    return {"BF16": int(case.dtype == "bf16"), "TPR": geo.tpr, "RPB": geo.rpb, "VECLOAD": int(geo.vecload),
+            "ITEMS": geo.items, "FITS": int(geo.fits), "G": geo.g, **(extra or {})}
+
+
+class _Epoch:
+    """Launch counter of split_row (1, 2, ...): tags this launch's partials, offsets its tickets."""
+
+    def __init__(self):
+        self.n = 0
+
+    def next(self) -> np.uint32:
+        self.n += 1
+        return np.uint32(self.n & 0xFFFFFFFF)
+
+
+# ---- torch ----------------------------------------------------------------------------------
+
+
+def _torch_view(t, dtype: str):
+    import torch
+
+    return t.view(torch.bfloat16) if dtype == "bf16" else t
+
+
+@kernel("softmax", "torch", "eager")
+def torch_eager(be, case):
+    """aten softmax (``_softmax.out``) straight into the output; bf16: bf16 in/out, fp32 inside."""
+    import torch
+
+    op = torch.ops.aten._softmax.out
+
+    def run(ins, outs):
+        op(_torch_view(ins["x"], case.dtype), -1, False, out=_torch_view(outs["y"], case.dtype))
+
+    return run
+
+
+def _softmax_into(x, y):
+    import torch
+
+    y.copy_(torch.softmax(x.float(), dim=-1).to(y.dtype))
+
+
+@kernel("softmax", "torch", "compile")
+def torch_compile(be, case):
+    """torch.compile(dynamic=False) of softmax in fp32 written into the output (Inductor fuses the
+    copy into its kernel: one read, one write)."""
+    import torch
+
+    torch._dynamo.reset()  # one static-shape graph per case: no recompile limit across cases
+    fn = torch.compile(_softmax_into, dynamic=False)
+    return lambda ins, outs: fn(_torch_view(ins["x"], case.dtype), _torch_view(outs["y"], case.dtype))
+
+
+# ---- opencl ---------------------------------------------------------------------------------
+
+_CL = source(__file__, "softmax.cl")
+
+
+def _cl_subgroups(be) -> int:
+    feats = set(be.device.features)
+    if feats & {"cl_khr_subgroups", "cl_intel_subgroups"}:
+        return 1
+    if "cl_nv_device_attribute_query" in feats:
+        return 2  # NVIDIA: warp shuffles through inline PTX
+    return 0  # local-memory trees
+
+
+def _cl_plan(be, case, mode: str) -> Geometry:
+    gpu = be.device.kind == "gpu"
+    return plan(case, mode, tpb_max=(512 if mode == "split" else 1024) if gpu else 512,
+                vals=32 if gpu else 128, min_tpb=256 if gpu else 64, g_max=max(1, be.device.compute_units))
+
+
+def _opencl(be, case, mode: str, entry: str):
+    if case["m"] * case["n"] >= 2**31:
+        from backends.base import Unsupported
+
+        raise Unsupported("int row/element counts in softmax.cl: M·N >= 2^31")
+    geo = _cl_plan(be, case, mode)
+    k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be)}))
+    m, n = np.int32(case["m"]), np.int32(case["n"])
+    grid, block = (geo.groups,), (geo.tpb,)
+    if entry == "softmax_three_pass":
+        return lambda ins, outs: be.launch(k, grid, block, [ins["x"], outs["y"], m, n])
+    slots = be.upload(np.zeros(max(1, 2 * case["m"] * geo.g), np.uint64))
+    ticket = be.upload(np.zeros(1, np.uint32))
+    epoch = _Epoch()
+    chunk = np.int32(geo.chunk)
+
+    def run(ins, outs):
+        be.launch(k, grid, block, [ins["x"], outs["y"], m, n, chunk, slots, ticket, epoch.next()])
+
+    return run
+
+
+@kernel("softmax", "opencl", "three_pass")
+def opencl_three_pass(be, case):
+    """Max loop, Σ exp loop, write loop over the row: three reads (TPR work-items per row)."""
+    return _opencl(be, case, "stream", "softmax_three_pass")
+
+
+@kernel("softmax", "opencl", "fused_row")
+def opencl_fused_row(be, case):
+    """Row in private registers (≤ 32 values per work-item on GPUs), one read; wider rows: the
+    online stream and a re-read."""
+    return _opencl(be, case, "fused", "softmax_rows")
+
+
+@kernel("softmax", "opencl", "online")
+def opencl_online(be, case):
+    """Running max and rescaled running sum in one streaming read, then a normalising re-read."""
+    return _opencl(be, case, "stream", "softmax_rows")
+
+
+@kernel("softmax", "opencl", "split_row")
+def opencl_split_row(be, case):
+    """G ≤ compute-unit work-groups per row, each holding its part in registers; partial (max, Σ)
+    exchanged through epoch-tagged 64-bit words in one launch (ticket order)."""
+    if "cl_khr_int64_base_atomics" not in be.device.features:
+        from backends.base import Unsupported
+
+        raise Unsupported("split_row needs cl_khr_int64_base_atomics (64-bit atom_xchg)")
+    return _opencl(be, case, "split", "softmax_rows")

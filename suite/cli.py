@@ -155,7 +155,7 @@ class _Reporter:
             extra = f" {med * 1e3:.3f} ms" + (f" {row['gbps']:.3g} GB/s" if row.get("gbps") else "")
         total = f"/{self.total}" if self.total is not None else ""
         el = time.monotonic() - self.t0
-        console.print(f"[{self.done}{total} {el:4.0f} s] {label}: {st}{extra}", highlight=False,
+        console.print(f"[{self.done}{total} {el:.0f} s] {label}: {st}{extra}", highlight=False,
                       markup=False, soft_wrap=True)
 
 

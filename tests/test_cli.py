@@ -249,6 +249,20 @@ def test_bad_values_refused_up_front(runner, no_pool, tmp_path, args, expect):
     assert not list(tmp_path.iterdir())
 
 
+def test_nothing_to_run_writes_no_file(runner, tmp_path, monkeypatch):
+    """A selection with nothing runnable here (e.g. --device gpu on a CPU host) shows the reasons
+    and writes no run file of skipped rows (which would show up as the latest results)."""
+    from suite.runner import Plan
+
+    note = {"op": "vector_add", "backend": "torch", "variant": "eager", "case": "-", "size": "test",
+            "device": "gpu", "status": "skipped", "message": "no usable torch device (none matches)"}
+    monkeypatch.setattr(cli, "Pool", lambda *a, **k: type("P", (), {"close": lambda self: None})())
+    monkeypatch.setattr(cli, "plan", lambda *a, **k: Plan(notes=[note]))
+    r = runner.invoke(cli.app, [*SMALL, "--device", "gpu", "--results-dir", str(tmp_path)])
+    assert "no kernel of the selection can run here" in _one_error_line(r)
+    assert "no usable torch device" in r.stdout and not list(tmp_path.iterdir())
+
+
 def test_list_shows_dtypes(runner):
     r = runner.invoke(cli.app, ["list"])
     assert r.exit_code == 0, r.stderr

@@ -192,7 +192,8 @@ def markdown(device: str, ops=None, size: str = "bench", root=None) -> str:
     # runs: the newest of each variant; the run column gives the run id's suffix)
     lines = ["| op | case | backend | variant | time | GB/s | % SOL | × torch | run | status |",
              "|---|---|---|---|---:|---:|---:|---:|---|---|"]
-    for (op, case), g in df.groupby(["op", "case"], sort=True):
+    groups = sorted(df.groupby(["op", "case"]), key=lambda kv: (kv[0][0], natural_key(kv[0][1])))
+    for (op, case), g in groups:
         for _, r in g.sort_values(["backend", "variant"]).iterrows():
             ok = r.status == "ok" and pd.notna(r.median_s)
             unconverged = ok and pd.notna(r.rse) and r.rse >= 0.005

@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 ARGS ?=
 
-.PHONY: setup bench test peaks lint clean
+.PHONY: setup bench test peaks lint clean dashboard nightly
 
 setup: $(VENV)/.solbench-ok
 
@@ -23,6 +23,14 @@ bench: setup
 
 test: setup
 	$(PY) -m pytest $(ARGS)
+
+# make dashboard: the static site from results/ and results-local/ → build/dashboard/index.html
+dashboard: setup
+	$(PY) -m suite.cli dashboard $(ARGS)
+
+# make nightly: the nightly job on this machine (peaks if stale, the suite, reports, dashboard)
+nightly: setup
+	$(PY) -m suite.cli nightly $(ARGS)
 
 lint: setup
 	$(PY) -m ruff check .

@@ -103,7 +103,7 @@ def collect(root: Roots = None, reports_dirs: list[Path] | None = None) -> dict[
         c = {k: _clean(r.get(k)) for k in CELL_FIELDS}
         c["series"] = series_label(tuple(r[k] for k in SERIES))
         c["ai"] = (r.flops / r.bytes) if _clean(r.flops) and _clean(r.bytes) else None
-        t = torch_best.get((r.run_id, r.device, r.op, r.case, r.dtype))
+        t = torch_best.get((r.run_id, r.device, r.op, r.case, r["dtype"]))
         c["x_torch"] = (float(t) / float(r.median_s)) if t is not None and c["median_s"] and \
             r.status == "ok" and r["mode"] == "run" else None
         out_cells.append(c)

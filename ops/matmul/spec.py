@@ -115,8 +115,9 @@ def _elementwise(name: str, got: np.ndarray, want: np.ndarray, bound: np.ndarray
             res.mismatches.append({"output": "C", "index": index(i, j), "got": float(got[i, j]),
                                    "want": float(want[i, j]), "bound": float(bound[i, j])})
         first = res.mismatches[0]
-        res.message = (f"C ({name}): {res.n_bad}/{got.size} elements out of tolerance ({tol.reason}); first at "
-                       f"{first['index']}: got {first['got']!r}, want {first['want']!r} ± {first['bound']:.3g}")
+        res.message = (f"C ({name}): {res.n_bad}/{got.size} elements out of tolerance ({tol.reason}); "
+                       f"first at {first['index']}: got {first['got']!r}, want {first['want']!r} "
+                       f"± {first['bound']:.3g}")
     elif rel_norm > tol.rel_norm:
         res.message = f"C ({name}): relative error norm {rel_norm:.3g} > {tol.rel_norm:.3g} ({tol.reason})"
     else:

@@ -520,7 +520,7 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
         dash = build(roots, opt.dashboard_out, [reports_dir])
     for rep in reps:
         if dash:
-            rep["dashboard"] = str(dash)
+            rep["dashboard"] = str(dash.relative_to(res.ROOT)) if dash.is_relative_to(res.ROOT) else str(dash)
         paths += write_report(rep, reports_dir)
         blocking += rep["blocking"]
         log(f"{rep['device']}: {len(rep['regressions'])} regression(s), {len(rep['new_failures'])} new "

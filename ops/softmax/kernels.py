@@ -214,3 +214,54 @@ def opencl_split_row(be, case):
 
         raise Unsupported("split_row needs cl_khr_int64_base_atomics (64-bit atom_xchg)")
     return _opencl(be, case, "split", "softmax_rows")
+
+
+# ---- cuda -----------------------------------------------------------------------------------
+
+_CU = source(__file__, "softmax.cu")
+
+
+def _cuda(be, case, mode: str, entry: str):
+    geo = plan(case, mode, tpb_max=512 if mode == "split" else 1024, vals=32, min_tpb=256, g_max=_units(be))
+    k = be.compile(_CU, entry, _c_defines(case, geo))
+    m, n = np.int32(case["m"]), np.int32(case["n"])
+    grid, block = (geo.groups,), (geo.tpb,)
+    if entry == "softmax_three_pass":
+        return lambda ins, outs: be.launch(k, grid, block, [ins["x"], outs["y"], m, n])
+    slots = be.upload(np.zeros(max(1, 2 * case["m"] * geo.g), np.uint64))
+    ticket = be.upload(np.zeros(1, np.uint32))
+    epoch = _Epoch()
+    chunk = np.int32(geo.chunk)
+
+    def run(ins, outs):
+        be.launch(k, grid, block, [ins["x"], outs["y"], m, n, chunk, slots, ticket, epoch.next()])
+
+    return run
+
+
+@kernel("softmax", "cuda", "three_pass")
+def cuda_three_pass(be, case):
+    """Max loop, Σ exp loop, write loop over the row: three reads (a warp per narrow row)."""
+    return _cuda(be, case, "stream", "softmax_three_pass")
+
+
+@kernel("softmax", "cuda", "fused_row")
+def cuda_fused_row(be, case):
+    """Row in registers (≤ 32 values per thread, all 16-byte loads issued first), one read; a
+    warp per row up to 1024 fp32 / 2048 bf16, a block of ≤ 1024 threads beyond; rows wider than
+    the tile: the online stream and a re-read."""
+    return _cuda(be, case, "fused", "softmax_rows")
+
+
+@kernel("softmax", "cuda", "online")
+def cuda_online(be, case):
+    """Running max and rescaled running sum in one streaming read, then a normalising re-read."""
+    return _cuda(be, case, "stream", "softmax_rows")
+
+
+@kernel("softmax", "cuda", "split_row")
+def cuda_split_row(be, case):
+    """G ≤ SM-count blocks of 512 per row (4096×131072 fp32: 8 parts of 16384), each holding its
+    part in registers; partial (max, Σ) exchanged through epoch-tagged 64-bit words in the same
+    launch (ticket order): one read, one write."""
+    return _cuda(be, case, "split", "softmax_rows")

@@ -176,9 +176,10 @@ def _cases(shapes, dtype: str, seed0: int) -> list[Case]:
 
 #: widths 1, 7, 1000, 1025 (no multiple of any vector or block), 4096 (16-byte vectors, several
 #: per thread), 70000 (wider than any register tile: the long-row re-read and split paths);
-#: row counts 1 and odd ones, and ≥ 6 rows wherever all six row kinds should appear
-TEST_FP32 = [(1, 1), (5, 1), (3, 7), (13, 7), (17, 1000), (1, 1025), (9, 1025), (6, 4096), (5, 70000)]
-TEST_BF16 = [(3, 7), (17, 1000), (9, 1025), (6, 4096), (5, 70000)]
+#: row counts 1 and odd ones, ≥ 6 rows (all six row kinds) in most; few cases: the set runs on
+#: four backends and the Triton interpreter in well under a minute
+TEST_FP32 = [(1, 1025), (5, 1), (13, 7), (17, 1000), (6, 4096), (5, 70000)]
+TEST_BF16 = [(13, 7), (9, 1025), (5, 70000)]
 BENCH_GPU = [(16384, 16384), (4096, 131072), (65536, 1024)]
 BENCH_CPU = [(1024, 4096), (256, 65536)]
 

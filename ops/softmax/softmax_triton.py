@@ -1,0 +1,152 @@
+"""Triton softmax along the rows of a row-major [M, N] matrix: y = exp(x − max) / Σ exp(x − max).
+
+Pointers are fp32 or bf16 (the factories hand Triton ``.view(torch.bfloat16)`` of the raw words);
+the math is fp32, the store rounds to the output type (nearest even). Bytes 2·M·N·itemsize for
+the one-read kernels; exp is ``exp2((x − m)·log2 e)``. "No value yet" is −FLT_MAX (never −inf, so
+no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
+
+- ``softmax_three_pass``: program = row; BLOCK-wide tiles: a max loop, a Σ exp loop, a write
+  loop (three reads of the row).
+- ``softmax_fused``: program = row, BLOCK ≥ N: the row is loaded once into registers, reduced
+  twice (max, Σ) and written from registers (one read).
+- ``softmax_online``: program = row; one loop over BLOCK-wide tiles keeps per-lane running max
+  and rescaled running sums, combined once (tl.max, tl.sum), then a write loop (two reads).
+- ``softmax_split``: a row in G parts of ≤ BLOCK elements, one program each, the part held in
+  registers. PHASE 0 (GPU, one launch): programs take tickets in start order (atomic counter),
+  ticket t → row t // G, part t % G; each publishes its part's (max, Σ) as two int64 words
+  (epoch << 32 | float bits, atomic exchange), spins on volatile loads until the G words of this
+  launch's epoch are there, combines them in part order and writes its part (one read). Needs G
+  programs resident at once (the factory keeps G ≤ SM count; tickets make a program wait only
+  for siblings that have started or will start next). The interpreter runs programs one after
+  another, so a program cannot wait for a later one: there the same kernel runs as two launches,
+  PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
+"""
+
+import triton
+import triton.language as tl
+
+LOG2E: tl.constexpr = 1.4426950408889634
+NEG: tl.constexpr = -3.4028234663852886e38
+
+
+@triton.jit
+def _load_row(ptr, offs, mask):
+    return tl.load(ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+
+
+@triton.jit
+def _out(v, y_ptr):
+    """v in the output type, rounded to nearest even: bf16 is rounded here in integer arithmetic
+    (Triton's interpreter truncates in its fp32 → bf16 cast), so the cast itself is exact."""
+    if y_ptr.dtype.element_ty == tl.bfloat16:
+        b = v.to(tl.int32, bitcast=True)
+        b = (b + 0x7FFF + ((b >> 16) & 1)) & -65536  # outputs are finite and ≥ 0: no overflow
+        v = b.to(tl.float32, bitcast=True)
+    return v.to(y_ptr.dtype.element_ty)
+
+
+@triton.jit
+def softmax_three_pass(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    xr = x_ptr + row * N
+    yr = y_ptr + row * N
+    cols = tl.arange(0, BLOCK)
+    acc = tl.full((BLOCK,), NEG, tl.float32)
+    for start in range(0, N, BLOCK):
+        offs = start + cols
+        acc = tl.maximum(acc, _load_row(xr, offs, offs < N))
+    m = tl.max(acc, axis=0)
+    sacc = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, N, BLOCK):
+        offs = start + cols
+        sacc += tl.exp2((_load_row(xr, offs, offs < N) - m) * LOG2E)
+    inv = 1.0 / tl.sum(sacc, axis=0)
+    for start in range(0, N, BLOCK):
+        offs = start + cols
+        mask = offs < N
+        e = tl.exp2((_load_row(xr, offs, mask) - m) * LOG2E) * inv
+        tl.store(yr + offs, _out(e, y_ptr), mask=mask)
+
+
+@triton.jit
+def softmax_fused(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < N
+    x = _load_row(x_ptr + row * N, offs, mask)
+    m = tl.max(x, axis=0)
+    e = tl.exp2((x - m) * LOG2E)
+    inv = 1.0 / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * N + offs, _out(e * inv, y_ptr), mask=mask)
+
+
+@triton.jit
+def softmax_online(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    xr = x_ptr + row * N
+    yr = y_ptr + row * N
+    cols = tl.arange(0, BLOCK)
+    m = tl.full((BLOCK,), NEG, tl.float32)
+    s = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, N, BLOCK):
+        offs = start + cols
+        x = _load_row(xr, offs, offs < N)
+        mn = tl.maximum(m, x)
+        s = s * tl.exp2((m - mn) * LOG2E) + tl.exp2((x - mn) * LOG2E)
+        m = mn
+    mt = tl.max(m, axis=0)
+    inv = 1.0 / tl.sum(s * tl.exp2((m - mt) * LOG2E), axis=0)
+    for start in range(0, N, BLOCK):
+        offs = start + cols
+        mask = offs < N
+        e = tl.exp2((_load_row(xr, offs, mask) - mt) * LOG2E) * inv
+        tl.store(yr + offs, _out(e, y_ptr), mask=mask)
+
+
+@triton.jit
+def _tag(epoch, v):
+    return (epoch.to(tl.int64) << 32) | (v.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF)
+
+
+@triton.jit
+def _untag(w):
+    return (w & 0xFFFFFFFF).to(tl.int32).to(tl.float32, bitcast=True)
+
+
+# epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
+@triton.jit(do_not_specialize=["epoch", "n_blocks"])
+def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
+                  G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr):
+    if PHASE == 0:
+        t = tl.atomic_add(ticket_ptr, 1) - (epoch - 1).to(tl.int64) * n_blocks  # start order
+    else:
+        t = tl.program_id(0).to(tl.int64)
+    row = t // G
+    part = t % G
+    cols = tl.arange(0, BLOCK)
+    offs = part * chunk + cols
+    mask = (cols < chunk) & (offs < N)
+    x = _load_row(x_ptr + row * N, offs, mask)
+    m = tl.max(x, axis=0)
+    s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
+    base = slot_ptr + 2 * (row * G)
+    if PHASE != 2:
+        tl.atomic_xchg(base + 2 * part, _tag(epoch, m), sem="relaxed")
+        tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
+    if PHASE != 1:
+        k = tl.arange(0, GP)
+        kmask = k < G
+        want = epoch.to(tl.int64)
+        done = t < 0  # a scalar tensor (False)
+        a = tl.zeros((GP,), tl.int64)
+        b = tl.zeros((GP,), tl.int64)
+        while not done:
+            a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
+            b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
+            ready = (((a >> 32) == want) & ((b >> 32) == want)) | (k >= G)
+            done = tl.min(ready.to(tl.int32), axis=0) == 1
+        mk = tl.where(kmask, _untag(a), NEG)
+        mt = tl.max(mk, axis=0)
+        st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
+        e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
+        tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -223,6 +224,8 @@ class CudaBackend(Backend):
     #: device time the stream is kept busy before each timed launch, so the host's launch
     #: overhead is hidden rather than timed (0 disables it)
     launch_lead_s = 100e-6
+    #: how a timed window opens (backends/window.py); set when the blocking kernel is built
+    start_method = "blocking-kernel"
 
     @classmethod
     def pin_env(cls, device: Device) -> dict[str, str]:
@@ -275,6 +278,9 @@ class CudaBackend(Backend):
         self._cache: dict[tuple, Any] = {}
         self._flush = None
         self._spin = None
+        self._blocker, self._blocker_why = None, ""
+        #: blocking starts that opened on their timeout; device time busy after the last window
+        self.start_timeouts, self.outside_s = 0, 0.0
         if self.compile_only:
             if device.reason:
                 raise RuntimeError(device.reason)
@@ -358,10 +364,22 @@ class CudaBackend(Backend):
     def fill_bytes(self, buf, value: int) -> None:
         buf.reshape(-1).view(np.uint8).fill(value)
 
+    def alloc_guarded(self, shape, dtype, guard: int, canary: int, data: np.ndarray | None = None):
+        """A buffer of ``shape`` × ``dtype`` (holding ``data`` if given) inside a larger one whose
+        ``guard`` bytes on each side hold ``canary``; returns (buffer, a function that downloads
+        both guard regions). See suite/guard.py."""
+        cp, dtype = self.cp, np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        whole = cp.full(n + 2 * guard, canary, dtype=cp.uint8)
+        inner = whole[guard:guard + n].view(dtype).reshape(tuple(shape))
+        if data is not None:
+            inner.set(np.ascontiguousarray(data).reshape(tuple(shape)))
+        return inner, lambda: cp.asnumpy(cp.concatenate([whole[:guard], whole[guard + n:]]))
+
     # -- execution -------------------------------------------------------------------------
     def synchronize(self) -> None:
         if not self.compile_only:
-            self.cp.cuda.get_current_stream().synchronize()
+            self.cp.cuda.Device().synchronize()  # the whole device: work on any stream
 
     def _lead(self) -> None:
         """Enqueue a short spin so that the start event fires after ``fn`` has been enqueued."""
@@ -372,17 +390,44 @@ class CudaBackend(Backend):
         cycles = int(self.launch_lead_s * self._clock_khz * 1e3)
         self._spin((1,), (1,), (np.int64(cycles),))
 
+    def _blocking(self):
+        """The device's blocking start kernel (backends/window.py), built on first use; None (and
+        the fixed spin lead, labelled) where CuPy cannot build it."""
+        if self._blocker is None and not self._blocker_why:
+            from backends.window import cuda_blocking_start
+
+            self._blocker, self._blocker_why = cuda_blocking_start()
+            self.start_method = "blocking-kernel" if self._blocker else f"spin-lead ({self._blocker_why})"
+        return self._blocker
+
     def time(self, fn) -> float:
+        """One sample: the stream is held by the blocking kernel while the start event and
+        ``fn``'s work are enqueued, then released; CUDA events on the current stream give the
+        time. The whole device is then synchronised and the time it stayed busy after the end
+        event is kept in ``outside_s`` (work on another stream; see suite.timing)."""
         if self.compile_only:
             raise Unsupported("compile-only device (no CUDA GPU): nothing to time")
         cp = self.cp
         stream = cp.cuda.get_current_stream()
         start, end = cp.cuda.Event(), cp.cuda.Event()
-        self._lead()
+        blocker = self._blocking()
+        if blocker is not None:
+            blocker.hold()
+        else:
+            self._lead()
         start.record(stream)
-        fn()
-        end.record(stream)
+        try:
+            fn()
+        finally:
+            end.record(stream)
+            if blocker is not None:
+                blocker.release()
         end.synchronize()
+        t0 = _time.perf_counter()
+        cp.cuda.Device().synchronize()
+        self.outside_s = _time.perf_counter() - t0
+        if blocker is not None and blocker.timed_out():
+            self.start_timeouts += 1
         return cp.cuda.get_elapsed_time(start, end) * 1e-3
 
     def flush_l2(self) -> None:

@@ -40,6 +40,8 @@ def cuda_devices(backend: str, versions: dict[str, str]) -> list[Device]:
 class TorchBackend(Backend):
     name = "torch"
     timer = "host"
+    #: how a timed window opens (backends/window.py): host time on the CPU
+    start_method = "host"
 
     @classmethod
     def pin_env(cls, device: Device) -> dict[str, str]:  # Triton inherits it
@@ -60,7 +62,13 @@ class TorchBackend(Backend):
         if self.gpu:
             torch.cuda.set_device(self.dev)
             self.timer = "cuda-event"
+            self.start_method = "blocking-kernel"
         self._flush = torch.empty(flush_bytes(device) // 4, dtype=torch.int32, device=self.dev)
+        self._blocker, self._blocker_why = None, ""
+        #: blocking starts that opened on their timeout; device time busy after the last window
+        self.start_timeouts, self.outside_s = 0, 0.0
+        #: the fallback lead without CuPy: ~100 µs of spin at 2 GHz
+        self._lead_cycles = 200_000
 
     def upload(self, arr: np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(arr)).to(self.dev)
@@ -74,20 +82,60 @@ class TorchBackend(Backend):
     def fill_bytes(self, buf, value: int) -> None:
         buf.view(torch.uint8).fill_(value)
 
+    def alloc_guarded(self, shape, dtype, guard: int, canary: int, data: np.ndarray | None = None):
+        """A tensor of ``shape`` × ``dtype`` (holding ``data`` if given), a view into a larger
+        one whose ``guard`` bytes on each side hold ``canary``; returns (tensor, a function that
+        downloads both guard regions). See suite/guard.py."""
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        whole = torch.full((n + 2 * guard,), canary, dtype=torch.uint8, device=self.dev)
+        inner = whole[guard:guard + n].view(TORCH_DTYPES[dtype.name]).view(tuple(shape))
+        if data is not None:
+            inner.copy_(torch.from_numpy(np.ascontiguousarray(data).reshape(tuple(shape))))
+        return inner, lambda: torch.cat([whole[:guard], whole[guard + n:]]).cpu().numpy()
+
     def synchronize(self) -> None:
         if self.gpu:
             torch.cuda.synchronize(self.dev)
 
+    def _blocking(self):
+        """The blocking start kernel (backends/window.py, through CuPy on torch's stream), built
+        on first use; None where CuPy is missing: then a fixed ``torch.cuda._sleep`` lead."""
+        if self._blocker is None and not self._blocker_why:
+            from backends.window import cuda_blocking_start
+
+            self._blocker, self._blocker_why = cuda_blocking_start()
+            self.start_method = "blocking-kernel" if self._blocker else f"spin-lead ({self._blocker_why})"
+        return self._blocker
+
     def time(self, fn) -> float:
+        """One sample. CPU: host time around the call. CUDA: the current stream is held by the
+        blocking kernel while the start event and ``fn``'s work are enqueued (the same rule as
+        the cuda and triton adapters), CUDA events give the time, then the whole device is
+        synchronised and the time it stayed busy is kept in ``outside_s``."""
         if not self.gpu:
             t0 = _time.perf_counter()
             fn()
             return _time.perf_counter() - t0
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        blocker = self._blocking()
+        if blocker is not None:
+            blocker.hold(torch.cuda.current_stream().cuda_stream)
+        elif hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(self._lead_cycles)
         start.record()
-        fn()
-        end.record()
+        try:
+            fn()
+        finally:
+            end.record()
+            if blocker is not None:
+                blocker.release()
         end.synchronize()
+        t0 = _time.perf_counter()
+        torch.cuda.synchronize(self.dev)
+        self.outside_s = _time.perf_counter() - t0
+        if blocker is not None and blocker.timed_out():
+            self.start_timeouts += 1
         return start.elapsed_time(end) * 1e-3
 
     def flush_l2(self) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from backends.base import Device, host_cpu_name, host_memory_bytes
-from backends.nvml import gpu_clocks, nvml_identity
+from backends.nvml import gpu_clocks
 from backends.torch import TorchBackend, cuda_devices
 
 HAS_CUDA = torch.cuda.is_available()
@@ -59,9 +59,6 @@ class TritonBackend(TorchBackend):
 
     name = "triton"
     timer = "host"
-    #: device time the stream is kept busy (torch.cuda._sleep) before each timed launch, so that
-    #: Triton's Python launch overhead is hidden rather than timed (0 disables it)
-    launch_lead_s = 100e-6
 
     @classmethod
     def devices(cls) -> list[Device]:
@@ -80,16 +77,7 @@ class TritonBackend(TorchBackend):
                        memory_bytes=host_memory_bytes(), compute_units=os.cpu_count() or 1,
                        mode="interpret", versions=v)]
 
-    def __init__(self, device: Device):
-        super().__init__(device)
-        if self.gpu:
-            nvml = nvml_identity(device.index, device.pci_bus_id)
-            self._sleep_cycles = int(self.launch_lead_s * (nvml.get("sm_clock_max_mhz") or 2000) * 1e6)
-
-    def time(self, fn) -> float:
-        if self.gpu and self.launch_lead_s > 0 and hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(self._sleep_cycles)  # start event fires after fn() is enqueued
-        return super().time(fn)
+    # time(): TorchBackend's, whose blocking start hides Triton's Python launch overhead
 
     def clocks(self) -> dict:
         return gpu_clocks(self.device.index, self.device.pci_bus_id) if self.gpu else {}

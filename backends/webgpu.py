@@ -101,6 +101,8 @@ def _adapters():
 class WebGPUBackend(Backend):
     name = "webgpu"
     timer = "webgpu-timestamp"
+    #: how a timed window opens (backends/window.py): one submission after fn has recorded
+    start_method = "single-submit"
 
     @classmethod
     def devices(cls) -> list[Device]:
@@ -331,9 +333,36 @@ class WebGPUBackend(Backend):
         else:
             self.queue.read_buffer(self._sync_buf)  # a map waits for all submitted work
 
+    def _direct(self, fn) -> list[str]:
+        """Run ``fn`` with the queue's submit/write_buffer shadowed: the names of the calls it
+        made on the queue directly (work that would run before, outside, the timed window)."""
+        calls: list[str] = []
+        q = self.queue
+        for name in ("submit", "write_buffer"):
+            orig = getattr(q, name)
+            setattr(q, name, lambda *a, _n=name, _o=orig, **k: (calls.append(_n), _o(*a, **k))[1])
+        try:
+            fn()
+        finally:
+            for name in ("submit", "write_buffer"):
+                delattr(q, name)
+        return calls
+
     def time(self, fn) -> float:
+        """One sample. The dispatches ``fn`` records are encoded into one command buffer with a
+        timestamp at the beginning of the first pass and the end of the last, and submitted
+        once after ``fn`` returns: the host's recording is outside the window by construction
+        (``start_method``). Work ``fn`` submits or writes to the queue itself would run before
+        the window: rejected (``OutsideWindow``)."""
+        from backends.window import OutsideWindow
+
         self._submit()
-        fn()
+        direct = self._direct(fn)
+        if direct:
+            self._pending = []
+            self._wait()
+            raise OutsideWindow(f"fn called queue.{', queue.'.join(sorted(set(direct)))} directly: that "
+                                "work runs outside the timed window (launch through the backend)")
         work, self._pending = self._pending, []
         if not work:
             raise RuntimeError("time(fn): fn launched no kernel through this backend")

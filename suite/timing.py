@@ -5,12 +5,23 @@ OpenCL profiling events, WebGPU timestamp queries; host time only where a device
 each preceded by an L2 flush outside the timed window unless ``hot``. Sampling stops once the
 relative standard error of the mean falls below ``target_rse`` (after ``min_samples``), or at
 the time cap / ``max_samples``. The median is the reported figure.
+
+During the sampling loop a background thread reads the device's clocks (``be.clocks()``: NVML
+SM/memory clocks, power, throttle reasons) every ``clock_interval_s``; their min/median are kept
+with the timing. A timing is *flagged* when the SM clock's median fell below ``sm_floor`` or the
+memory clock's minimum below ``mem_floor`` of the device's maximum, when a throttle reason other
+than idle/application clocks was active, when a blocking start opened on its timeout, or when
+sampling did not converge; ``measure_flagged`` then measures once more and keeps the second
+timing (the first one's figures are kept beside it). A kernel whose device stays busy after the
+window (``be.outside_s``: work on another stream) is rejected with ``OutsideWindow``.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -30,6 +41,17 @@ class Timing:
     warmup_n: int
     converged: bool
     samples: list[float] = field(default_factory=list)
+    #: how each window opened (the adapter's ``start_method``: blocking-kernel, user-event-gate,
+    #: single-submit, host, spin-lead)
+    start: str = ""
+    #: clocks read during the sampling loop (``summarize_clocks``); empty without NVML
+    clocks: dict = field(default_factory=dict)
+    #: why this timing is not to be trusted as is (empty: clean); see ``flags_of``
+    flags: list[str] = field(default_factory=list)
+    #: median device-busy time after the window (CUDA-based adapters), seconds
+    outside_s: float | None = None
+    #: the first attempt's median, flags and clocks when this is a re-measurement
+    first_attempt: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -43,10 +65,101 @@ class Protocol:
     target_rse: float = 0.005
     time_cap_s: float = 5.0
     hot: bool = False
+    #: seconds between clock readings during sampling
+    clock_interval_s: float = 0.01
+    #: flag when the SM clock's median during sampling is below this fraction of its maximum
+    sm_floor: float = 0.85
+    #: flag when the memory clock's minimum during sampling is below this fraction of its maximum
+    mem_floor: float = 0.95
+    #: reject when the device stays busy after the window longer than this (seconds) and than
+    #: ``outside_frac`` of the median: work the window did not contain
+    outside_floor_s: float = 50e-6
+    outside_frac: float = 0.5
 
 
-def measure(be, fn, proto: Protocol = Protocol()) -> Timing:
-    """Time ``fn`` (which enqueues the kernel's work) on backend ``be``."""
+#: throttle reasons that do not make a timing suspect (idle between samples, application clocks)
+BENIGN_THROTTLE = {"gpu_idle", "app_clocks", "sync_boost", "display_clocks"}
+
+
+class ClockSampler:
+    """Reads ``reader()`` every ``interval`` seconds on a background thread while active; stops
+    at once when the first reading is empty (no NVML for this device)."""
+
+    def __init__(self, reader: Callable[[], dict], interval: float):
+        self.reader, self.interval = reader, interval
+        self.samples: list[dict] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                r = self.reader()
+            except Exception:  # noqa: BLE001 - a failed reading ends sampling, not the timing
+                return
+            if not r:
+                return
+            self.samples.append(r)
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> ClockSampler:
+        self._thread = threading.Thread(target=self._loop, name="solbench-clocks", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+def summarize_clocks(samples: list[dict]) -> dict:
+    """n, min/median SM and memory clocks, their maxima, peak power and every throttle reason."""
+    if not samples:
+        return {}
+    out: dict = {"n": len(samples)}
+    for k in ("sm_mhz", "mem_mhz"):
+        v = [s[k] for s in samples if s.get(k) is not None]
+        if v:
+            out[f"{k}_min"], out[f"{k}_median"] = min(v), float(np.median(v))
+            out[f"{k}_max_seen"] = max(v)
+    for k in ("sm_max_mhz", "mem_max_mhz"):
+        v = [s[k] for s in samples if s.get(k)]
+        if v:
+            out[k] = max(v)
+    p = [s["power_w"] for s in samples if s.get("power_w") is not None]
+    if p:
+        out["power_w_max"] = max(p)
+    out["throttle"] = sorted({t for s in samples for t in s.get("throttle", [])})
+    return out
+
+
+def flags_of(t: Timing, proto: Protocol, start_timeouts: int = 0) -> list[str]:
+    """Why a timing is suspect: low clocks, throttling, a blocking start that timed out, or no
+    convergence (each flag names its evidence)."""
+    flags = []
+    c = t.clocks
+    sm_max = c.get("sm_max_mhz") or c.get("sm_mhz_max_seen")
+    if sm_max and c.get("sm_mhz_median") is not None and c["sm_mhz_median"] < proto.sm_floor * sm_max:
+        flags.append(f"sm_clock_low: median {c['sm_mhz_median']:.0f} MHz < {proto.sm_floor:g}·{sm_max} MHz")
+    mem_max = c.get("mem_max_mhz") or c.get("mem_mhz_max_seen")
+    if mem_max and c.get("mem_mhz_min") is not None and c["mem_mhz_min"] < proto.mem_floor * mem_max:
+        flags.append(f"mem_clock_low: min {c['mem_mhz_min']} MHz < {proto.mem_floor:g}·{mem_max} MHz")
+    bad = [r for r in c.get("throttle", []) if r not in BENIGN_THROTTLE]
+    if bad:
+        flags.append(f"throttled: {','.join(bad)}")
+    if start_timeouts:
+        flags.append(f"start_timeout: {start_timeouts} window(s) opened before fn was enqueued")
+    if not t.converged:
+        flags.append(f"not_converged: rse {t.rse:.3g} >= {proto.target_rse:g} after {t.n} samples")
+    return flags
+
+
+def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dict] | None = None) -> Timing:
+    """Time ``fn`` (which enqueues the kernel's work) on backend ``be``; clocks are read by
+    ``clock_reader`` (default ``be.clocks``) during sampling and the timing is flagged."""
+    from backends.window import OutsideWindow
+
     # warm-up: JIT, lazy module loading, autotuning and clock ramp stay out of the numbers. After
     # the first call, the rest of the budget is filled with back-to-back launches and one
     # synchronize (at most 64 per batch): a device that waits on the host between launches may
@@ -65,21 +178,45 @@ def measure(be, fn, proto: Protocol = Protocol()) -> Timing:
         per_call = (now - t0) / batch
         batch = max(1, min(64, int((t_end - now) / max(per_call, 1e-6))))
     samples: list[float] = []
+    outside: list[float] = []
+    timeouts0 = getattr(be, "start_timeouts", 0)
     t_cap = time.perf_counter() + proto.time_cap_s
     rse = math.inf
-    while len(samples) < proto.max_samples:
-        if not proto.hot:
-            be.flush_l2()
-            be.synchronize()
-        samples.append(be.time(fn))
-        if len(samples) >= proto.min_samples:
-            a = np.asarray(samples)
-            rse = float(a.std(ddof=1) / math.sqrt(a.size) / a.mean()) if a.mean() > 0 else 0.0
-            if rse < proto.target_rse or time.perf_counter() > t_cap:
-                break
+    with ClockSampler(clock_reader or be.clocks, proto.clock_interval_s) as clocks:
+        while len(samples) < proto.max_samples:
+            if not proto.hot:
+                be.flush_l2()
+                be.synchronize()
+            samples.append(be.time(fn))
+            if getattr(be, "outside_s", None) is not None:
+                outside.append(be.outside_s)
+            if len(samples) >= proto.min_samples:
+                a = np.asarray(samples)
+                rse = float(a.std(ddof=1) / math.sqrt(a.size) / a.mean()) if a.mean() > 0 else 0.0
+                if rse < proto.target_rse or time.perf_counter() > t_cap:
+                    break
     a = np.asarray(samples)
     q1, med, q3 = np.percentile(a, [25, 50, 75])
-    return Timing(method=getattr(be, "timer", "host"), cold=not proto.hot, median_s=float(med),
-                  min_s=float(a.min()), q1_s=float(q1), q3_s=float(q3), mean_s=float(a.mean()),
-                  rse=rse, n=int(a.size), warmup_n=warm, converged=rse < proto.target_rse,
-                  samples=[float(s) for s in a])
+    t = Timing(method=getattr(be, "timer", "host"), cold=not proto.hot, median_s=float(med),
+               min_s=float(a.min()), q1_s=float(q1), q3_s=float(q3), mean_s=float(a.mean()),
+               rse=rse, n=int(a.size), warmup_n=warm, converged=rse < proto.target_rse,
+               samples=[float(s) for s in a], start=getattr(be, "start_method", "host"),
+               clocks=summarize_clocks(clocks.samples),
+               outside_s=float(np.median(outside)) if outside else None)
+    if t.outside_s is not None and t.outside_s > max(proto.outside_floor_s, proto.outside_frac * t.median_s):
+        raise OutsideWindow(f"the device stayed busy {t.outside_s * 1e6:.0f} µs (median) after a window of "
+                            f"{t.median_s * 1e6:.1f} µs: work outside the timed window (another stream?)")
+    t.flags = flags_of(t, proto, getattr(be, "start_timeouts", 0) - timeouts0)
+    return t
+
+
+def measure_flagged(be, fn, proto: Protocol = Protocol(),
+                    clock_reader: Callable[[], dict] | None = None) -> Timing:
+    """``measure``, and once more when the first timing is flagged: the second is kept (still
+    flagged if the condition persists), with the first's median, flags and clocks beside it."""
+    t = measure(be, fn, proto, clock_reader)
+    if not t.flags:
+        return t
+    again = measure(be, fn, proto, clock_reader)
+    again.first_attempt = {"median_s": t.median_s, "flags": t.flags, "clocks": t.clocks}
+    return again

@@ -34,6 +34,10 @@ FIX = {  # what a user runs when a backend's package is missing
 }
 
 
+#: seed offset of the second input set every kernel is checked on (after the timed launches)
+SECOND_SEED = 7919
+
+
 @dataclass(frozen=True)
 class Item:
     """One unit of work: a kernel on a case on a device."""
@@ -114,6 +118,8 @@ class Executor:
         self.opened: dict[int, Any] = {}
         self._data_key = None
         self._data = None
+        self._second_key = None
+        self._second = None
 
     def open(self, index: int):
         if index not in self.opened:
@@ -136,12 +142,28 @@ class Executor:
             self._data_key = key
         return self._data
 
+    def second_data(self, spec, case, seed):
+        """Inputs and reference of a second, different input set of the case (seed + ``SECOND_SEED``),
+        kept apart from ``data``'s cache so the first set stays cached for the next item."""
+        s = (seed if seed is not None else case.seed) + SECOND_SEED
+        if self._second_key != (spec.name, case, s):
+            self._second = None
+            saved = (self._data_key, self._data)
+            try:
+                self._second = self.data(spec, case, s)
+            finally:
+                self._data_key, self._data = saved
+            self._second_key = (spec.name, case, s)
+        return self._second
+
     def run(self, item: Item) -> dict[str, Any]:
         from backends.base import Unsupported
-        from suite.check import checked_launch
+        from backends.window import OutsideWindow
+        from suite import guard
+        from suite.check import checked_launch, verify
+        from suite.provenance import kernel_source, recording_compiles
         from suite.registry import REGISTRY, get_spec
-        from suite.spec import np_dtype
-        from suite.timing import Protocol, measure
+        from suite.timing import Protocol, measure_flagged
 
         row = base_row(item)
         spec = get_spec(item.op)
@@ -165,8 +187,10 @@ class Executor:
         try:
             be = self.open(index)
             t0 = time.perf_counter()
-            run = entry.factory(be, case)
+            with recording_compiles(be) as compiles:
+                run = entry.factory(be, case)
             row["compile_s"] = time.perf_counter() - t0
+            row["source"] = kernel_source(item.op, compiles)
         except Unsupported as e:
             return {**row, "status": "unsupported", "message": str(e)}
         except Exception as e:  # noqa: BLE001 - compile errors become rows
@@ -179,34 +203,62 @@ class Executor:
         try:
             inputs, refs = self.data(spec, case, item.seed)
             sig = spec.signature(case)
-            ins = {k: be.upload(inputs[k]) for k, a in sig.items() if a.role == "in"}
-            outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
+            bufs = guard.allocate(be, sig, inputs)  # every buffer inside canary guard regions
+            ins, outs = bufs.ins, bufs.outs
             tol = spec.tolerance(case)
             row["tolerance"] = {"atol": tol.atol, "rtol": tol.rtol, "rel_norm": tol.rel_norm,
                                 "reason": tol.reason}
+            row["checks"] = {}
 
-            def check(stage: str) -> bool:
+            def check(stage: str, ins: dict, inputs: dict, refs: dict, guards: dict,
+                      launch: bool = True) -> bool:
+                """``launch``: poison, launch once, verify; else verify what is in the outputs
+                now (the last timed launch's result). Then the guard regions and the inputs."""
                 t = time.perf_counter()
-                res = checked_launch(be, spec, case, run, ins, outs, inputs, refs, tol)
+                if launch:
+                    res = checked_launch(be, spec, case, run, ins, outs, inputs, refs, tol)
+                else:
+                    be.synchronize()
+                    res = verify(spec, case, inputs, {k: be.download(v) for k, v in outs.items()}, refs, tol)
                 if stage == "first":
                     row["first_launch_check_s"] = time.perf_counter() - t
                 row["check"] = res.to_dict()
+                row["checks"][stage] = {"ok": res.ok, "max_abs_err": res.max_abs_err, "n_bad": res.n_bad}
                 if not res.ok:
                     row.update(status="failed", message=f"{stage} check: {res.message}")
-                return res.ok
+                    return False
+                bad = guard.violations(be, guards, ins, inputs)
+                if bad:
+                    row["checks"][stage]["ok"] = False
+                    row.update(status="failed", message=f"{stage} check: {'; '.join(bad)}")
+                return not bad
 
-            if not check("first"):
+            row["guards"] = "canary" if bufs.guarded else "none (bounds-checked by the API)"
+            if not check("first", ins, inputs, refs, bufs.guards):
+                return row
+            if not item.check_only:
+                proto = Protocol(hot=item.hot, **item.timing)
+                before = be.clocks()
+                try:
+                    timing = measure_flagged(be, lambda: run(ins, outs), proto)
+                except OutsideWindow as e:
+                    return {**row, "status": "invalid", "message": f"work outside the timed window: {e}"}
+                row["clocks"] = {"before": before, "after": be.clocks()}
+                row["timing"] = timing.to_dict()
+                row["flags"] = list(timing.flags)
+                # what the last timed launch left, before anything touches it (a kernel that
+                # races, or reuses state across launches, shows it here)
+                if not check("timed", ins, inputs, refs, bufs.guards, launch=False):
+                    return row
+            # once more on a second input set the kernel has not seen (replayed answers, state
+            # carried over from earlier launches, carries from the previous launch)
+            ins = bufs.ins = {}  # free the first set's device buffers
+            inputs2, refs2 = self.second_data(spec, case, item.seed)
+            ins2, guards2 = guard.allocate_inputs(be, sig, inputs2)
+            if not check("second-input", ins2, inputs2, refs2, guards2):
                 return row
             if item.check_only:
-                return {**row, "status": "ok", "message": "checked"}
-            proto = Protocol(hot=item.hot, **item.timing)
-            before = be.clocks()
-            timing = measure(be, lambda: run(ins, outs), proto)
-            row["clocks"] = {"before": before, "after": be.clocks()}
-            row["timing"] = timing.to_dict()
-            # the timed launches must have left a correct result too (races, reused flags)
-            if not check("post-timing"):
-                return row
+                return {**row, "status": "ok", "message": "checked (twice: second on fresh inputs)"}
             row["status"] = "ok"
             if dev.mode == "interpret":
                 row["message"] = "interpreted: timing excluded from performance"
@@ -324,7 +376,13 @@ class Worker:
             return {**base_row(item), "status": "skipped", "message": f"backend unavailable: {e}"}
         self.req.put(("item", item))
         try:
-            return self._get(timeout)[1]
+            row = self._get(timeout)[1]
+            if row.get("status") == "error":
+                # a device fault (illegal address, trap) leaves a sticky error in the process's
+                # context: every later kernel would fail too. Start afresh on the next item.
+                self.kill()
+                row["worker_restarted"] = True
+            return row
         except TimeoutError:
             self.kill()
             return {**base_row(item), "status": "timeout", "message": f"killed after {timeout:.0f} s"}

@@ -380,3 +380,94 @@ def triton_split_row(be, case):
             softmax_split[(nblk,)](x, y, slots, ticket, n, chunk, nblk, e, PHASE=ph, **kw)
 
     return run
+
+
+# ---- webgpu ---------------------------------------------------------------------------------
+
+_WGSL = source(__file__, "softmax.wgsl")
+
+#: (dtype, 16-byte units) → (XT, UNIT, UNPACK body, PACK body)
+_WGSL_UNITS = {
+    ("fp32", True): ("vec4<u32>", 4, "let f = bitcast<vec4<f32>>(w); return V(f.x, f.y, f.z, f.w);",
+                     "return bitcast<vec4<u32>>(vec4<f32>(v[0], v[1], v[2], v[3]));"),
+    ("fp32", False): ("u32", 1, "return V(bitcast<f32>(w));", "return bitcast<u32>(v[0]);"),
+    ("bf16", True): ("vec4<u32>", 8,
+                     "return V(bf16_lo(w.x), bf16_hi(w.x), bf16_lo(w.y), bf16_hi(w.y), bf16_lo(w.z), "
+                     "bf16_hi(w.z), bf16_lo(w.w), bf16_hi(w.w));",
+                     "return vec4<u32>(to_bf16(v[0]) | (to_bf16(v[1]) << 16u), to_bf16(v[2]) | "
+                     "(to_bf16(v[3]) << 16u), to_bf16(v[4]) | (to_bf16(v[5]) << 16u), to_bf16(v[6]) | "
+                     "(to_bf16(v[7]) << 16u));"),
+    ("bf16", False): ("u32", 2, "return V(bf16_lo(w), bf16_hi(w));",
+                      "return to_bf16(v[0]) | (to_bf16(v[1]) << 16u);"),
+}
+#: values per invocation in the register tile
+WGSL_VALS = 32
+
+
+def _webgpu(be, case, mode: str):
+    from backends.base import Unsupported
+
+    m, n = case["m"], case["n"]
+    if case.dtype == "bf16" and n % 2:
+        raise Unsupported("bf16 with odd N on WebGPU: rows start mid-word (WGSL has no 16-bit "
+                          "stores), and words shared by two rows' workgroups would need atomics")
+    if m * n >= 2**32:
+        raise Unsupported("WGSL indexes words with u32: M·N >= 2^32")
+    vec = 16 // (2 if case.dtype == "bf16" else 4)
+    xt, unit, unpack, pack = _WGSL_UNITS[(case.dtype, n % vec == 0)]
+    nu = n // unit
+    items_max = max(1, WGSL_VALS // unit)
+    g, chunk = 1, nu
+    if mode == "split":
+        units = be.device.compute_units or (DEFAULT_UNITS if be.device.kind == "gpu" else 8)
+        g = max(1, min(units, cdiv(nu, 4096)))
+        chunk = cdiv(nu, g)
+        g = cdiv(nu, chunk)
+        tpb = 256
+    else:
+        tpb = min(1024, max(64, pow2(cdiv(nu, items_max))))
+    items = cdiv(nu, tpb)
+    fits = mode == "fused" and items <= items_max
+    defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
+            "PACK": pack, "FITS": "true" if fits else "false"}
+    prm = np.array([m, nu, chunk, g], np.uint32)
+    scratch = be.empty((max(4, 2 * m * g),), np.uint32)
+    if mode == "split":
+        k1 = be.compile(_WGSL, "softmax_part_stats", defs)
+        k2 = be.compile(_WGSL, "softmax_part_write", defs)
+        grid = be.grid_2d(m * g)
+
+        def run(ins, outs):
+            be.launch(k1, grid, None, [ins["x"], outs["y"], scratch, prm])
+            be.launch(k2, grid, None, [ins["x"], outs["y"], scratch, prm])
+
+        return run
+    k = be.compile(_WGSL, "softmax_three_pass" if mode == "three" else "softmax_rows", defs)
+    grid = be.grid_2d(m)
+    return lambda ins, outs: be.launch(k, grid, None, [ins["x"], outs["y"], scratch, prm])
+
+
+@kernel("softmax", "webgpu", "three_pass")
+def webgpu_three_pass(be, case):
+    """Workgroup per row: max, Σ exp and write loops (three reads); 16-byte units where N allows."""
+    return _webgpu(be, case, "three")
+
+
+@kernel("softmax", "webgpu", "fused_row")
+def webgpu_fused_row(be, case):
+    """Workgroup (≤ 1024) per row, ≤ 32 values per invocation in registers: one read; wider rows
+    stream online and re-read."""
+    return _webgpu(be, case, "fused")
+
+
+@kernel("softmax", "webgpu", "online")
+def webgpu_online(be, case):
+    """Workgroup per row: running max and rescaled sum per invocation in one read, then a re-read."""
+    return _webgpu(be, case, "online")
+
+
+@kernel("softmax", "webgpu", "split_row")
+def webgpu_split_row(be, case):
+    """G workgroups per row: dispatch 1 streams each part's (max, Σ), dispatch 2 combines them and
+    re-reads the part to write (two reads: no cross-workgroup wait without forward progress)."""
+    return _webgpu(be, case, "split")

@@ -1,0 +1,200 @@
+// softmax.wgsl — y = exp(x − max) / Σ exp(x − max) along each row of a row-major [M, N] matrix.
+// Bytes: M·N·itemsize read + the same written (multi-read entries read x two or three times).
+// Flops: ~5·M·N. fp32 math; exp is exp2((x − m)·log2 e) ("no value yet" is −FLT_MAX, so no
+// −inf − (−inf) = NaN).
+//
+// Thread → data: one workgroup of TPB invocations per row (linear workgroup id r = wid.x +
+// wid.y·nwg.x: 2-D grids past 65535 rows), or per part of a row (split). A row is cut into
+// units: XT words of the raw buffers (x and y are bound as words; WGSL has no 16-bit type):
+// fp32 vec4<u32> (4 values, 16 bytes) or u32 (1); bf16 vec4<u32> (8 values) or u32 (2 values:
+// rows start on a word only for even N, so odd-N bf16 is not built, see kernels.py). Unit u of
+// row r is word r·NU + u; invocation lid takes units lid, lid+TPB, ... (coalesced).
+//
+// Placeholders: TPB, ITEMS (units per invocation in the register tile), UNIT (values per unit),
+// XT (vec4<u32> | u32), UNPACK / PACK (function bodies that turn a unit's words into values and
+// back; bf16 rounds to nearest even), FITS (true | false).
+//
+//   softmax_three_pass  a max loop, a Σ exp loop, a write loop over the row (three reads)
+//   softmax_rows        FITS: the row is loaded into the invocations' registers once, max and
+//                       Σ exp are reduced in workgroup memory, y is written from registers (one
+//                       read). !FITS: a streaming loop keeps a running max and a rescaled sum
+//                       per invocation (online), combined, then a re-read writes y (two reads).
+//   softmax_part_stats  split, dispatch 1: workgroup r·G + p streams part p of row r →
+//                       part[2(rG+p)] = (max, Σ exp) (bits in u32 words)
+//   softmax_part_write  split, dispatch 2: combines the G partials of its row in part order
+//                       and re-reads its part to write y (WebGPU promises no forward progress
+//                       between workgroups, so the parts are not exchanged inside one dispatch)
+
+struct Params { m: u32, nu: u32, chunk: u32, g: u32 }
+
+@group(0) @binding(0) var<storage, read> x: array<{{XT}}>;
+@group(0) @binding(1) var<storage, read_write> y: array<{{XT}}>;
+@group(0) @binding(2) var<storage, read_write> part: array<u32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+alias V = array<f32, {{UNIT}}>;
+const LOG2E: f32 = 1.4426950408889634;
+const NEG: f32 = -3.4028234663852886e38;
+
+var<workgroup> scr: array<f32, {{TPB}}>;
+
+fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u); }
+fn bf16_lo(w: u32) -> f32 { return bitcast<f32>(w << 16u); }
+fn bf16_hi(w: u32) -> f32 { return bitcast<f32>(w & 0xffff0000u); }
+fn to_bf16(f: f32) -> u32 {  // nearest, ties to even (outputs are finite)
+    let u = bitcast<u32>(f);
+    return (u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u;
+}
+
+fn unpack(w: {{XT}}) -> V { {{UNPACK}} }
+fn pack(v: V) -> {{XT}} { {{PACK}} }
+
+// unit u (< uend) of the row whose first word is base; −inf past the end
+fn load_unit(base: u32, u: u32, uend: u32) -> V {
+    if (u < uend) { return unpack(x[base + u]); }
+    var v: V;
+    for (var j = 0u; j < {{UNIT}}u; j++) { v[j] = neg_inf(); }
+    return v;
+}
+
+fn store_unit(base: u32, u: u32, v: V, m: f32, inv: f32) {
+    var e: V;
+    for (var j = 0u; j < {{UNIT}}u; j++) { e[j] = exp2((v[j] - m) * LOG2E) * inv; }
+    y[base + u] = pack(e);
+}
+
+fn reduce_max(v: f32, lid: u32) -> f32 {
+    scr[lid] = v;
+    workgroupBarrier();
+    for (var s = {{TPB}}u / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) { scr[lid] = max(scr[lid], scr[lid + s]); }
+        workgroupBarrier();
+    }
+    let r = scr[0];
+    workgroupBarrier();  // scr is reused
+    return r;
+}
+
+fn reduce_sum(v: f32, lid: u32) -> f32 {
+    scr[lid] = v;
+    workgroupBarrier();
+    for (var s = {{TPB}}u / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) { scr[lid] = scr[lid] + scr[lid + s]; }
+        workgroupBarrier();
+    }
+    let r = scr[0];
+    workgroupBarrier();
+    return r;
+}
+
+struct Stats { m: f32, s: f32 }
+
+// running (max, Σ): one exp2 per value, the rescale only on a new max
+fn online_add(st: Stats, xv: f32) -> Stats {
+    if (xv > st.m) { return Stats(xv, st.s * exp2((st.m - xv) * LOG2E) + 1.0); }
+    return Stats(st.m, st.s + exp2((xv - st.m) * LOG2E));
+}
+
+// streams units [u0, uend) of a row: (max, Σ exp) over the workgroup
+fn stream_stats(base: u32, u0: u32, uend: u32, lid: u32) -> Stats {
+    var st = Stats(NEG, 0.0);
+    for (var u = u0 + lid; u < uend; u += {{TPB}}u) {
+        let v = load_unit(base, u, uend);
+        for (var j = 0u; j < {{UNIT}}u; j++) { st = online_add(st, v[j]); }
+    }
+    let m = reduce_max(st.m, lid);
+    let s = reduce_sum(st.s * exp2((st.m - m) * LOG2E), lid);  // st.m = NEG (nothing seen): 0
+    return Stats(m, s);
+}
+
+fn stream_write(base: u32, u0: u32, uend: u32, lid: u32, m: f32, inv: f32) {
+    for (var u = u0 + lid; u < uend; u += {{TPB}}u) { store_unit(base, u, load_unit(base, u, uend), m, inv); }
+}
+
+@compute @workgroup_size({{TPB}})
+fn softmax_three_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) lid: u32) {
+    let r = wid.x + wid.y * nwg.x;
+    if (p.g == 0u) { part[0] = 0u; }  // never (g ≥ 1): every entry names every binding (one layout)
+    var uend = 0u;
+    if (r < p.m) { uend = p.nu; }  // a workgroup past the last row only joins the barriers
+    let base = r * p.nu;
+    var m = NEG;
+    for (var u = lid; u < uend; u += {{TPB}}u) {
+        let v = load_unit(base, u, uend);
+        for (var j = 0u; j < {{UNIT}}u; j++) { m = max(m, v[j]); }
+    }
+    m = reduce_max(m, lid);
+    var s = 0.0;
+    for (var u = lid; u < uend; u += {{TPB}}u) {
+        let v = load_unit(base, u, uend);
+        for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[j] - m) * LOG2E); }
+    }
+    s = reduce_sum(s, lid);
+    stream_write(base, 0u, uend, lid, m, 1.0 / s);
+}
+
+@compute @workgroup_size({{TPB}})
+fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let r = wid.x + wid.y * nwg.x;
+    if (p.g == 0u) { part[0] = 0u; }  // never: names the binding
+    var uend = 0u;
+    if (r < p.m) { uend = p.nu; }
+    let base = r * p.nu;
+    if ({{FITS}}) {
+        var v: array<V, {{ITEMS}}>;
+        var m = NEG;
+        for (var k = 0u; k < {{ITEMS}}u; k++) {
+            v[k] = load_unit(base, k * {{TPB}}u + lid, uend);
+            for (var j = 0u; j < {{UNIT}}u; j++) { m = max(m, v[k][j]); }
+        }
+        m = reduce_max(m, lid);
+        var s = 0.0;
+        for (var k = 0u; k < {{ITEMS}}u; k++) {
+            for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[k][j] - m) * LOG2E); }
+        }
+        let inv = 1.0 / reduce_sum(s, lid);
+        for (var k = 0u; k < {{ITEMS}}u; k++) {
+            let u = k * {{TPB}}u + lid;
+            if (u < uend) { store_unit(base, u, v[k], m, inv); }
+        }
+    } else {
+        let st = stream_stats(base, 0u, uend, lid);
+        stream_write(base, 0u, uend, lid, st.m, 1.0 / st.s);
+    }
+}
+
+@compute @workgroup_size({{TPB}})
+fn softmax_part_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) lid: u32) {
+    let t = wid.x + wid.y * nwg.x;
+    if (p.g == 0u) { y[0] = x[0]; }  // never: names the binding
+    let r = t / p.g;
+    let u0 = (t % p.g) * p.chunk;
+    var uend = 0u;
+    if (r < p.m) { uend = min(p.nu, u0 + p.chunk); }
+    let st = stream_stats(r * p.nu, u0, uend, lid);
+    if (lid == 0u && r < p.m) {
+        part[2u * t] = bitcast<u32>(st.m);
+        part[2u * t + 1u] = bitcast<u32>(st.s);
+    }
+}
+
+@compute @workgroup_size({{TPB}})
+fn softmax_part_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) lid: u32) {
+    let t = wid.x + wid.y * nwg.x;
+    let r = t / p.g;
+    if (r >= p.m) { return; }  // no barriers below
+    let u0 = (t % p.g) * p.chunk;
+    let uend = min(p.nu, u0 + p.chunk);
+    let b = 2u * r * p.g;
+    var m = NEG;
+    for (var k = 0u; k < p.g; k++) { m = max(m, bitcast<f32>(part[b + 2u * k])); }
+    var s = 0.0;
+    for (var k = 0u; k < p.g; k++) {
+        s += bitcast<f32>(part[b + 2u * k + 1u]) * exp2((bitcast<f32>(part[b + 2u * k]) - m) * LOG2E);
+    }
+    stream_write(r * p.nu, u0, uend, lid, m, 1.0 / s);
+}

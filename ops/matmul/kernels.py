@@ -37,6 +37,12 @@ def _torch_view(t, dtype: str):
     return t.view(torch.bfloat16) if dtype == "bf16" else t
 
 
+def _torch_dtype(case):
+    import torch
+
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[case.dtype]
+
+
 # ---- torch ----------------------------------------------------------------------------------
 
 
@@ -61,6 +67,190 @@ def torch_matmul(be, case):
 # ---- cuda: tensor cores ---------------------------------------------------------------------
 
 # ---- triton ---------------------------------------------------------------------------------
+
+#: autotune configs per kind of case: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages); the
+#: winner and the tuning time are recorded per device in the row (``kernel_info``)
+_TRITON_CONFIGS = {
+    "tensor": [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4),
+               (64, 256, 64, 4, 4), (128, 64, 64, 4, 4)],
+    "tf32": [(128, 128, 32, 8, 3), (128, 256, 32, 8, 3), (128, 128, 32, 4, 4), (64, 128, 32, 4, 4)],
+    "fma": [(128, 128, 32, 8, 3), (128, 128, 16, 8, 4), (128, 64, 32, 4, 4), (64, 128, 32, 4, 3)],
+    # skinny M (≤ 64): memory-bound, many narrow column panels with long K steps in flight
+    "skinny": [(16, 64, 256, 4, 4), (16, 32, 512, 4, 3), (16, 128, 128, 4, 4), (16, 64, 128, 4, 6),
+               (16, 32, 256, 2, 6)],
+}
+#: one small config for the interpreter (no autotuning on the CPU)
+_TRITON_INTERPRET = (64, 64, 64, 4, 1)
+
+
+def _triton_kind(case) -> str:
+    if case["m"] <= 64 and case.prec in ("bf16", "fp16"):
+        return "skinny"
+    return {"fp32": "fma", "tf32": "tf32"}.get(case.prec, "tensor")
+
+
+def _triton_precision(case) -> str:
+    return "tf32" if case.prec == "tf32" else "ieee"
+
+
+def _padded_operands(be, case, align_elems: int):
+    """A/B/C storage padded so that every row stride is a multiple of ``align_elems`` (16 bytes):
+    returns (prepare, finish, (A, B, C) as torch tensors to launch on) where ``prepare(ins,
+    outs)`` copies the operands into the padded buffers (zero padding, written once here) and
+    ``finish`` copies C back; both run inside the timed call. Aligned shapes need no copies."""
+    import torch
+
+    m, n, k = case["m"], case["n"], case["k"]
+    kp, np_ = cdiv(k, align_elems) * align_elems, cdiv(n, align_elems) * align_elems
+    if (kp, np_) == (k, n):
+        return None, None, None
+    dt = _torch_dtype(case)
+    ap = torch.zeros((m, kp), dtype=dt, device=be.dev)
+    bp = torch.zeros((kp, np_), dtype=dt, device=be.dev)
+    cp = torch.empty((m, np_), dtype=dt, device=be.dev)
+
+    def prepare(ins, outs):
+        ap[:, :k].copy_(_torch_view(ins["A"], case.dtype))
+        bp[:k, :n].copy_(_torch_view(ins["B"], case.dtype))
+
+    def finish(ins, outs):
+        _torch_view(outs["C"], case.dtype).copy_(cp[:, :n])
+
+    return prepare, finish, (ap, bp, cp)
+
+
+def _autotuned(fn, configs, key, pre_hook=None):
+    import triton
+
+    return triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=w,
+                                          num_stages=st, pre_hook=pre_hook)
+                            for bm, bn, bk, w, st in configs], key=key)(fn)
+
+
+def _tune_now(be, case, launch) -> dict:
+    """Run the autotuner once on scratch operands of the case's shape (the factory's job: tuning
+    stays out of the timed runs) and report the winner and the tuning time."""
+    import time
+
+    import torch
+
+    dt = _torch_dtype(case)
+    m, n, k = case["m"], case["n"], case["k"]
+    a = torch.randn((m, k), device=be.dev).to(dt)
+    b = torch.randn((k, n), device=be.dev).to(dt)
+    c = torch.empty((m, n), device=be.dev, dtype=dt)
+    t0 = time.perf_counter()
+    tuner = launch(a, b, c)
+    be.synchronize()
+    best = getattr(tuner, "best_config", None)
+    return {"autotune_s": round(time.perf_counter() - t0, 3),
+            "config": None if best is None else {**best.kwargs, "num_warps": best.num_warps,
+                                                 "num_stages": best.num_stages}}
+
+
+def _triton_dtypes_ok(case) -> None:
+    _need(case, ("fp32", "tf32", "fp16", "bf16"), "not a Triton matmul precision")
+
+
+@kernel("matmul", "triton", "grouped")
+def triton_grouped(be, case):
+    """tl.dot on BLOCK_M×BLOCK_N tiles in grouped order, autotuned per shape class; operands
+    with unaligned row strides (e.g. 4097) are padded to 16 bytes inside the timed call."""
+    import triton
+
+    from ops.matmul.matmul_triton import matmul_grouped
+
+    _triton_dtypes_ok(case)
+    m, n, k = case["m"], case["n"], case["k"]
+    prec = _triton_precision(case)
+    interp = be.device.mode == "interpret"
+    if interp:
+        bm, bn, bk, w, st = _TRITON_INTERPRET
+        kern = matmul_grouped
+        meta = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": st,
+                "UPCAST": True}
+    else:
+        kern = _autotuned(matmul_grouped, _TRITON_CONFIGS[_triton_kind(case)], ["M", "N", "K", "stride_am"])
+        meta = {}
+    elem = 16 // (4 if case.dtype == "fp32" else 2)
+    prepare, finish, padded = (None, None, None) if interp else _padded_operands(be, case, elem)
+
+    def launch(a, b, c):
+        grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)  # noqa: E731
+        kern[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), GROUP_M=8, PRECISION=prec, **meta)
+        return kern
+
+    info = {} if interp else _tune_now(be, case, lambda a, b, c: launch(*(padded or (a, b, c))))
+
+    def run(ins, outs):
+        if prepare is not None:
+            prepare(ins, outs)
+            launch(*padded)
+            finish(ins, outs)
+        else:
+            launch(_torch_view(ins["A"], case.dtype), _torch_view(ins["B"], case.dtype),
+                   _torch_view(outs["C"], case.dtype))
+
+    run.info = {**info, "padded": prepare is not None}
+    return run
+
+
+@kernel("matmul", "triton", "persistent")
+def triton_persistent(be, case):
+    """One program per SM walking C tiles in grouped order; A, B, C through TMA tensor
+    descriptors (host-built, block shapes set by the autotuner's pre-hook); operands padded to
+    16-byte row strides inside the timed call where the shape needs it."""
+    import triton
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from ops.matmul.matmul_triton import matmul_persistent
+
+    _triton_dtypes_ok(case)
+    m, n, k = case["m"], case["n"], case["k"]
+    prec = _triton_precision(case)
+    interp = be.device.mode == "interpret"
+    sms = be.device.compute_units or 132
+    if interp:
+        sms = 4
+
+    def set_blocks(nargs):
+        bm, bn, bk = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
+        nargs["a_desc"].block_shape = [bm, bk]
+        nargs["b_desc"].block_shape = [bk, bn]
+        nargs["c_desc"].block_shape = [bm, bn]
+
+    if interp:
+        bm, bn, bk, w, st = _TRITON_INTERPRET
+        kern, meta = matmul_persistent, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
+                                         "num_stages": st, "UPCAST": True}
+    else:
+        kern = _autotuned(matmul_persistent, _TRITON_CONFIGS[_triton_kind(case)], ["M", "N", "K"], set_blocks)
+        meta = {}
+    elem = 16 // (4 if case.dtype == "fp32" else 2)
+    prepare, finish, padded = _padded_operands(be, case, elem)
+    blk = [_TRITON_INTERPRET[0], _TRITON_INTERPRET[2]] if interp else [1, 1]  # reset by the pre-hook
+
+    def launch(a, b, c):
+        ad = TensorDescriptor(a, [m, k], [a.stride(0), 1], blk)
+        bd = TensorDescriptor(b, [k, n], [b.stride(0), 1], [blk[1], blk[0]] if interp else blk)
+        cd = TensorDescriptor(c, [m, n], [c.stride(0), 1], [blk[0], blk[0]] if interp else blk)
+        grid = lambda meta: (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)  # noqa: E731
+        kern[grid](ad, bd, cd, m, n, k, GROUP_M=8, NUM_SMS=sms, PRECISION=prec, **meta)
+        return kern
+
+    info = {} if interp else _tune_now(be, case, lambda a, b, c: launch(*(padded or (a, b, c))))
+
+    def run(ins, outs):
+        if prepare is not None:
+            prepare(ins, outs)
+            launch(*padded)
+            finish(ins, outs)
+        else:
+            launch(_torch_view(ins["A"], case.dtype), _torch_view(ins["B"], case.dtype),
+                   _torch_view(outs["C"], case.dtype))
+
+    run.info = {**info, "padded": prepare is not None}
+    return run
 
 # ---- SIMT ladder: cuda, opencl, webgpu (naive, tiled_shared, register_blocked) ----------------
 #

@@ -191,6 +191,8 @@ class Executor:
                 run = entry.factory(be, case)
             row["compile_s"] = time.perf_counter() - t0
             row["source"] = kernel_source(item.op, compiles)
+            if getattr(run, "info", None):  # what the factory chose (e.g. the autotune winner)
+                row["kernel_info"] = run.info
         except Unsupported as e:
             return {**row, "status": "unsupported", "message": str(e)}
         except Exception as e:  # noqa: BLE001 - compile errors become rows

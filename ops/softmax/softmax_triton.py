@@ -25,8 +25,8 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
 import triton
 import triton.language as tl
 
-LOG2E: tl.constexpr = 1.4426950408889634
-NEG: tl.constexpr = -3.4028234663852886e38
+LOG2E = tl.constexpr(1.4426950408889634)
+NEG = tl.constexpr(-3.4028234663852886e38)
 
 
 @triton.jit

@@ -1,0 +1,200 @@
+"""softmax spec-level checks: the reference, the inputs' traps, the tolerances (honest fp32
+orders pass; no max subtraction and 16-bit sums fail, through planted kernels run by the
+harness), the blockwise bench check, and the Triton kernels compiled for sm_90."""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import sys
+
+import numpy as np
+import pytest
+
+from references.numerics import decode, encode
+from references.softmax import softmax_rows
+from suite import registry
+from suite.check import compare
+from suite.spec import Case
+
+
+def _spec():
+    from ops.softmax.spec import SPEC
+
+    return SPEC
+
+
+def test_reference_matches_direct_formula():
+    spec = _spec()
+    c = spec.case("17x1000")
+    x = decode(spec.inputs(c)["x"], c.dtype).astype(np.float64)
+    ref = spec.reference(c, {"x": spec.inputs(c)["x"]})["y"]
+    direct = np.empty_like(x)
+    for i, row in enumerate(x):  # the textbook formula, row by row, float64
+        e = np.exp(row - row.max())
+        direct[i] = e / e.sum()
+    assert np.allclose(ref, direct, rtol=1e-14, atol=0)
+    assert np.allclose(ref.sum(1), 1.0, rtol=1e-13)
+
+
+def test_inputs_have_the_traps_and_no_all_neg_inf_row():
+    spec = _spec()
+    for c in spec.test_cases:
+        x = decode(spec.inputs(c)["x"], c.dtype)
+        assert np.isfinite(x).any(axis=1).all(), c.name  # never a whole row of −inf
+        y = spec.reference(c, {"x": spec.inputs(c)["x"]})["y"]
+        assert np.isfinite(y).all(), c.name
+    c = spec.case("17x1000")
+    x = decode(spec.inputs(c)["x"], c.dtype)
+    assert np.abs(x[1]).max() > 1e4 and x[2].min() > 9e3 and x[3].max() < -9e3
+    assert np.isneginf(x[4]).any() and np.isneginf(x[5]).mean() > 0.3
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = np.exp(x.astype(np.float32))
+        naive = naive / naive.sum(1, keepdims=True)
+    assert not np.isfinite(naive).all()  # without the max subtraction: Inf/NaN
+
+
+def _fp32_softmax(x: np.ndarray, acc) -> np.ndarray:
+    """fp32 softmax with the sum in ``acc`` (serial per 32 lanes, then pairwise)."""
+    x = x.astype(np.float32)
+    m = x.max(1, keepdims=True)
+    e = np.exp2((x - m) * np.float32(1.4426950408889634)).astype(np.float32)
+    n = e.shape[1]
+    t = np.concatenate([e, np.zeros((e.shape[0], (-n) % 32), np.float32)], 1).reshape(e.shape[0], -1, 32)
+    s = np.zeros((e.shape[0], 32), acc)
+    for k in range(t.shape[1]):
+        s = (s + t[:, k].astype(acc)).astype(acc)
+    while s.shape[1] > 1:
+        s = (s[:, 0::2] + s[:, 1::2]).astype(acc)
+    return (e * (np.float32(1) / s.astype(np.float32))).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["13x7", "17x1000", "5x70000"])
+def test_tolerance_accepts_fp32_rejects_fp16_sum(name):
+    spec = _spec()
+    c = spec.case(name)
+    inputs = spec.inputs(c)
+    x, ref, tol = decode(inputs["x"], c.dtype), spec.reference(c, inputs)["y"], spec.tolerance(c)
+    assert compare(_fp32_softmax(x, np.float32), ref, tol).ok
+    with np.errstate(over="ignore"):
+        assert not compare(_fp32_softmax(x, np.float16), ref, tol).ok
+
+
+def test_bf16_tolerance_accepts_rounded_fp32_result():
+    spec = _spec()
+    c = spec.case("9x1025,bf16")
+    inputs = spec.inputs(c)
+    x, ref, tol = decode(inputs["x"], c.dtype), spec.reference(c, inputs)["y"], spec.tolerance(c)
+    y = decode(encode(_fp32_softmax(x, np.float32), "bf16"), "bf16")
+    assert compare(y, ref, tol).ok
+    trunc = (_fp32_softmax(x, np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)
+    assert not compare(trunc, ref, tol).ok  # truncation to bf16 errs by up to 2^-7: rejected
+
+
+def test_blockwise_verify_matches_full_compare():
+    """``verify`` on a shape above FULL_MAX recomputes the reference by blocks: it must accept a
+    correct output and reject one wrong element and one unwritten (NaN) row."""
+    import ops.softmax.spec as sm
+
+    c = Case("600x7001", {"m": 600, "n": 7001}, "fp32", seed=3)
+    assert c["m"] * c["n"] > sm.FULL_MAX
+    inputs = sm.SPEC.inputs(c)
+    assert sm.SPEC.reference(c, inputs) == {}
+    good = softmax_rows(inputs["x"]).astype(np.float32)
+    tol = sm.SPEC.tolerance(c)
+    assert sm.verify(c, inputs, {"y": good}, {}, tol).ok
+    bad = good.copy()
+    j = int(good[599].argmax())  # the row's largest output (others may be exact zeros)
+    bad[599, j] *= 1.001
+    r = sm.verify(c, inputs, {"y": bad}, {}, tol)
+    assert not r.ok and r.n_bad == 1 and r.mismatches[0]["index"] == (599, j)
+    bad = good.copy()
+    bad[300] = np.nan
+    assert not sm.verify(c, inputs, {"y": bad}, {}, tol).ok
+
+
+# -- planted wrong kernels, through the harness -------------------------------------------------
+
+EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.softmax_wrong"}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    from suite.worker import Pool
+
+    registry.discover()
+    before = set(registry.REGISTRY)
+    mod = sys.modules.get("tests.wrong.softmax_wrong")
+    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.softmax_wrong")
+    p = Pool(env=EXTRA)
+    yield p
+    p.close()
+    for key in set(registry.REGISTRY) - before:
+        del registry.REGISTRY[key]
+
+
+@pytest.mark.parametrize("variant", ["wrong_no_max", "wrong_low_precision_sum"])
+def test_wrong_kernels_rejected(pool, variant):
+    from suite.runner import execute, plan
+
+    p = plan(pool, size="test", check_only=True, ops=["softmax"], backends=["torch"], variants=[variant],
+             device="all")
+    rows = execute(pool, p.items, timeout=120)
+    spec = _spec()
+    # the traps it must fall into: no_max → rows of kind 1-3 (m ≥ 3: ±1e4 overflow); a 16-bit
+    # sum → any row of N > 1 (N = 1 is exactly 1 whatever the sum's precision)
+    must = {c.name for c in spec.test_cases if (c["m"] >= 3 if variant == "wrong_no_max" else c["n"] > 1)}
+    statuses = {r["case"]: r["status"] for r in rows}
+    assert must and all(statuses.get(n) == "failed" for n in must), statuses
+
+
+# -- triton for Hopper, without a GPU -----------------------------------------------------------
+
+def _hopper_jobs() -> dict:
+    try:
+        from backends.triton import compile_many_for_hopper
+        from ops.softmax import softmax_triton as st
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    jobs, names = [], []
+    for dt in ("fp32", "bf16"):
+        io = {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "N": "i32"}
+        d16 = ("x_ptr", "y_ptr", "N")
+        for fn, block, warps in ((st.softmax_three_pass, 4096, 8), (st.softmax_online, 4096, 8),
+                                 (st.softmax_fused, 16384, 16), (st.softmax_fused, 1024, 2)):
+            jobs.append((fn, io, {"BLOCK": block}, {"num_warps": warps, "divisible_by_16": d16}))
+            names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
+        jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
+                                        "n_blocks": "i64", "epoch": "i64"},
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0},
+                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
+        names.append(f"softmax_split/{dt}")
+    fails = []
+    for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
+        if "error" in out:
+            fails.append(f"{name}: {out['error'][:2000]}")
+        elif not any(k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]) and \
+                "/4096" not in name and "/1024" not in name:
+            fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
+    return {"fails": fails}
+
+
+def _child(q):
+    try:
+        q.put(_hopper_jobs())
+    except BaseException as e:  # noqa: BLE001
+        q.put({"fails": [repr(e)]})
+
+
+def test_triton_softmax_compiles_for_hopper():
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(q,), daemon=True)
+    p.start()
+    try:
+        res = q.get(timeout=900)
+    finally:
+        p.join(5)
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    assert not res["fails"], "\n".join(res["fails"])

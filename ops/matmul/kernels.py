@@ -66,6 +66,47 @@ def torch_matmul(be, case):
 
 # ---- cuda: tensor cores ---------------------------------------------------------------------
 
+_MMA_CU = source(__file__, "matmul_mma.cu")
+#: the block tile of matmul_mma.cu (fixed there: 8 warps of 64×64) and its pipeline depth
+_MMA_BM, _MMA_BN, _MMA_BK, _MMA_STAGES = 128, 256, 32, 4
+
+
+@kernel("matmul", "cuda", "mma_sync")
+def cuda_mma_sync(be, case):
+    """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
+    128×256×32 block tiles, 4-stage cp.async ring in 96 KiB of dynamic shared memory, ldmatrix
+    from XOR-swizzled tiles. Rows whose stride is not 16 bytes (K or N not a multiple of 8) are
+    copied into padded buffers inside the timed call."""
+    import numpy as np
+
+    _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32 and tf32: register_blocked)")
+    m, n, k = case["m"], case["n"], case["k"]
+    fn = be.compile(_MMA_CU, "matmul_mma_sync", {"BF16": int(case.dtype == "bf16"), "STAGES": _MMA_STAGES})
+    smem = _MMA_STAGES * (_MMA_BM * _MMA_BK + _MMA_BK * _MMA_BN) * 2
+    groups = (cdiv(m, _MMA_BM) * cdiv(n, _MMA_BN),)
+    kp, np_ = cdiv(k, 8) * 8, cdiv(n, 8) * 8
+    dims = [np.int32(m), np.int32(np_), np.int32(kp)]
+
+    def launch(a, b, c):
+        be.launch(fn, groups, (256,), [a, b, c, *dims], shared_mem=smem)
+
+    if (kp, np_) == (k, n) or be.device.mode == "compile":
+        return lambda ins, outs: launch(ins["A"], ins["B"], outs["C"])
+    import cupy
+
+    ap = cupy.zeros((m, kp), np.uint16)  # zero padding, written once
+    bp = cupy.zeros((kp, np_), np.uint16)
+    cp = cupy.empty((m, np_), np.uint16)
+
+    def run(ins, outs):
+        ap[:, :k] = ins["A"]
+        bp[:k, :n] = ins["B"]
+        launch(ap, bp, cp)
+        outs["C"][...] = cp[:, :n]
+
+    run.info = {"padded": True}
+    return run
+
 # ---- triton ---------------------------------------------------------------------------------
 
 #: autotune configs per kind of case: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages); the

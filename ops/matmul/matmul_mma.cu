@@ -1,0 +1,186 @@
+// matmul_mma.cu — C = A·B on tensor cores with mma.sync (sm_80+), fp16 or bf16 operands, fp32
+// accumulation, row-major A [M, K], B [K, N], C [M, N] in the operand type (raw 16-bit words).
+// Reads (M·K + K·N)·2 and writes M·N·2 bytes at the fewest; 2·M·N·K flops.
+//
+// Block tile BM×BN = 128×256, BK = 32; 256 threads = 8 warps in a 2 (M) × 4 (N) grid, each warp
+// a 64×64 tile of C = 4×8 mma.m16n8k16 tiles (128 fp32 accumulators per thread). Launch:
+// groups = ⌈M/128⌉·⌈N/256⌉ (1-D; blocks visit C tiles in groups of GROUP_M tile-rows so that
+// neighbouring blocks share B panels in L2), block = 256, dynamic shared memory
+// STAGES·(128·32 + 32·256)·2 bytes (96 KiB at 4 stages: above 48 KiB, opted in by the launcher).
+// Requires K % 8 == 0 and N % 8 == 0 (16-byte rows for cp.async; the factory pads other shapes).
+//
+// Pipeline: STAGES-deep ring of shared-memory tiles filled by cp.async (16 bytes per copy,
+// zero-filled past M, N and K), one __syncthreads per K tile. Fragments come from ldmatrix (A)
+// and ldmatrix.trans (B, stored k-major) out of XOR-swizzled tiles (no bank conflicts):
+//   A tile [128][4 chunks of 8]: chunk c of row r lives at chunk c ^ ((r >> 1) & 3)
+//   B tile [32][32 chunks of 8]: chunk c of row k lives at chunk c ^ (k & 7)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#ifndef BF16
+#define BF16 1
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+
+#define BM 128
+#define BN 256
+#define BK 32
+#define THREADS 256
+#define A_TILE (BM * BK)  // elements per stage
+#define B_TILE (BK * BN)
+
+typedef unsigned short u16;
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte global → shared copy; src_bytes = 0 writes zeros (out-of-bounds chunks)
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+#if BF16
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#endif
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// element offsets of the swizzled tiles (chunk = 8 elements = 16 bytes)
+__device__ __forceinline__ int a_off(int row, int chunk) { return row * BK + ((chunk ^ ((row >> 1) & 3)) << 3); }
+__device__ __forceinline__ int b_off(int k, int chunk) { return k * BN + ((chunk ^ (k & 7)) << 3); }
+
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+#if BF16
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+#else
+    __half2 v = __floats2half2_rn(lo, hi);
+#endif
+    return *reinterpret_cast<unsigned*>(&v);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
+    extern __shared__ __align__(128) u16 smem[];
+    u16* As = smem;                    // STAGES × [BM][BK]
+    u16* Bs = smem + STAGES * A_TILE;  // STAGES × [BK][BN]
+
+    // grouped tile order: GROUP_M tile-rows per group, walked column by column
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int in_group = GROUP_M * tiles_n;
+    const int first_m = (blockIdx.x / in_group) * GROUP_M;
+    const int size_m = min(tiles_m - first_m, GROUP_M);
+    const int bm = first_m + (blockIdx.x % in_group) % size_m;
+    const int bn = (blockIdx.x % in_group) / size_m;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 64;  // the warp's 64×64 tile in the block tile
+    const int row0 = bm * BM, col0 = bn * BN;
+
+    // copy K tile kt into stage s: A 512 chunks (2 per thread), B 1024 chunks (4 per thread)
+    auto load_tile = [&](int kt, int s) {
+        const int k0 = kt * BK;
+        const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int id = tid + i * THREADS, r = id >> 2, c = id & 3;
+            const int gr = row0 + r, gk = k0 + c * 8;
+            const bool ok = gr < M && gk < K;
+            const u16* src = A + (ok ? (size_t)gr * K + gk : 0);
+            cp_async16(a_s + a_off(r, c) * 2, src, ok ? 16 : 0);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int id = tid + i * THREADS, k = id >> 5, c = id & 31;
+            const int gk = k0 + k, gc = col0 + c * 8;
+            const bool ok = gk < K && gc < N;
+            const u16* src = B + (ok ? (size_t)gk * N + gc : 0);
+            cp_async16(b_s + b_off(k, c) * 2, src, ok ? 16 : 0);
+        }
+    };
+
+    float acc[4][8][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+    const int k_tiles = (K + BK - 1) / BK;
+    // prologue: STAGES-1 tiles in flight (empty groups past the end keep the count uniform)
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < k_tiles) load_tile(s, s);
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies) ...
+        __syncthreads();              // ... and everyone's; stage (kt-1)%STAGES is free again
+        {
+            const int nt = kt + STAGES - 1;  // refill the stage computed in the previous iteration
+            if (nt < k_tiles) load_tile(nt, nt % STAGES);
+            cp_async_commit();
+        }
+        const int s = kt % STAGES;
+        const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+            unsigned af[4][4], bf[8][2];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)  // A m16×k16: lanes 0-15 rows 0-15 at k 0-7, lanes 16-31 at k 8-15
+                ldmatrix_x4(af[i], a_s + a_off(wm + i * 16 + (lane & 15), kk * 2 + (lane >> 4)) * 2);
+#pragma unroll
+            for (int p = 0; p < 4; ++p) {  // B k16×n16 (two n8 tiles): matrices (k0-7|k8-15) × (n0-7|n8-15)
+                unsigned r[4];
+                const int k = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                ldmatrix_x4_trans(r, b_s + b_off(k, (wn + p * 16) / 8 + (lane >> 4)) * 2);
+                bf[2 * p][0] = r[0]; bf[2 * p][1] = r[1];
+                bf[2 * p + 1][0] = r[2]; bf[2 * p + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) mma16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
+        }
+    }
+    cp_async_wait<0>();
+
+    // epilogue: each thread holds (row = lane/4 [+8], col = 2·(lane%4) + {0,1}) of every m16n8 tile
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int r = row0 + wm + i * 16 + (lane >> 2);
+            const int c = col0 + wn + j * 8 + (lane & 3) * 2;  // N % 8 == 0: both columns in or out
+            if (c < N) {
+                if (r < M) *reinterpret_cast<unsigned*>(C + (size_t)r * N + c) = pack2(acc[i][j][0], acc[i][j][1]);
+                if (r + 8 < M)
+                    *reinterpret_cast<unsigned*>(C + (size_t)(r + 8) * N + c) = pack2(acc[i][j][2], acc[i][j][3]);
+            }
+        }
+    }
+}

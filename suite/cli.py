@@ -227,6 +227,8 @@ def run(
     dtype: Annotated[list[str] | None, typer.Option(
         "--dtype", metavar="DTYPE",
         help=f"only cases of this dtype (repeatable): {', '.join(DTYPES)}")] = None,
+    case: Annotated[list[str] | None, typer.Option(
+        "--case", metavar="CASE", help="only the case of this name (repeatable; see `solbench list`)")] = None,
     hot: Annotated[bool, typer.Option("--hot", help="no L2 flush between samples")] = False,
     check_only: Annotated[bool, typer.Option("--check-only", help="check, do not time")] = False,
     seed: Annotated[int | None, typer.Option(
@@ -270,7 +272,7 @@ def run(
     pool = Pool(env={SPLIT_CPU_ENV: "1"} if split_cpu else None)
     try:
         try:
-            p = plan(pool, op, backend, variant, devices or device, size, check_only, hot, seed, dtype)
+            p = plan(pool, op, backend, variant, devices or device, size, check_only, hot, seed, dtype, case)
         except ValueError as e:
             _fail(str(e))
         if not p.items:
@@ -459,9 +461,6 @@ def peaks(device: DeviceOpt = None,
         _fail(str(e))
     finally:
         pool.close()
-    for slug, pk in out.items():
-        if pk["measured"]:
-            console.print(f"wrote {sol.peaks_path(slug, root)}", highlight=False)
     t = Table(title="device ceilings")
     for c in ("device", "ceiling", "measured", "how", "theoretical", "source"):
         t.add_column(c)
@@ -472,6 +471,9 @@ def peaks(device: DeviceOpt = None,
             t.add_row(slug, key, f"{m['value'] / scale:.4g} {unit}" if m else "", m.get("how", ""),
                       f"{th['value'] / scale:.4g} {unit}" if th else "", th.get("source", ""))
     console.print(t)
+    for slug, pk in out.items():
+        if pk["measured"]:
+            console.print(f"wrote {sol.peaks_path(slug, root)}", highlight=False)
 
 
 # --- compare, nightly, dashboard (issue 11) ------------------------------------------------------

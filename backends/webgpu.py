@@ -52,6 +52,11 @@ _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x106B: "Apple", 0
             0x5143: "Qualcomm", 0x10005: "Mesa"}
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _ALIGN = 16
+#: lowers the workgroups per grid dimension the kernels may use (a test hook, set by the test
+#: session): with 65,535, only arrays past ~16.7 M elements (one per invocation) reach the second
+#: grid dimension, too large for CPU test runs; a lower cap exercises ``workgroup_id.y`` at
+#: test sizes, with the same linear group id, so a kernel that ignores it fails
+GRID_LIMIT_ENV = "SOLBENCH_WEBGPU_MAX_GROUPS"
 
 _FILL_WGSL = """
 struct P { words: u32, pattern: u32 }
@@ -145,6 +150,10 @@ class WebGPUBackend(Backend):
             required_limits={k: alim[k] for k in LIMITS if k in alim})
         self.queue = self.wdev.queue
         self.limits = dict(self.wdev.limits)
+        cap = os.environ.get(GRID_LIMIT_ENV)
+        if cap:  # test hook: make modest sizes use the 2-D grid (see GRID_LIMIT_ENV)
+            key = "max-compute-workgroups-per-dimension"
+            self.limits[key] = min(self.limits[key], int(cap))
         self._pending: list[tuple] = []
         self._pipelines: dict[tuple, Any] = {}
         self._layouts: dict[int, Any] = {}

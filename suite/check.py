@@ -50,8 +50,12 @@ CHUNK = 1 << 21
 def _chunk_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show: int):
     o = o.astype(np.float64)
     r = np.asarray(r, dtype=np.float64)
-    diff = np.abs(o - r)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(o - r)
     bad = ~(diff <= tol.atol + tol.rtol * np.abs(r))  # NaN compares False → bad
+    # where the reference (rounded to the output type) overflows, exactly its ±inf is right
+    inf_ref = np.isinf(r)
+    bad = np.where(inf_ref, o != r, bad)
     nonfinite = ~np.isfinite(o) & np.isfinite(r)
     bad |= nonfinite
     finite = np.where(np.isfinite(diff), diff, 0.0)

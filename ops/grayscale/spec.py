@@ -15,6 +15,10 @@ from suite.spec import Arg, Case, OpSpec, Tolerance, np_dtype
 # (H, W): a single pixel, odd widths that are not multiples of 4/16/32, one row, one column,
 # and images larger than one block.
 TEST_SHAPES = [(1, 1), (1, 3), (3, 1), (7, 13), (31, 33), (64, 129), (257, 255), (480, 641)]
+#: shapes from the kernels' own thresholds (256-thread blocks, 4 and 16 pixels per thread, so
+#: 1024/4096 pixels per block): even widths, multiples of 4 and 16, exactly one and two vec16
+#: blocks, one more vector than a block, and a power-of-two width over several blocks
+EVEN_SHAPES = [(2, 2), (4, 16), (16, 64), (1, 4096), (2, 4096), (3, 4112), (129, 512)]
 
 
 def signature(case: Case) -> dict[str, Arg]:
@@ -57,7 +61,8 @@ SPEC = OpSpec(
     bytes_moved=lambda c: 4 * c["h"] * c["w"] * np_dtype(c.dtype).itemsize,
     flops=lambda c: 5 * c["h"] * c["w"],
     tolerance=tolerance,
-    test_cases=_cases(TEST_SHAPES, "u8", 100) + _cases([(1, 1), (31, 33), (257, 255)], "fp32", 200),
+    test_cases=_cases(TEST_SHAPES, "u8", 100) + _cases([(1, 1), (31, 33), (257, 255)], "fp32", 200)
+    + _cases(EVEN_SHAPES, "u8", 150) + _cases([(4, 16), (2, 4096)], "fp32", 250),
     bench_cases={
         "gpu": _cases([(8192, 8192), (2160, 3840)], "u8", 300) + _cases([(8192, 8192)], "fp32", 400),
         "cpu": _cases([(2160, 3840)], "u8", 300) + _cases([(2160, 3840)], "fp32", 400),

@@ -1,8 +1,16 @@
-"""reduction: out = Σ x over a 1-D array (fp32 in/out, fp16 in with fp32 accumulation, int32 exact).
+"""reduction: out = Σ x over a 1-D array (fp32 in/out, fp16 in with fp32 accumulation, int32).
 
 Bytes: read x once, write one accumulator → n·itemsize + 4. Flops: n (one add per element).
-Inputs: floats in [0.5, 1.5) with one sign per case (``neg`` cases are all negative), so
-Σ|x| = |Σx| and the error bound below is a plain relative tolerance; int32 in ±[1, 100].
+Inputs (shared with ``scan``, see ``one_signed_inputs``):
+
+* fp32/fp16, by default: integers in ±[1, 100] of random sign. Every partial sum any summation
+  order forms is an integer far below 2^24 in magnitude, so fp32 accumulation is *exact* in any
+  order and the check is exact: a dropped element or tile changes the sum at every size (a
+  relative bound c·ε·⌈log2 n⌉ at n = 2^28 would admit ~7000 dropped elements).
+* fp32/fp16 cases marked ``rand``: floats in [0.5, 1.5) of one sign (``neg``: negative), so
+  Σ|x| = |Σx|: the rounding of real fp32 accumulation, held to c·ε·⌈log2 n⌉·Σ|x|.
+* int32: the full int32 range; the sum wraps modulo 2^32 (two's complement), which is what an
+  int32 accumulator gives in any order. A kernel that accumulates through float32 fails.
 """
 
 from __future__ import annotations
@@ -36,24 +44,46 @@ def make_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {"x": one_signed_inputs(case, rng)}
 
 
+#: magnitude of the integer-valued float inputs (see the module docstring)
+INT_MAX_ABS = 100
+
+
 def one_signed_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
-    """Shared with ``scan``: floats in ±[0.5, 1.5) of one sign per case, ints ±[1, 100]."""
+    """Shared with ``scan``: full-range int32; integer-valued floats in ±[1, 100]; or (``rand``)
+    floats in ±[0.5, 1.5) of one sign per case."""
     n, dt = case["n"], np_dtype(case.dtype)
     if dt.kind == "i":
-        # small non-zero values of random sign: |partial sums| stay far below 2^31
-        mag = rng.integers(1, 101, size=n, dtype=np.int32)
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, size=n, dtype=np.int64, endpoint=True).astype(dt)
+    if not case.dims.get("rand", 0):
+        mag = rng.integers(1, INT_MAX_ABS + 1, size=n)
         return np.where(rng.random(n) < 0.5, -mag, mag).astype(dt)
     sign = -1.0 if case.dims.get("neg", 0) else 1.0
     return (sign * (0.5 + rng.random(n, dtype=np.float32))).astype(dt)
 
 
+def exact_premise(x: np.ndarray) -> None:
+    """Integer-valued float inputs: every range sum (a tile's partial, a carry) is bounded by
+    twice the largest prefix sum; below 2^24 all of them are exact in fp32. Raises if not."""
+    if x.dtype.kind == "f" and x.size:
+        worst = 2 * float(np.abs(np.cumsum(x, dtype=np.float64)).max()) + INT_MAX_ABS
+        if worst >= 2.0**24:
+            raise ValueError(f"integer-valued inputs reach partial sums of {worst:.3g} >= 2^24: "
+                             "fp32 sums would not be exact (spec bug)")
+
+
 def reference(case: Case, x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    if not case.dims.get("rand", 0):
+        exact_premise(x["x"])
     return {"out": sum_reference(x["x"])}
 
 
 def tolerance(case: Case) -> Tolerance:
     if case.dtype == "i32":
-        return Tolerance.exact("int32 sum: exact (two's-complement wrap-around is associative)")
+        return Tolerance.exact("int32 sum: exact, modulo 2^32 (two's-complement wrap-around is associative)")
+    if not case.dims.get("rand", 0):
+        return Tolerance.exact("integer-valued inputs: every partial sum is an integer < 2^24, so fp32 "
+                               "accumulation is exact in any order; a dropped element or tile shows")
     # Any summation whose longest chain of dependent additions has depth d errs by at most
     # ~d·ε·Σ|x| (Higham, Accuracy & Stability §4.2); a tree has d = ⌈log2 n⌉. GPU kernels add
     # serial chains (per-thread coarsening loops, atomics over ≤2^16 per-thread partials, a
@@ -68,10 +98,10 @@ def tolerance(case: Case) -> Tolerance:
                             f"chains grow as √d)")
 
 
-def _cases(sizes, dtype, seed0, neg=False):
-    sfx = ("" if dtype == "fp32" else f",{dtype}") + (",neg" if neg else "")
-    return [Case(f"n={n}{sfx}", {"n": n, **({"neg": 1} if neg else {})}, dtype, seed0 + i)
-            for i, n in enumerate(sizes)]
+def _cases(sizes, dtype, seed0, neg=False, rand=False):
+    sfx = ("" if dtype == "fp32" else f",{dtype}") + (",rand" if rand else "") + (",neg" if neg else "")
+    flags = {**({"rand": 1} if rand else {}), **({"neg": 1} if neg else {})}
+    return [Case(f"n={n}{sfx}", {"n": n, **flags}, dtype, seed0 + i) for i, n in enumerate(sizes)]
 
 
 def _bench(n: int, label: str) -> list[Case]:
@@ -88,7 +118,8 @@ SPEC = OpSpec(
     flops=lambda c: c["n"],
     tolerance=tolerance,
     test_cases=_cases(TEST_SIZES, "fp32", 100)
-    + _cases([2, 4097], "fp32", 150, neg=True)
+    + _cases([1025, 65_537, 1_050_001], "fp32", 170, rand=True)
+    + _cases([2, 4097], "fp32", 150, neg=True, rand=True)
     + _cases([1, 1025, 65_537, 1_050_001], "fp16", 200)
     + _cases([1, 2, 1000, 4097, 65_537, 1_050_001], "i32", 300),
     bench_cases={"gpu": _bench(2**28, "2^28"), "cpu": _bench(2**24, "2^24")},

@@ -1,8 +1,10 @@
 """scan: inclusive prefix sum y[i] = Σ_{j<=i} x[j] over a 1-D array (fp32, int32 exact).
 
 Bytes: read x once, write y once → 2·n·itemsize. Flops: n (one add per element).
-Inputs as for ``reduction``: floats in [0.5, 1.5) of one sign per case, so the running Σ|x| of
-element i equals |y[i]|; int32 in ±[1, 100], whose running sums cannot overflow.
+Inputs as for ``reduction``: integer-valued floats in ±[1, 100] by default, whose running sums
+(and every tile's partial and carry) are exact in fp32, so the check is exact at every size; ``rand``
+cases: floats in [0.5, 1.5) of one sign, so the running Σ|x| of element i equals |y[i]|;
+int32 over the full range, every y[i] modulo 2^32 (two's complement).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import math
 
 import numpy as np
 
-from ops.reduction.spec import EPS32, one_signed_inputs
+from ops.reduction.spec import EPS32, exact_premise, one_signed_inputs
 from references.scan_reduce import inclusive_scan_reference
 from suite.spec import Arg, Case, OpSpec, Tolerance, np_dtype
 
@@ -33,12 +35,17 @@ def make_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def reference(case: Case, x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    if not case.dims.get("rand", 0):
+        exact_premise(x["x"])
     return {"y": inclusive_scan_reference(x["x"])}
 
 
 def tolerance(case: Case) -> Tolerance:
     if case.dtype == "i32":
-        return Tolerance.exact("int32 scan: exact (values in ±[1, 100] cannot overflow)")
+        return Tolerance.exact("int32 scan: exact, every prefix modulo 2^32 (two's-complement wrap-around)")
+    if not case.dims.get("rand", 0):
+        return Tolerance.exact("integer-valued inputs: every prefix, tile partial and carry is an integer "
+                               "< 2^24, exact in fp32; a lost tile or carry shows")
     # Element-wise: y[i] is a sum of i+1 terms through a tree of depth ~⌈log2 n⌉ (block scans,
     # the hierarchy's levels) plus serial chains (per-thread items, the carry of a look-back
     # over n/tile tiles). Worst case d·ε·Σ_{j<=i}|x_j| for depth d; the chains' rounding errors
@@ -51,10 +58,10 @@ def tolerance(case: Case) -> Tolerance:
                      reason=f"fp32 scan: {C_TOL}·ε·⌈log2 n⌉·running Σ|x| per element")
 
 
-def _cases(sizes, dtype, seed0, neg=False):
-    sfx = ("" if dtype == "fp32" else f",{dtype}") + (",neg" if neg else "")
-    return [Case(f"n={n}{sfx}", {"n": n, **({"neg": 1} if neg else {})}, dtype, seed0 + i)
-            for i, n in enumerate(sizes)]
+def _cases(sizes, dtype, seed0, neg=False, rand=False):
+    sfx = ("" if dtype == "fp32" else f",{dtype}") + (",rand" if rand else "") + (",neg" if neg else "")
+    flags = {**({"rand": 1} if rand else {}), **({"neg": 1} if neg else {})}
+    return [Case(f"n={n}{sfx}", {"n": n, **flags}, dtype, seed0 + i) for i, n in enumerate(sizes)]
 
 
 def _bench(n: int, label: str) -> list[Case]:
@@ -70,7 +77,8 @@ SPEC = OpSpec(
     flops=lambda c: c["n"],
     tolerance=tolerance,
     test_cases=_cases(TEST_SIZES, "fp32", 500)
-    + _cases([2, 4097], "fp32", 550, neg=True)
+    + _cases([1025, 65_537, 1_050_001], "fp32", 570, rand=True)
+    + _cases([2, 4097], "fp32", 550, neg=True, rand=True)
     + _cases([1, 2, 1025, 4097, 65_537, 1_050_001], "i32", 600),
     bench_cases={"gpu": _bench(2**28, "2^28"), "cpu": _bench(2**24, "2^24")},
     description="y = cumsum(x) (inclusive)",

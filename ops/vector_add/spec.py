@@ -12,6 +12,10 @@ from suite.spec import Arg, Case, OpSpec, Tolerance, elementwise_cases, np_dtype
 
 # 1, sizes that are not multiples of any block (4, 64, 128, 256, 1024, 4096), and several blocks.
 TEST_SIZES = [1, 2, 3, 5, 127, 1000, 1025, 4097, 65_537, 300_007]
+#: above 2^22 (2^22 + 12,033, a multiple of no block size): a tail dropped only past 2^22 shows;
+#: more than 16,384 workgroups of 256, so under the test session's WebGPU grid cap
+#: (SOLBENCH_WEBGPU_MAX_GROUPS=16384, conftest.py) the kernels use ``workgroup_id.y``
+LARGE_N = 2**22 + 12_033
 
 
 def signature(case: Case) -> dict[str, Arg]:
@@ -22,13 +26,23 @@ def signature(case: Case) -> dict[str, Arg]:
 
 def make_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
     n, dt = case["n"], np_dtype(case.dtype)
+    if case.dims.get("big"):
+        # magnitudes near the top of the type's range, random signs: about a quarter of the sums
+        # overflow to ±inf (fp16 max 65504), the rest are large finite values
+        top = float(np.finfo(dt).max)
+        mag = lambda: (0.3 + 0.7 * rng.random(n)) * top  # noqa: E731
+        sign = lambda: np.where(rng.random(n) < 0.5, -1.0, 1.0)  # noqa: E731
+        return {"a": (sign() * mag()).astype(dt), "b": (sign() * mag()).astype(dt)}
     # standard normal, shifted away from 0 in half the draws: never zeros, mixed signs
     return {"a": rng.standard_normal(n, dtype=np.float32).astype(dt),
             "b": (rng.standard_normal(n, dtype=np.float32) + 0.5).astype(dt)}
 
 
 def reference(case: Case, x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return {"c": vector_add(x["a"], x["b"])}
+    # the exact sum rounded to the output type: a correctly rounded add gives exactly this, and
+    # ±inf is the right answer where the rounded sum overflows (checked as equal infinities)
+    with np.errstate(over="ignore"):
+        return {"c": vector_add(x["a"], x["b"]).astype(np_dtype(case.dtype)).astype(np.float64)}
 
 
 def tolerance(case: Case):
@@ -49,7 +63,9 @@ SPEC = OpSpec(
     flops=lambda c: c["n"],
     tolerance=tolerance,
     test_cases=elementwise_cases("fp32", TEST_SIZES)
-    + [Case(f"n={n},fp16", {"n": n}, "fp16", seed=2000 + n) for n in (1, 1025, 65_537)],
+    + [Case(f"n={n},fp16", {"n": n}, "fp16", seed=2000 + n) for n in (1, 1025, 65_537)]
+    + [Case("n=4097,fp16,overflow", {"n": 4097, "big": 1}, "fp16", seed=2099)]
+    + [Case(f"n={LARGE_N}", {"n": LARGE_N}, "fp32", seed=1099)],
     bench_cases={
         "gpu": [Case("n=2^28", {"n": 2**28}, "fp32", seed=7),
                 Case("n=2^28,fp16", {"n": 2**28}, "fp16", seed=8)],

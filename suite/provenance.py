@@ -27,7 +27,7 @@ SOURCE_DIRS = ("suite", "backends", "ops", "references")
 def _git(*args: str) -> tuple[int, str]:
     try:
         r = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=20)
-        return r.returncode, r.stdout.strip()
+        return r.returncode, r.stdout
     except (OSError, subprocess.SubprocessError):
         return 1, ""
 
@@ -47,12 +47,12 @@ def git_info() -> dict[str, Any]:
     untracked files, results folders excepted), ``git_dirty_paths`` (first 20) and
     ``source_hash`` (``source_tree_hash``)."""
     code, sha = _git("rev-parse", "--verify", "--quiet", "HEAD")
-    sha = sha if code == 0 and len(sha) == 40 else None
+    sha = sha.strip() if code == 0 and len(sha.strip()) == 40 else None
     dirty_paths: list[str] = []
     if sha:
         code, out = _git("status", "--porcelain", "--untracked-files=all")
         if code == 0:
-            for line in out.splitlines():
+            for line in filter(None, out.splitlines()):
                 path = line[3:].split(" -> ")[-1].strip('"')
                 if not path.startswith(("results/", "results-local/")):
                     dirty_paths.append(path)

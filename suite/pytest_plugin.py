@@ -35,7 +35,7 @@ from rich.console import Console
 from suite import report, sol
 from suite import results as res
 from suite.registry import select
-from suite.runner import new_run, plan, write_run
+from suite.runner import new_run, peaks_file, plan, write_run
 from suite.worker import Pool
 
 OK = ("ok", "compiled")
@@ -160,6 +160,8 @@ def run_item(config, item):
     """Run one planned item in its worker; return the row (SOL figures derived)."""
     row = config._sb_pool.run(item, config.getoption("solbench_timeout"))
     sol.derive(row, sol.load_peaks(item.device_slug))
+    if row.get("peaks_used") is not None:
+        row["peaks_used"]["file"] = peaks_file(item.device_slug)
     return row
 
 

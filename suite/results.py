@@ -34,7 +34,7 @@ COLUMNS = ["run_id", "started_utc", "git_sha", "device", "backend", "op", "varia
            "size", "mode", "status", "message", "median_s", "min_s", "q1_s", "q3_s", "n", "rse", "timer",
            "cold", "gbps", "tflops", "pct_sol", "peak_source", "bound", "bytes", "flops",
            "max_abs_err", "max_rel_err", "rel_norm_err", "sm_mhz", "mem_mhz", "power_w", "throttle",
-           "compile_s"]
+           "compile_s", "flags", "sm_mhz_min_window", "mem_mhz_min_window", "start", "source_hash"]
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
@@ -158,7 +158,13 @@ def flat(row: dict[str, Any], run: dict[str, Any] | None = None) -> dict[str, An
            "timer": timing.get("method"),
            **{k: check.get(k) for k in ("max_abs_err", "max_rel_err", "rel_norm_err")},
            "sm_mhz": clk.get("sm_mhz"), "mem_mhz": clk.get("mem_mhz"), "power_w": clk.get("power_w"),
-           "throttle": ",".join(clk.get("throttle", [])) or None}
+           "throttle": ",".join(clk.get("throttle", [])) or None,
+           # measurement integrity (issue 9): why a timing is suspect, clocks during the window,
+           # how the window opened, the kernel source that produced the row
+           "flags": "; ".join(row.get("flags") or timing.get("flags") or []) or None,
+           "sm_mhz_min_window": (timing.get("clocks") or {}).get("sm_mhz_min"),
+           "mem_mhz_min_window": (timing.get("clocks") or {}).get("mem_mhz_min"),
+           "start": timing.get("start"), "source_hash": (row.get("source") or {}).get("hash")}
     if run:
         out.update(run_id=run.get("id"), started_utc=run.get("started_utc"), git_sha=run.get("git_sha"))
     return {k: out.get(k) for k in COLUMNS}

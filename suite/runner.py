@@ -17,6 +17,7 @@ from typing import Any
 
 from suite import results as res
 from suite import sol
+from suite.provenance import git_info
 from suite.registry import get_spec, select
 from suite.worker import Item, Pool
 
@@ -139,6 +140,7 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
     ``on_row`` is called as each finishes (from the device threads, one call at a time).
     """
     peaks = {slug: sol.load_peaks(slug) for slug in {it.device_slug for it in items}}
+    peaks_files = {slug: peaks_file(slug) for slug in peaks}
     rows: list[dict[str, Any] | None] = [None] * len(items)
     lock = threading.Lock()
     stop = threading.Event()
@@ -151,6 +153,8 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
             it = items[i]
             row = pool.run(it, timeout)
             sol.derive(row, peaks[it.device_slug])
+            if row.get("peaks_used") is not None:
+                row["peaks_used"]["file"] = peaks_files[it.device_slug]
             rows[i] = row
             if on_row:
                 with lock:
@@ -183,10 +187,23 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
     return rows  # type: ignore[return-value]
 
 
+def peaks_file(slug: str) -> dict[str, Any] | None:
+    """The peaks file ``sol.load_peaks`` reads for ``slug`` (first hit of its search folders):
+    path and sha256, recorded with every row's % SOL."""
+    import hashlib
+
+    for root in sol.peaks_search():
+        p = Path(root) / slug / "peaks.json"
+        if p.is_file():
+            return {"path": str(p.relative_to(res.ROOT)) if p.resolve().is_relative_to(res.ROOT) else str(p),
+                    "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+    return None
+
+
 def new_run(argv: list[str] | None = None) -> dict[str, Any]:
     now = _dt.datetime.now(_dt.UTC)
     return {"id": now.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6],
-            "started_utc": now.isoformat(timespec="seconds"), **res.git_info(),
+            "started_utc": now.isoformat(timespec="seconds"), **git_info(),
             "argv": list(sys.argv if argv is None else argv),
             "host": {"hostname": platform.node(), "python": platform.python_version(),
                      "platform": platform.platform()}}

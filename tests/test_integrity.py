@@ -94,6 +94,12 @@ def test_timed_output_is_checked(pool):
     assert r["status"] == "ok", r["message"]
     assert list(r["checks"]) == ["first", "timed", "second-input"]
     assert r["seed"] is not None and r["timing"]["n"] >= 5
+    if r.get("pct_sol") is not None:  # the CPU's peaks are committed: the file used is named
+        assert r["peaks_used"]["file"]["path"].endswith("peaks.json") and r["peaks_used"]["bandwidth"]
+    from suite.results import flat
+
+    f = flat(r)
+    assert f["start"] == "user-event-gate" and f["source_hash"] == r["source"]["hash"]
 
 
 # -- out-of-bounds writes and modified inputs ------------------------------------------------------

@@ -112,14 +112,14 @@ def cuda_mma_sync(be, case):
 #: autotune configs per kind of case: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages); the
 #: winner and the tuning time are recorded per device in the row (``kernel_info``)
 _TRITON_CONFIGS = {
-    "tensor": [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4),
-               (64, 256, 64, 4, 4), (128, 64, 64, 4, 4)],
-    "tf32": [(128, 128, 32, 8, 3), (128, 256, 32, 8, 3), (128, 128, 32, 4, 4), (64, 128, 32, 4, 4)],
-    "fma": [(128, 128, 32, 8, 3), (128, 128, 16, 8, 4), (128, 64, 32, 4, 4), (64, 128, 32, 4, 3)],
+    "tensor": [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4)],
+    "tf32": [(128, 128, 32, 8, 3), (128, 256, 32, 8, 3), (128, 128, 32, 4, 4)],
+    "fma": [(128, 128, 32, 8, 3), (128, 128, 16, 8, 4), (128, 64, 32, 4, 4)],
     # skinny M (≤ 64): memory-bound, many narrow column panels with long K steps in flight
-    "skinny": [(16, 64, 256, 4, 4), (16, 32, 512, 4, 3), (16, 128, 128, 4, 4), (16, 64, 128, 4, 6),
-               (16, 32, 256, 2, 6)],
+    "skinny": [(16, 64, 256, 4, 4), (16, 32, 512, 4, 3), (16, 128, 128, 4, 4), (16, 32, 256, 2, 6)],
 }
+#: below this M·N·K no autotuning (test shapes): the first config of the kind is used
+_TRITON_TUNE_MIN = 2**30
 #: one small config for the interpreter (no autotuning on the CPU)
 _TRITON_INTERPRET = (64, 64, 64, 4, 1)
 
@@ -160,9 +160,14 @@ def _padded_operands(be, case, align_elems: int):
     return prepare, finish, (ap, bp, cp)
 
 
-def _autotuned(fn, configs, key, pre_hook=None):
+def _autotuned(fn, case, key, pre_hook=None):
+    """``fn`` autotuned over the configs of the case's kind (only the first below
+    ``_TRITON_TUNE_MIN``: test shapes are for correctness, not for tuning)."""
     import triton
 
+    configs = _TRITON_CONFIGS[_triton_kind(case)]
+    if case["m"] * case["n"] * case["k"] < _TRITON_TUNE_MIN:
+        configs = configs[:1]
     return triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=w,
                                           num_stages=st, pre_hook=pre_hook)
                             for bm, bn, bk, w, st in configs], key=key)(fn)
@@ -211,7 +216,7 @@ def triton_grouped(be, case):
         meta = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": st,
                 "UPCAST": True}
     else:
-        kern = _autotuned(matmul_grouped, _TRITON_CONFIGS[_triton_kind(case)], ["M", "N", "K", "stride_am"])
+        kern = _autotuned(matmul_grouped, case, ["M", "N", "K", "stride_am"])
         meta = {}
     elem = 16 // (4 if case.dtype == "fp32" else 2)
     prepare, finish, padded = (None, None, None) if interp else _padded_operands(be, case, elem)
@@ -265,7 +270,7 @@ def triton_persistent(be, case):
         kern, meta = matmul_persistent, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
                                          "num_stages": st, "UPCAST": True}
     else:
-        kern = _autotuned(matmul_persistent, _TRITON_CONFIGS[_triton_kind(case)], ["M", "N", "K"], set_blocks)
+        kern = _autotuned(matmul_persistent, case, ["M", "N", "K"], set_blocks)
         meta = {}
     elem = 16 // (4 if case.dtype == "fp32" else 2)
     prepare, finish, padded = _padded_operands(be, case, elem)

@@ -173,7 +173,8 @@ def _compile_in_child(jobs) -> list[dict[str, Any]]:
     return json.loads(r.stdout.rsplit("@@RESULT@@", 1)[1])
 
 
-def _compile_here(jit_fn, signature, constexprs, *, num_warps=4, num_stages=3, arch=90, divisible_by_16=()):
+def _compile_here(jit_fn, signature, constexprs, *, num_warps=4, num_stages=3, arch=90, divisible_by_16=(),
+                  stages=False):
     from collections import Counter
 
     import triton
@@ -196,12 +197,19 @@ def _compile_here(jit_fn, signature, constexprs, *, num_warps=4, num_stages=3, a
            "smem_bytes": int(getattr(kernel.metadata, "shared", 0) or 0),
            "global_accesses": dict(Counter(re.findall(r"\b((?:ld|st)\.global[\w.]*)", ptx))),
            "registers": None, "spill_bytes": None, "resource_log": ""}
+    if stages:  # every intermediate form, for `solbench inspect` (SASS below, where cuobjdump runs)
+        out["asm"] = {k: v for k, v in kernel.asm.items() if isinstance(v, str)}
+        out["num_stages"] = num_stages
     tool = _nvidia_tool("cuobjdump")
     if tool and "cubin" in kernel.asm:
         with tempfile.TemporaryDirectory() as d:
             cubin = Path(d) / "k.cubin"
             cubin.write_bytes(kernel.asm["cubin"])
             r = subprocess.run([tool, "-res-usage", str(cubin)], capture_output=True, text=True, timeout=60)
+            if stages:
+                sass = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=60)
+                out["asm"]["sass"] = sass.stdout if sass.returncode == 0 else f"(cuobjdump -sass failed: " \
+                                                                                f"{sass.stderr.strip()[:300]})"
         log = (r.stdout + r.stderr).strip()
         out["resource_log"] = log
         if m := re.search(r"REG:(\d+)", log):

@@ -614,6 +614,51 @@ def dashboard(
     console.print(f"wrote {page}  (open file://{page.resolve()})", highlight=False)
 
 
+@app.command("inspect")
+def inspect_(
+    op: Annotated[str, typer.Argument(help="operator")],
+    backend: Annotated[str, typer.Option("--backend", help="cuda | triton | opencl | webgpu")],
+    variant: Annotated[list[str] | None, typer.Option("--variant", help="variant (repeatable)")] = None,
+    stage: Annotated[str | None, typer.Option(
+        "--stage", help="print this stage: cuda ptx|sass|log; triton ttir|ttgir|llir|ptx|sass; "
+                        "opencl binary|log; webgpu wgsl")] = None,
+    arch: Annotated[str, typer.Option("--arch", help="CUDA/Triton target (no GPU needed)")] = "sm_90",
+    case: Annotated[str | None, typer.Option("--case", help="case (default: first GPU bench case)")] = None,
+    summary: Annotated[bool, typer.Option("--summary", help="one table: registers, spills, shared memory, "
+                                                             "vector loads / shfl / mma present")] = False,
+):
+    """What each backend compiled (measurement integrity, issue 9): IR, PTX, SASS, binaries, WGSL."""
+    from suite.inspect import STAGES, inspect_kernels
+
+    if backend not in STAGES:
+        _fail(f"unknown backend {backend!r} for inspect; valid: {', '.join(STAGES)}")
+    if stage and stage not in STAGES[backend]:
+        _fail(f"unknown stage {stage!r} for {backend}; valid: {', '.join(STAGES[backend])}")
+    try:
+        recs = inspect_kernels(op, backend, variant, case, arch)
+    except (ValueError, KeyError, RuntimeError) as e:
+        _fail(str(e))
+    if summary or not stage:
+        t = Table(title=f"solbench inspect {op} --backend {backend} ({arch})")
+        for c in ("variant", "entry", "regs", "spill B", "smem B", "vec ld", "shfl", "mma", "note"):
+            t.add_column(c)
+        for r in recs:
+            m = r.get("markers") or {}
+            yes = {True: "yes", False: "no"}
+            num = ["" if r.get(k) is None else str(r[k]) for k in ("registers", "spill_bytes", "smem_bytes")]
+            t.add_row(r["variant"], r.get("entry", ""), *num,
+                      *(yes.get(m.get(k), "") for k in ("vec_load", "shfl", "mma")),
+                      escape((r.get("error") or r.get("note") or "")[:80]))
+        console.print(t)
+        if not stage:
+            console.print(f"stages: {', '.join(STAGES[backend])} (--stage S prints one)")
+            return
+    for r in recs:
+        console.print(f"[bold]// {op}/{backend}/{r['variant']} {r.get('entry', '')} ({r['case']})[/bold]")
+        console.print(escape(r.get("stages", {}).get(stage) or r.get("error") or "(not available)"),
+                      highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     discover()

@@ -1,0 +1,300 @@
+"""``solbench inspect``: what each backend compiled, on any machine (no GPU needed).
+
+For each registered kernel of an op and backend, the factory is run on a case (the op's first GPU
+bench case unless ``--case`` names one) with every compile call recorded, and the recorded
+program is compiled again for inspection:
+
+* cuda: NVRTC for ``--arch`` (an ``-arch=`` in the kernel's own options wins): PTX, SASS from
+  the CUBIN through ``cuobjdump -sass`` (the copy in Triton's wheel or on PATH; said so where
+  absent), and the ptxas resource report (registers, shared memory, spills);
+* triton: the launch the factory makes is captured in the interpreter (not run) and compiled
+  ahead of time for ``--arch``: TTIR, TTGIR, LLVM IR, PTX, SASS, with num_warps, num_stages,
+  shared memory, registers and spills;
+* opencl: the platform's program binary (PTX text on NVIDIA; PoCL's is a binary, shown by size)
+  and the build log;
+* webgpu: the WGSL after placeholder substitution; what naga translates it to is not exposed by
+  wgpu-py (the naga CLI, where installed, gives SPIR-V).
+
+``summary`` rows carry registers, spills, shared memory and whether the intended instructions are
+present: 16-byte vector loads (``ld.global.v4``/``LDG.E.128``), warp shuffles (``shfl``/``SHFL``),
+tensor-core MMAs (``mma``/``wgmma``, ``HMMA``/``HGMMA``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+STAGES = {"cuda": ("ptx", "sass", "log"), "triton": ("ttir", "ttgir", "llir", "ptx", "sass"),
+          "opencl": ("binary", "log"), "webgpu": ("wgsl",)}
+
+#: intended instructions, searched in PTX and SASS
+MARKERS = {"vec_load": (r"ld\.global(?:\.nc)?(?:\.L\w+::\w+)*\.v[248]", r"LDG\.E\.(?:64|128)"),
+           "shfl": (r"\bshfl\.sync", r"\bSHFL\."),
+           "mma": (r"\b(?:w?gmma|mma)\.", r"\b(?:HMMA|HGMMA|IMMA|QGMMA)\b")}
+
+
+def markers(ptx: str = "", sass: str = "") -> dict[str, bool]:
+    return {k: bool(re.search(p, ptx or "")) or bool(re.search(s, sass or ""))
+            for k, (p, s) in MARKERS.items()}
+
+
+def ptx_of_entry(ptx: str, entry: str) -> str:
+    """The ``.entry entry(...) { ... }`` of a PTX module (the whole text if not found)."""
+    m = re.search(rf"\.entry\s+{re.escape(entry)}\s*\(", ptx)
+    if not m:
+        return ptx
+    nxt = re.search(r"\.entry\s+\w+\s*\(", ptx[m.end():])
+    return ptx[m.start(): m.end() + nxt.start() if nxt else len(ptx)]
+
+
+def sass_of_entry(sass: str, entry: str) -> str:
+    """The ``Function : entry`` section of ``cuobjdump -sass`` output (the whole text if not found)."""
+    parts = re.split(r"(?=\n\s*Function : )", sass)
+    hit = [p for p in parts if re.search(rf"Function : {re.escape(entry)}\s", p)]
+    return hit[0] if hit else sass
+
+
+def _cuobjdump() -> str | None:
+    try:
+        from backends.triton import _nvidia_tool
+
+        return _nvidia_tool("cuobjdump")
+    except Exception:  # noqa: BLE001 - no triton: PATH only
+        return shutil.which("cuobjdump")
+
+
+def sass_of(cubin: bytes) -> str:
+    tool = _cuobjdump()
+    if not tool:
+        return "(no cuobjdump here: install the CUDA toolkit or triton to see SASS)"
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "k.cubin"
+        p.write_bytes(cubin)
+        r = subprocess.run([tool, "-sass", str(p)], capture_output=True, text=True, timeout=120)
+    return r.stdout if r.returncode == 0 else f"(cuobjdump -sass failed: {r.stderr.strip()[:300]})"
+
+
+def _nvrtc(src: str, name: str, opts: list[str]) -> tuple[str, bytes, str]:
+    """(ptx, cubin, log) of one NVRTC compile; RuntimeError with the log on failure."""
+    from cuda.bindings import nvrtc
+
+    ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
+    _, prog = nvrtc.nvrtcCreateProgram(src.encode(), name.encode(), 0, [], [])
+    try:
+        (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        log_s = log.rstrip(b"\0").decode(errors="replace").strip()
+        if res != ok:
+            raise RuntimeError(f"NVRTC: {name} failed ({' '.join(opts)}):\n{log_s}")
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        ptx = b" " * size
+        nvrtc.nvrtcGetPTX(prog, ptx)
+        cubin = b""
+        err, size = nvrtc.nvrtcGetCUBINSize(prog)
+        if err == ok and size:
+            cubin = b" " * size
+            nvrtc.nvrtcGetCUBIN(prog, cubin)
+        return ptx.rstrip(b"\0").decode(), cubin, log_s
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+# ---- per backend --------------------------------------------------------------------------------
+
+def _cuda(calls, arch: str) -> list[dict[str, Any]]:
+    from backends import cuda as cu
+
+    out = []
+    for args, kwargs in calls:
+        path, entry = Path(args[0]), args[1]
+        defines = args[2] if len(args) > 2 else kwargs.get("defines")
+        options = tuple(args[3] if len(args) > 3 else kwargs.get("options", ()))
+        want, extra = cu.split_arch(options)
+        a = want or arch
+        inc = tuple(f"-I{d}" for d in cu.cuda_include_dirs())
+        opts = [*cu.BASE_OPTIONS, *cu._define_options(defines), *extra, *inc, f"-arch={a}",
+                "--ptxas-options=-v"]
+        ptx, cubin, log = _nvrtc(path.read_text(), path.name, opts)
+        rep = cu.parse_ptxas_report(log, entry)
+        sass = sass_of(cubin) if cubin else "(NVRTC gave no CUBIN)"
+        out.append({"entry": entry, "file": path.name, "arch": a, "options": " ".join(opts[:-1]),
+                    "registers": rep["registers"], "spill_bytes": rep["spill_bytes"],
+                    "smem_bytes": rep["smem_bytes"],
+                    "stages": {"ptx": ptx_of_entry(ptx, entry), "sass": sass_of_entry(sass, entry),
+                               "log": log}})
+    return out
+
+
+def _triton_sig(v) -> str:
+    import torch
+
+    if isinstance(v, torch.Tensor):
+        t = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.int32: "i32",
+             torch.uint8: "u8", torch.int64: "i64", torch.uint32: "u32", torch.int8: "i8",
+             torch.float64: "fp64", torch.uint16: "u16"}[v.dtype]
+        return "*" + t
+    if isinstance(v, bool):
+        return "i1"
+    if isinstance(v, int):
+        return "i32" if -(2**31) <= v < 2**31 else "i64"
+    if isinstance(v, float):
+        return "fp32"
+    raise TypeError(f"cannot type a Triton argument {type(v).__name__}")
+
+
+def capture_triton(run, ins, outs) -> list[tuple]:
+    """The Triton launches ``run`` makes, captured instead of executed (interpreter mode):
+    (jit function, args, kwargs) each."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    seen: list[tuple] = []
+    orig = InterpretedFunction.run
+
+    def record(self, *args, grid, warmup, **kwargs):
+        seen.append((self, args, kwargs))
+
+    InterpretedFunction.run = record
+    try:
+        run(ins, outs)
+    finally:
+        InterpretedFunction.run = orig
+    return seen
+
+
+def _triton(launches, arch: str) -> list[dict[str, Any]]:
+    from backends.triton import _jit_function, compile_many_for_hopper
+
+    jobs = []
+    for fn, args, kwargs in launches:
+        jit = _jit_function(fn)
+        names = jit.arg_names
+        cexpr = {p.name for p in jit.params if p.is_constexpr}
+        sig, constexprs, div16 = {}, {}, []
+        bound = dict(zip(names, args, strict=False))
+        bound.update({k: v for k, v in kwargs.items() if k in names})
+        for k, v in bound.items():
+            if k in cexpr:
+                constexprs[k] = v
+                continue
+            sig[k] = _triton_sig(v)
+            if sig[k].startswith("*") or (isinstance(v, int) and not isinstance(v, bool) and v % 16 == 0):
+                div16.append(k)
+        opts = {"num_warps": kwargs.get("num_warps", 4), "num_stages": kwargs.get("num_stages", 3),
+                "arch": int(arch.removeprefix("sm_").rstrip("a")), "divisible_by_16": div16, "stages": True}
+        jobs.append((fn, sig, constexprs, opts))
+    out = []
+    for (fn, _, cx, o), r in zip(jobs, compile_many_for_hopper(jobs), strict=True):
+        if "error" in r:
+            out.append({"entry": getattr(getattr(fn, "fn", fn), "__name__", "?"), "error": r["error"]})
+            continue
+        out.append({"entry": r["name"], "arch": r["arch"], "num_warps": r["num_warps"],
+                    "num_stages": o["num_stages"], "constexprs": cx, "registers": r["registers"],
+                    "spill_bytes": r["spill_bytes"], "smem_bytes": r["smem_bytes"],
+                    "stages": r.get("asm", {"ptx": r["ptx"]})})
+    return out
+
+
+def _opencl(be, calls) -> list[dict[str, Any]]:
+    import pyopencl as cl
+
+    out = []
+    for args, kwargs in calls:
+        path, entry = Path(args[0]), args[1]
+        k = be.compile(*args, **kwargs)
+        prog = k.program
+        binary = prog.get_info(cl.program_info.BINARIES)[0]
+        log = prog.get_build_info(be.cl_device, cl.program_build_info.LOG)
+        text = binary.decode(errors="replace") if binary[:64].isascii() else \
+            f"({len(binary)} bytes of {be.device.vendor or 'platform'} binary; not text)"
+        out.append({"entry": entry, "file": path.name, "stages": {"binary": text, "log": log.strip()},
+                    "registers": None, "spill_bytes": None, "smem_bytes": None})
+    return out
+
+
+def _webgpu(be, calls) -> list[dict[str, Any]]:
+    out = []
+    for src, entry, *rest in calls:
+        naga = shutil.which("naga")
+        note = "" if naga else "(naga's translation is not exposed by wgpu-py; install naga-cli for SPIR-V)"
+        out.append({"entry": entry, "file": rest[0] if rest else "", "stages": {"wgsl": src}, "note": note,
+                    "registers": None, "spill_bytes": None, "smem_bytes": None})
+    return out
+
+
+# ---- driver -------------------------------------------------------------------------------------
+
+def _record_sources(be):
+    """Record ``compile_source`` (WebGPU: the WGSL after substitution) calls on ``be``."""
+    seen: list[tuple] = []
+    orig = be.compile_source
+
+    def rec(src, entry, label=""):
+        seen.append((src, entry, label))
+        return orig(src, entry, label)
+
+    be.compile_source = rec
+    return seen
+
+
+def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None = None,
+                    arch: str = "sm_90") -> list[dict[str, Any]]:
+    """One record per compiled program of each selected kernel: backend, variant, case, entry,
+    registers/spills/shared memory where known, ``stages`` (stage name → text), ``markers``."""
+    from backends import backend_class
+    from suite.provenance import recording_compiles
+    from suite.registry import get_spec, select
+
+    spec = get_spec(op)
+    case = spec.case(case_name) if case_name else (spec.cases("bench", "gpu") or spec.test_cases)[0]
+    cls = backend_class(backend)
+    devs = [d for d in cls.devices() if d.usable]
+    if not devs:
+        raise RuntimeError(f"no usable {backend} device here")
+    be = cls(devs[0])
+    out = []
+    for e in select([op], [backend], variants):
+        if e.dtypes and case.dtype not in e.dtypes:
+            continue
+        base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
+        try:
+            wgsl = _record_sources(be) if backend == "webgpu" else []
+            with recording_compiles(be) as calls:
+                run = e.factory(be, case)
+            if backend == "webgpu":
+                del be.compile_source
+                recs = _webgpu(be, wgsl)
+            elif backend == "cuda":
+                recs = _cuda(calls, arch)
+            elif backend == "opencl":
+                recs = _opencl(be, calls)
+            elif backend == "triton":
+                # nothing runs: 16-element stand-ins of the arguments' dtypes carry the types
+                # (pointers are 16-byte aligned as the real ones are); sizes come from the case
+                import torch
+
+                from backends.torch import TORCH_DTYPES
+                from suite.spec import np_dtype
+
+                sig = spec.signature(case)
+                bufs = {k: torch.empty(16, dtype=TORCH_DTYPES[np_dtype(a.dtype).name])
+                        for k, a in sig.items()}
+                ins = {k: v for k, v in bufs.items() if sig[k].role == "in"}
+                outs = {k: v for k, v in bufs.items() if sig[k].role == "out"}
+                recs = _triton(capture_triton(run, ins, outs), arch)
+            else:
+                recs = [{"entry": "-", "note": "torch: the baseline compiles nothing of ours", "stages": {}}]
+        except Exception as ex:  # noqa: BLE001 - reported per kernel
+            out.append({**base, "entry": "-", "error": f"{type(ex).__name__}: {ex}", "stages": {}})
+            continue
+        for r in recs:
+            st = r.get("stages", {})
+            r["markers"] = markers(st.get("ptx", "") or st.get("binary", ""), st.get("sass", ""))
+            out.append({**base, **r})
+    return out

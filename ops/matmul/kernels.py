@@ -376,7 +376,8 @@ def cuda_register_blocked(be, case):
     return _cuda_simt(be, case, "matmul_register_blocked", _simt_rb_defs(_SIMT_RB_GPU), bm, bn, (nt, 1))
 
 
-def _opencl_simt(be, case, entry: str, defs: dict, bm: int, bn: int, block: tuple[int, ...]):
+def _opencl_simt(be, case, entry: str, defs: dict, bm: int, bn: int, block: tuple[int, ...],
+                 options: tuple[str, ...] = ()):
     m, n, k = _simt_case(case, "OpenCL")
     if max(m * k, k * n, m * n) >= 2**31:
         raise Unsupported("OpenCL SIMT kernels take int dimensions: a matrix has ≥ 2^31 elements")
@@ -386,7 +387,7 @@ def _opencl_simt(be, case, entry: str, defs: dict, bm: int, bn: int, block: tupl
     have = int(be.cl_device.max_work_group_size)
     if wg > have:
         raise Unsupported(f"{entry} needs work-groups of {wg}; the device allows {have}")
-    prog = be.compile(_SIMT_CL, entry, {"DT": _SIMT_DT[case.dtype], **defs})
+    prog = be.compile(_SIMT_CL, entry, {"DT": _SIMT_DT[case.dtype], **defs}, options)
     grid = _simt_grid(case, bm, bn, 2**31 // max(bm, bn), "opencl")
 
     def run(ins, outs):
@@ -417,7 +418,10 @@ def opencl_register_blocked(be, case):
     tiles = _SIMT_RB_GPU if be.device.kind == "gpu" else _SIMT_RB_CPU
     bm, bn, _, tm, tn = tiles
     nt = (bm // tm) * (bn // tn)
-    return _opencl_simt(be, case, "matmul_register_blocked", _simt_rb_defs(tiles), bm, bn, (nt, 1))
+    # NVIDIA's OpenCL has no __launch_bounds__: cap registers at 128 so two 256-item groups fit an
+    # SM (what ptxas picks for matmul.cu's copy under __launch_bounds__(256): 127, no spills)
+    opts = ("-cl-nv-maxrregcount=128",) if "cl_nv_compiler_options" in be.device.features else ()
+    return _opencl_simt(be, case, "matmul_register_blocked", _simt_rb_defs(tiles), bm, bn, (nt, 1), opts)
 
 
 def _webgpu_simt(be, case, entry: str, tile: int, rb: tuple[int, ...], bm: int, bn: int):

@@ -276,6 +276,7 @@ class CudaBackend(Backend):
         self.compile_only = device.mode == "compile"
         self.compile_reports: list[dict[str, Any]] = []
         self._cache: dict[tuple, Any] = {}
+        self._smem_optin: dict[int, int] = {}  # id(kernel) → dynamic shared memory opted in
         self._flush = None
         self._spin = None
         self._blocker, self._blocker_why = None, ""
@@ -341,13 +342,13 @@ class CudaBackend(Backend):
         per-block limit; more raises Unsupported)."""
         if self.compile_only:
             raise Unsupported("compile-only device (no CUDA GPU): kernels compile but cannot run")
-        if shared_mem > 48 * 1024 and getattr(fn, "_solbench_smem", 0) < shared_mem:
+        if shared_mem > 48 * 1024 and self._smem_optin.get(id(fn), 0) < shared_mem:
             limit = self._dev.attributes.get("MaxSharedMemoryPerBlockOptin", 48 * 1024)
             if shared_mem + fn.shared_size_bytes > limit:
                 raise Unsupported(f"needs {shared_mem + fn.shared_size_bytes} bytes of shared memory; "
                                   f"the device allows {limit} per block")
             fn.max_dynamic_shared_size_bytes = shared_mem
-            fn._solbench_smem = shared_mem
+            self._smem_optin[id(fn)] = shared_mem  # (compiled functions live in self._cache)
         fn(tuple(groups), tuple(block), tuple(args), shared_mem=shared_mem)
 
     # -- memory ----------------------------------------------------------------------------

@@ -29,10 +29,10 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 def natural_key(text: str) -> tuple:
     """Sort key that orders numbers by value: n=2 < n=3 < n=1025 < n=2^28, 7x13 < 31x33."""
     out: list[Any] = []
-    for part in re.split(r"(\d+\^\d+|\d+)", str(text)):
+    for part in re.split(r"([0-9]+\^[0-9]+|[0-9]+)", str(text)):
         if not part:
             continue
-        if part[0].isdigit():
+        if part[0] in "0123456789":  # not str.isdigit: "³" (as in 128³) is a digit to it
             base, _, exp = part.partition("^")
             out.append((0, int(base) ** int(exp) if exp else int(base), ""))
         else:

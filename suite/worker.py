@@ -236,6 +236,7 @@ class Executor:
                 return not bad
 
             row["guards"] = "canary" if bufs.guarded else "none (bounds-checked by the API)"
+            row["device_kind"] = dev.kind  # the SOL rule (suite.sol.faster_than_light) needs it
             if not check("first", ins, inputs, refs, bufs.guards):
                 return row
             if not item.check_only:

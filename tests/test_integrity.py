@@ -303,6 +303,9 @@ def test_faster_than_light_is_invalid():
           "timing": {"median_s": 3 * 4 * 2**28 / 4.1e12}}  # 102.5 %: the ceiling's own noise
     sol.derive(ok, peaks)
     assert ok["status"] == "ok"
+    cpu = {**row, "status": "ok", "device_kind": "cpu", "message": ""}  # a stale CPU ceiling: flagged
+    sol.derive(cpu, peaks)
+    assert cpu["status"] == "ok" and cpu["flags"][0].startswith("above_sol")
 
 
 # -- clocks during the window: flags and one re-measure (fake clock reader) -------------------------

@@ -228,7 +228,7 @@ def run(
         "--dtype", metavar="DTYPE",
         help=f"only cases of this dtype (repeatable): {', '.join(DTYPES)}")] = None,
     case: Annotated[list[str] | None, typer.Option(
-        "--case", metavar="CASE", help="only the case of this name (repeatable; see `solbench list`)")] = None,
+        "--case", metavar="CASE", help="only the case of this name (repeatable)")] = None,
     hot: Annotated[bool, typer.Option("--hot", help="no L2 flush between samples")] = False,
     check_only: Annotated[bool, typer.Option("--check-only", help="check, do not time")] = False,
     seed: Annotated[int | None, typer.Option(
@@ -440,7 +440,9 @@ def peaks(device: DeviceOpt = None,
           timeout: Annotated[float, typer.Option(help="seconds per measurement (> 0)")] = 600.0,
           results_dir: Annotated[Path | None, typer.Option(
               metavar="DIR", help="where peaks.json goes (default: results-local/<device>/, git-ignored, "
-                                  "or $SOLBENCH_RESULTS; the committed results/ only when named)")] = None):
+                                  "or $SOLBENCH_RESULTS; the committed results/ only when named)")] = None,
+          gemm_only: Annotated[bool, typer.Option(
+              "--gemm-only", help="only the GEMM FLOP/s ceilings; keep the bandwidth ones")] = False):
     """Measure bandwidth and FLOP/s ceilings; store <results dir>/<device>/peaks.json."""
     from suite import sol
     from suite.peaks import measure_peaks
@@ -456,7 +458,7 @@ def peaks(device: DeviceOpt = None,
         with _Reporter("peaks") as prog:
             out = measure_peaks(pool, device, timeout,
                                 lambda it, row: prog.step(getattr(it, "id", str(it)), row),
-                                root=root, on_start=prog.start)
+                                root=root, on_start=prog.start, gemm_only=gemm_only)
     except ValueError as e:
         _fail(str(e))
     finally:

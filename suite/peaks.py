@@ -70,8 +70,12 @@ def torch_peaks(ex, device: int) -> dict[str, Any]:
 
 def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
                   on_row=None, root: Path | None = None,
-                  on_start: Callable[[int], None] | None = None) -> dict[str, dict[str, Any]]:
+                  on_start: Callable[[int], None] | None = None,
+                  gemm_only: bool = False) -> dict[str, dict[str, Any]]:
     """Measure and save peaks.json for every selected device; returns slug → peaks.
+
+    ``gemm_only``: re-measure only the GEMM (FLOP/s) ceilings and keep the stored bandwidth
+    figures (a few seconds per precision instead of every backend's bandwidth sweep).
 
     ``root``: the results folder to write to (default: the user's, see ``sol.peaks_path``).
     ``on_start(total)`` is told how many steps follow (kernel items and torch devices), each
@@ -79,7 +83,7 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
     """
     p = plan(pool, ops=["vector_add"], device=device, size="bench", dtypes=["fp32"],
              timing={"warmup_s": 0.3, "time_cap_s": 3.0})
-    items = [it for it in p.items if _runs(pool, it)]
+    items = [] if gemm_only else [it for it in p.items if _runs(pool, it)]
     torch_devs = [d for d in pool["torch"].probe() if d["slug"] in p.devices and not d["reason"]]
     if on_start:
         on_start(len(items) + len(torch_devs))
@@ -89,6 +93,11 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
     for slug in p.devices:
         peaks[slug] = {"device": slug, "measured_utc": now, "measured": {}, "candidates": [],
                        "theoretical": {}}
+        old = sol.load_peaks(slug) if gemm_only else None
+        if old:  # keep the stored bandwidth ceiling and its candidates
+            peaks[slug]["candidates"] = old.get("candidates", [])
+            if "bandwidth" in old.get("measured", {}):
+                peaks[slug]["measured"]["bandwidth"] = old["measured"]["bandwidth"]
     for r in rows:
         if r["status"] == "ok" and r.get("mode") == "run":
             t = r["timing"]["median_s"]
@@ -103,12 +112,13 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
         if "error" in tp:
             pk["torch_error"] = tp["error"]
             continue
-        pk["candidates"].append(tp["copy"])
+        if not gemm_only:
+            pk["candidates"].append(tp["copy"])
         for k, v in tp["gemm"].items():
             pk["measured"][k] = {**v, "source": "measured"}
         pk["theoretical"] = sol.theoretical(d["slug"], tp.get("ident", {}))
     for slug, pk in peaks.items():
-        if pk["candidates"]:
+        if pk["candidates"] and not gemm_only:
             best = max(pk["candidates"], key=lambda c: c["value"])
             pk["measured"]["bandwidth"] = {"value": best["value"], "how": best["how"], "source": "measured"}
         if not pk["theoretical"]:

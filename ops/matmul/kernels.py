@@ -303,6 +303,56 @@ def triton_persistent(be, case):
     run.info = {**info, "padded": prepare is not None}
     return run
 
+#: split-K configs for skinny M: (BLOCK_N, BLOCK_K, SPLIT, num_warps, num_stages)
+_SPLITK_CONFIGS = [(64, 128, 4, 4, 4), (64, 256, 4, 4, 3), (32, 256, 8, 4, 3), (128, 128, 2, 4, 4),
+                   (64, 128, 8, 4, 4)]
+_SPLITK_MAX = 8
+
+
+@kernel("matmul", "triton", "splitk")
+def triton_splitk(be, case):
+    """Skinny M ≤ 64 (LLM decode shapes, bound by reading B): every M row in one tile, K split
+    SPLIT ways so that cdiv(N, BLOCK_N)·SPLIT programs keep every SM streaming B; fp32 partials,
+    then one summing kernel rounds C once. Autotuned over (BLOCK_N, BLOCK_K, SPLIT)."""
+    import torch
+    import triton
+
+    from ops.matmul.matmul_triton import matmul_splitk, splitk_sum
+
+    _need(case, ("fp16", "bf16", "fp32", "tf32"), "not a Triton matmul precision")
+    m, n, k = case["m"], case["n"], case["k"]
+    if m > 64:
+        raise Unsupported(f"splitk is the skinny-M variant (M ≤ 64); M = {m}: use grouped/persistent")
+    bm = max(16, triton.next_power_of_2(m))
+    prec = _triton_precision(case)
+    interp = be.device.mode == "interpret"
+    ws = torch.empty((_SPLITK_MAX, m, n), dtype=torch.float32, device=be.dev)
+    cfgs = [(64, 64, 2, 4, 1)] if interp else _SPLITK_CONFIGS
+    if not interp and m * n * k < _TRITON_TUNE_MIN:
+        cfgs = cfgs[:1]
+    kern = matmul_splitk if interp else triton.autotune(
+        [triton.Config({"BLOCK_N": bn, "BLOCK_K": bk, "SPLIT": sp}, num_warps=w, num_stages=st)
+         for bn, bk, sp, w, st in cfgs], key=["M", "N", "K"])(matmul_splitk)
+    meta = ({"BLOCK_N": cfgs[0][0], "BLOCK_K": cfgs[0][1], "SPLIT": cfgs[0][2], "UPCAST": True}
+            if interp else {})
+
+    def launch(a, b, c):
+        grid = lambda mt: (triton.cdiv(n, mt["BLOCK_N"]), mt["SPLIT"])  # noqa: E731
+        kern[grid](a, b, ws, m, n, k, a.stride(0), b.stride(0), BLOCK_M=bm, PRECISION=prec, **meta)
+        split = meta["SPLIT"] if interp else kern.best_config.kwargs["SPLIT"]
+        splitk_sum[(triton.cdiv(m * n, 1024),)](ws, c, m * n, SPLIT=split, BLOCK=1024, UPCAST=interp)
+        return kern
+
+    info = {} if interp else _tune_now(be, case, launch)
+
+    def run(ins, outs):
+        launch(_torch_view(ins["A"], case.dtype), _torch_view(ins["B"], case.dtype),
+               _torch_view(outs["C"], case.dtype))
+
+    run.info = info
+    return run
+
+
 # ---- SIMT ladder: cuda, opencl, webgpu (naive, tiled_shared, register_blocked) ----------------
 #
 # One algorithm per variant in matmul.cu / matmul.cl / matmul.wgsl (same entry names), fp32 FMA

@@ -101,3 +101,42 @@ def matmul_persistent(a_desc, b_desc, c_desc, M, N, K,
                 a, b = a.to(tl.float32), b.to(tl.float32)
             acc = tl.dot(a, b, acc, input_precision=PRECISION)
         c_desc.store([om, on], _epilogue(acc, c_desc.dtype, UPCAST))  # TMA store, clipped at M, N
+
+
+@triton.jit
+def matmul_splitk(a_ptr, b_ptr, ws_ptr, M, N, K, stride_am, stride_bk,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT: tl.constexpr,
+                  PRECISION: tl.constexpr, UPCAST: tl.constexpr = False):
+    """Skinny M (≤ BLOCK_M): program (n, s) → all M rows × BLOCK_N columns over the s-th of SPLIT
+    slices of K, fp32 partial into ws[s, M, N]. Grid: (cdiv(N, BLOCK_N), SPLIT). Reads B once
+    (K·N·itemsize: the whole cost), A SPLIT·cdiv(N, BLOCK_N) times from L2; writes SPLIT·M·N·4."""
+    pid_n, pid_s = tl.program_id(0), tl.program_id(1)
+    k_per = tl.cdiv(tl.cdiv(K, SPLIT), BLOCK_K) * BLOCK_K
+    k0 = pid_s * k_per
+    offs_m = tl.arange(0, BLOCK_M) % M  # rows past M re-read valid rows (not stored)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(k0, tl.minimum(k0 + k_per, K), BLOCK_K):
+        ks = k + offs_k
+        a = tl.load(a_ptr + offs_m[:, None].to(tl.int64) * stride_am + ks[None, :], mask=ks[None, :] < K,
+                    other=0.0)
+        b = tl.load(b_ptr + ks[:, None].to(tl.int64) * stride_bk + offs_n[None, :],
+                    mask=(ks[:, None] < K) & (offs_n[None, :] < N), other=0.0)  # read B slice once
+        if UPCAST:
+            a, b = a.to(tl.float32), b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    rows = tl.arange(0, BLOCK_M)
+    ws = ws_ptr + pid_s.to(tl.int64) * M * N + rows[:, None] * N + offs_n[None, :]
+    tl.store(ws, acc, mask=(rows[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def splitk_sum(ws_ptr, c_ptr, MN, SPLIT: tl.constexpr, BLOCK: tl.constexpr, UPCAST: tl.constexpr = False):
+    """c[i] = Σ_s ws[s, i] in fp32, rounded once to C's type; grid cdiv(M·N, BLOCK)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < MN
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for s in range(SPLIT):
+        acc += tl.load(ws_ptr + s * MN + offs, mask=mask, other=0.0)
+    tl.store(c_ptr + offs, _epilogue(acc, c_ptr.dtype.element_ty, UPCAST), mask=mask)

@@ -82,12 +82,13 @@ def gpu_clocks(index: int, pci_bus_id: str | None = None) -> dict[str, Any]:
 
         h = _handle(index, pci_bus_id)
         mask = pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)
-        if h not in _max_clocks:  # the ceilings a low clock is judged against (suite.timing)
-            _max_clocks[h] = (pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
-                              pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM))
+        key = (index, pci_bus_id)  # NVML handles are ctypes pointers: unhashable
+        if key not in _max_clocks:  # the ceilings a low clock is judged against (suite.timing)
+            _max_clocks[key] = (pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+                                pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM))
         return {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
                 "mem_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
-                "sm_max_mhz": _max_clocks[h][0], "mem_max_mhz": _max_clocks[h][1],
+                "sm_max_mhz": _max_clocks[key][0], "mem_max_mhz": _max_clocks[key][1],
                 "power_w": round(pynvml.nvmlDeviceGetPowerUsage(h) / 1000, 1),
                 "temp_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
                 "throttle": [n for bit, n in _THROTTLE.items() if mask & bit]}

@@ -385,7 +385,7 @@ def test_progress_bar_has_eta_and_a_total(monkeypatch):
 def test_peaks_progress_lines_have_a_total(runner, tmp_path, monkeypatch):
     import suite.peaks
 
-    def fake(pool, device, timeout, on_row, root, on_start):
+    def fake(pool, device, timeout, on_row, root, on_start, gemm_only=False):
         on_start(2)
         on_row("vector_add/opencl/vec4/n=2^25@cpu-x", {"status": "ok"})
         on_row("torch copy + GEMM @cpu-x", {"copy": {}})

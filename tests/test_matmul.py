@@ -1,0 +1,137 @@
+"""matmul: the checker of big shapes (sampled rows/columns + Freivalds) rejects planted wrong
+products at bench size and accepts right ones; bf16 words round-trip; the Triton kernels compile
+for sm_90 without a GPU; the CUDA tensor-core source compiles with sm_90a options."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+from ops.matmul.spec import SPEC, freivalds
+from references.numerics import decode, encode, from_bf16, to_bf16
+from suite import registry
+from suite.check import verify
+
+
+def test_bf16_round_to_nearest_even():
+    x = np.array([1.0, 1.0 + 2**-8, 1.0 + 3 * 2**-8, -2.5e-3, 3.0e38, np.inf], np.float32)
+    got = from_bf16(to_bf16(x))
+    assert got[0] == 1.0 and got[1] == 1.0  # a tie rounds to the even neighbour
+    assert got[2] == np.float32(1.0 + 4 * 2**-8)
+    assert abs(got[3] - x[3]) <= 2**-9 * abs(x[3]) and np.isinf(got[5])
+    assert np.isnan(from_bf16(to_bf16(np.array([np.nan], np.float32))))[0]
+
+
+@pytest.fixture(scope="module")
+def bench_4097():
+    case = SPEC.case("4097³,bf16")
+    x = SPEC.inputs(case)
+    ref = SPEC.reference(case, x)
+    a, b = decode(x["A"], "bf16"), decode(x["B"], "bf16")
+    return case, x, ref, a, b, a @ b
+
+
+def _check(case, x, ref, c32):
+    return verify(SPEC, case, x, {"C": encode(c32, case.dtype)}, ref, SPEC.tolerance(case))
+
+
+def test_right_product_passes_at_bench_size(bench_4097):
+    case, x, ref, a, b, good = bench_4097
+    assert "rows" in ref  # the sampled + Freivalds path, not the full product
+    res = _check(case, x, ref, good)
+    assert res.ok, res.message
+
+
+def test_wrong_tile_caught_by_freivalds_alone(bench_4097):
+    case, x, ref, a, b, good = bench_4097
+    rows, cols = set(ref["rows"].tolist()), set(ref["cols"].tolist())
+    i0 = next(i for i in range(0, 4096, 128) if not rows & set(range(i0 := i, i + 128)))
+    j0 = next(j for j in range(0, 4096, 128) if not cols & set(range(j, j + 128)))
+    bad = good.copy()
+    bad[i0:i0 + 128, j0:j0 + 128] *= 0.9
+    c = decode(encode(bad, "bf16"), "bf16")
+    tol = SPEC.tolerance(case)
+    assert freivalds(case, c, ref, tol, float(ref["mAB"][0])).ok is False
+    res = _check(case, x, ref, bad)
+    assert not res.ok and "Freivalds" in res.message
+
+
+def test_skipped_k_remainder_rejected(bench_4097):
+    case, x, ref, a, b, good = bench_4097
+    res = _check(case, x, ref, a[:, :4096] @ b[:4096])
+    assert not res.ok
+
+
+def test_fp16_accumulation_rejected(bench_4097):
+    case, x, ref, a, b, good = bench_4097
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    acc = np.zeros(good.shape, np.float16)
+    for k0 in range(0, a.shape[1], 64):
+        acc = (acc.astype(np.float32) + a32[:, k0:k0 + 64] @ b32[k0:k0 + 64]).astype(np.float16)
+    res = _check(case, x, ref, acc.astype(np.float32))
+    assert not res.ok
+
+
+def test_nan_never_passes(bench_4097):
+    case, x, ref, a, b, good = bench_4097
+    bad = good.copy()
+    bad[4000, 17] = np.nan
+    assert not _check(case, x, ref, bad).ok
+
+
+@pytest.fixture()
+def wrong_kernels():
+    registry.discover()
+    before = set(registry.REGISTRY)
+    mod = sys.modules.get("tests.wrong.matmul_wrong")
+    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.matmul_wrong")
+    yield
+    for key in set(registry.REGISTRY) - before:
+        del registry.REGISTRY[key]
+
+
+@pytest.mark.parametrize("variant", ["wrong_one_tile", "wrong_skip_k_tail", "wrong_fp16_accumulate", "matmul"])
+def test_planted_kernels_through_the_harness(wrong_kernels, variant):
+    """The planted torch kernels, run by the worker on a bench case (sampled check), fail; the
+    real torch matmul passes the same check."""
+    from suite.worker import Executor, Item
+
+    ex = Executor("torch")
+    cpu = next(d for d in ex.devices if d.kind == "cpu")
+    row = ex.run(Item("matmul", "torch", variant, "2048³,bf16", cpu.index, cpu.slug, size="bench",
+                      check_only=True))
+    assert row["status"] == ("ok" if variant == "matmul" else "failed"), row["message"]
+
+
+def test_triton_matmul_compiles_for_hopper():
+    from backends.triton import compile_many_for_hopper
+    from ops.matmul.matmul_triton import matmul_grouped, matmul_splitk
+
+    sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
+    cx = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "PRECISION": "ieee", "UPCAST": False}
+    sk = {"a_ptr": "*bf16", "b_ptr": "*bf16", "ws_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+          "stride_am": "i32", "stride_bk": "i32"}
+    skc = {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 128, "SPLIT": 4, "PRECISION": "ieee", "UPCAST": False}
+    out = compile_many_for_hopper([
+        (matmul_grouped, sig, cx, {"num_warps": 8, "num_stages": 3,
+                                   "divisible_by_16": ("a_ptr", "b_ptr", "c_ptr", "stride_am", "stride_bk")}),
+        (matmul_splitk, sk, skc, {"num_warps": 4, "num_stages": 4, "divisible_by_16": ("a_ptr", "b_ptr")}),
+    ])
+    for o in out:
+        assert "error" not in o, o.get("error")
+        assert "mma" in o["ptx"]  # tensor-core instructions (wgmma or mma.sync)
+
+
+def test_cuda_mma_source_compiles_with_sm90a_options():
+    from backends.cuda import compile_nvrtc, nvrtc_available
+    from ops.matmul.kernels import _MMA_CU
+
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    (rep,) = compile_nvrtc(_MMA_CU.read_text(), _MMA_CU.name, "matmul_mma_sync", {"BF16": 1, "STAGES": 4},
+                           options=("-arch=sm_90a",))
+    assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255

@@ -48,7 +48,7 @@ def test_right_product_passes_at_bench_size(bench_4097):
 def test_wrong_tile_caught_by_freivalds_alone(bench_4097):
     case, x, ref, a, b, good = bench_4097
     rows, cols = set(ref["rows"].tolist()), set(ref["cols"].tolist())
-    i0 = next(i for i in range(0, 4096, 128) if not rows & set(range(i0 := i, i + 128)))
+    i0 = next(i for i in range(0, 4096, 128) if not rows & set(range(i, i + 128)))
     j0 = next(j for j in range(0, 4096, 128) if not cols & set(range(j, j + 128)))
     bad = good.copy()
     bad[i0:i0 + 128, j0:j0 + 128] *= 0.9
@@ -93,7 +93,8 @@ def wrong_kernels():
         del registry.REGISTRY[key]
 
 
-@pytest.mark.parametrize("variant", ["wrong_one_tile", "wrong_skip_k_tail", "wrong_fp16_accumulate", "matmul"])
+@pytest.mark.parametrize("variant", ["wrong_one_tile", "wrong_skip_k_tail", "wrong_fp16_accumulate",
+                                     "matmul"])
 def test_planted_kernels_through_the_harness(wrong_kernels, variant):
     """The planted torch kernels, run by the worker on a bench case (sampled check), fail; the
     real torch matmul passes the same check."""

@@ -168,6 +168,29 @@ def test_cli_no_run_writes_reports_and_exits_on_regression(tmp_path: Path, monke
     assert '"kind":"regression"' in page  # the night's marker is on the dashboard
 
 
+def test_nightly_runs_the_suite_then_reports(tmp_path: Path) -> None:
+    """The whole job on the CPU, run path included: `solbench nightly` starts `solbench run` (one
+    small selection here), the run file lands in the results folder, the history analysis reads it
+    and the report names the run; nothing regressed, so exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    out, rep = tmp_path / "res", tmp_path / "rep"
+    env = {**os.environ, "SOLBENCH_RESULTS": str(out)}
+    p = subprocess.run([sys.executable, "-m", "suite.cli", "nightly", "--op", "vector_add",
+                        "--backend", "torch",
+                        "--variant", "eager", "--size", "test", "--device", "cpu", "--no-peaks",
+                        "--results-dir", str(out), "--reports-dir", str(rep), "--no-dashboard"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    runs = list(out.rglob("run-*.json"))
+    assert len(runs) == 1
+    (js,) = rep.glob("*.json")
+    report = json.loads(js.read_text())
+    assert json.loads(runs[0].read_text())["run"]["id"] in json.dumps(report)
+
+
 # --- the GitHub workflow ------------------------------------------------------------------------
 
 WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"

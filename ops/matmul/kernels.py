@@ -84,7 +84,8 @@ def cuda_mma_sync(be, case):
     copied into padded buffers inside the timed call."""
     import numpy as np
 
-    _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32 and tf32: register_blocked)")
+    _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
+                                   "cores: Triton grouped/persistent, no CUDA kernel yet)")
     m, n, k = case["m"], case["n"], case["k"]
     fn = be.compile(_MMA_CU, "matmul_mma_sync", {"BF16": int(case.dtype == "bf16"), "STAGES": _MMA_STAGES})
     smem = _MMA_STAGES * (_MMA_BM * _MMA_BK + _MMA_BK * _MMA_BN) * 2

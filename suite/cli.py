@@ -552,6 +552,8 @@ def compare(
 @app.command()
 def nightly(
     op: OpOpt = None, backend: BackendOpt = None, variant: VariantOpt = None,
+    case: Annotated[list[str] | None, typer.Option(
+        "--case", metavar="CASE", help="only the case of this name (repeatable)")] = None,
     device: Annotated[str, typer.Option("--device", help="all | gpu | cpu | slug[,slug]: the devices to "
                                         "run (and report)")] = "all",
     size: Annotated[str, typer.Option(metavar="[test|bench]", help="case sizes to run")] = "bench",
@@ -591,7 +593,8 @@ def nightly(
         _fail(str(e))
     opt = JobOptions(results_dir=Path(results_dir) if results_dir else res.RESULTS_DIR,
                      reports_dir=reports_dir,
-                     ops=op, backends=backend, variants=variant, device=device, size=size, timeout=timeout,
+                     ops=op, backends=backend, variants=variant, cases=case, device=device, size=size,
+                     timeout=timeout,
                      run=not no_run, peaks=not no_peaks, peaks_max_age_days=peaks_max_age,
                      thresholds=_thresholds(thresholds, min_effect), min_runs=min_runs, window=window,
                      dashboard_out=None if no_dashboard else (dashboard_out or DEFAULT_OUT))

@@ -409,6 +409,7 @@ class JobOptions:
     ops: list[str] | None = None
     backends: list[str] | None = None
     variants: list[str] | None = None
+    cases: list[str] | None = None
     device: str = "all"
     size: str = "bench"
     timeout: float = 300.0
@@ -480,7 +481,8 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
                     peaks_note[slug] = f"kept (measured {pk['measured_utc']})"
         args = ["run", "--devices", opt.device, "--size", opt.size, "--timeout", str(opt.timeout),
                 "--results-dir", str(results_dir)]
-        for flag, vals in (("--op", opt.ops), ("--backend", opt.backends), ("--variant", opt.variants)):
+        for flag, vals in (("--op", opt.ops), ("--backend", opt.backends), ("--variant", opt.variants),
+                           ("--case", opt.cases)):
             for v in vals or []:
                 args += [flag, v]
         rc = _solbench(args, log)

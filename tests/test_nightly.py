@@ -180,7 +180,8 @@ def test_nightly_runs_the_suite_then_reports(tmp_path: Path) -> None:
     env = {**os.environ, "SOLBENCH_RESULTS": str(out)}
     p = subprocess.run([sys.executable, "-m", "suite.cli", "nightly", "--op", "vector_add",
                         "--backend", "torch",
-                        "--variant", "eager", "--size", "test", "--device", "cpu", "--no-peaks",
+                        "--variant", "eager", "--case", "n=4097", "--size", "test", "--device", "cpu",
+                        "--no-peaks",
                         "--results-dir", str(out), "--reports-dir", str(rep), "--no-dashboard"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]

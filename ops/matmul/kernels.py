@@ -200,6 +200,28 @@ def _tune_now(be, case, launch) -> dict:
                                                  "num_stages": best.num_stages}}
 
 
+def _triton_runner(be, case, launch, pad: bool):
+    """``run(ins, outs)`` of a Triton matmul: ``launch(a, b, c)`` is autotuned once here on scratch
+    operands (compiled devices only), then launched on the case's buffers — through copies padded
+    to 16-byte row strides inside the timed call when ``pad`` and the shape needs it."""
+    elem = 16 // (4 if case.dtype == "fp32" else 2)
+    prepare, finish, padded = _padded_operands(be, case, elem) if pad else (None, None, None)
+    tuned = lambda a, b, c: launch(*(padded or (a, b, c)))  # noqa: E731
+    info = {} if be.device.mode == "interpret" else _tune_now(be, case, tuned)
+
+    def run(ins, outs):
+        if prepare is not None:
+            prepare(ins, outs)
+            launch(*padded)
+            finish(ins, outs)
+        else:
+            launch(_torch_view(ins["A"], case.dtype), _torch_view(ins["B"], case.dtype),
+                   _torch_view(outs["C"], case.dtype))
+
+    run.info = {**info, "padded": prepare is not None}
+    return run
+
+
 def _triton_dtypes_ok(case) -> None:
     _need(case, ("fp32", "tf32", "fp16", "bf16"), "not a Triton matmul precision")
 
@@ -224,27 +246,13 @@ def triton_grouped(be, case):
     else:
         kern = _autotuned(matmul_grouped, case, ["M", "N", "K", "stride_am"])
         meta = {}
-    elem = 16 // (4 if case.dtype == "fp32" else 2)
-    prepare, finish, padded = (None, None, None) if interp else _padded_operands(be, case, elem)
 
     def launch(a, b, c):
         grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)  # noqa: E731
         kern[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), GROUP_M=8, PRECISION=prec, **meta)
         return kern
 
-    info = {} if interp else _tune_now(be, case, lambda a, b, c: launch(*(padded or (a, b, c))))
-
-    def run(ins, outs):
-        if prepare is not None:
-            prepare(ins, outs)
-            launch(*padded)
-            finish(ins, outs)
-        else:
-            launch(_torch_view(ins["A"], case.dtype), _torch_view(ins["B"], case.dtype),
-                   _torch_view(outs["C"], case.dtype))
-
-    run.info = {**info, "padded": prepare is not None}
-    return run
+    return _triton_runner(be, case, launch, pad=not interp)
 
 
 @kernel("matmul", "triton", "persistent")
@@ -278,8 +286,6 @@ def triton_persistent(be, case):
     else:
         kern = _autotuned(matmul_persistent, case, ["M", "N", "K"], set_blocks)
         meta = {}
-    elem = 16 // (4 if case.dtype == "fp32" else 2)
-    prepare, finish, padded = _padded_operands(be, case, elem)
     blk = [_TRITON_INTERPRET[0], _TRITON_INTERPRET[2]] if interp else [1, 1]  # reset by the pre-hook
 
     def launch(a, b, c):
@@ -290,19 +296,7 @@ def triton_persistent(be, case):
         kern[grid](ad, bd, cd, m, n, k, GROUP_M=8, NUM_SMS=sms, PRECISION=prec, **meta)
         return kern
 
-    info = {} if interp else _tune_now(be, case, lambda a, b, c: launch(*(padded or (a, b, c))))
-
-    def run(ins, outs):
-        if prepare is not None:
-            prepare(ins, outs)
-            launch(*padded)
-            finish(ins, outs)
-        else:
-            launch(_torch_view(ins["A"], case.dtype), _torch_view(ins["B"], case.dtype),
-                   _torch_view(outs["C"], case.dtype))
-
-    run.info = {**info, "padded": prepare is not None}
-    return run
+    return _triton_runner(be, case, launch, pad=True)  # TMA needs 16-byte row strides
 
 #: split-K configs for skinny M: (BLOCK_N, BLOCK_K, SPLIT, num_warps, num_stages)
 _SPLITK_CONFIGS = [(64, 128, 4, 4, 4), (64, 256, 4, 4, 3), (32, 256, 8, 4, 3), (128, 128, 2, 4, 4),
@@ -344,14 +338,7 @@ def triton_splitk(be, case):
         splitk_sum[(triton.cdiv(m * n, 1024),)](ws, c, m * n, SPLIT=split, BLOCK=1024, UPCAST=interp)
         return kern
 
-    info = {} if interp else _tune_now(be, case, launch)
-
-    def run(ins, outs):
-        launch(_torch_view(ins["A"], case.dtype), _torch_view(ins["B"], case.dtype),
-               _torch_view(outs["C"], case.dtype))
-
-    run.info = info
-    return run
+    return _triton_runner(be, case, launch, pad=False)
 
 
 # ---- SIMT ladder: cuda, opencl, webgpu (naive, tiled_shared, register_blocked) ----------------

@@ -22,6 +22,18 @@ def _store(outs, c, dtype: str) -> None:
     out.copy_(c)
 
 
+@kernel("matmul", "torch", "control_fp32_compute", dtypes=("bf16", "fp16", "fp32"))
+def control(be, case):
+    """Not wrong: the product in fp32, rounded once to the storage type — the control the checker
+    must accept (torch's own bf16 matmul on a CPU without bf16 units takes minutes at 2048³)."""
+
+    def run(ins, outs):
+        a, b = _operands(ins, case.dtype)
+        _store(outs, a @ b, case.dtype)
+
+    return run
+
+
 @kernel("matmul", "torch", "wrong_one_tile", dtypes=("bf16", "fp16", "fp32"))
 def one_tile(be, case):
     """Right everywhere but one 128×128 tile of C, 10 % off (a tile whose epilogue misbehaves)."""

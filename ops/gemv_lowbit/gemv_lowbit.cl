@@ -1,0 +1,152 @@
+// gemv_lowbit.cl — y[b, n] = Σ_k w[n, k]·x[b, k], W [N, K] in the low-bit formats of
+// references/lowbit.py (w4a16: offset-binary nibbles, k even in the low nibble, one fp16 scale
+// per 128 k; w8a16: int8, one fp16 scale per row), x fp16 [B, K], y fp16 [B, N], B ≤ 8.
+// Same algorithm as gemv_lowbit.cu; fp16 through vload_half / vstore_half_rte (core OpenCL C,
+// no cl_khr_fp16 needed). Bytes: packed W + scales + x + y (dequant_then_gemv adds the dense W
+// written and read, 2·2·N·K); flops 2·N·K·B. K is a multiple of 128.
+//
+// Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per load: 1, or 4 =
+// one 16-byte uint4 load), RPT (rows per team), TEAM (work-items per team, a power of two),
+// TEAMS (teams per work-group).
+// Thread → data: team t of work-group g owns rows n = (g·TEAMS + t)·RPT + r, r < RPT; its
+// work-item l loads units l, l+TEAM, ... of each row (unit = U words = U·32/BITS k values, inside
+// one scale group), sums the unit's exact q·x products in fp32, scales them (w4a16) and adds
+// them to an fp32 accumulator per (row, batch). The RPT·NB accumulators are reduced across the
+// team by a local-memory tree (PoCL and most CPU devices have no subgroup shuffles; the same
+// tree serves every device); work-item 0 of the team rounds once to fp16 and stores.
+// Launch: groups = (⌈N / (TEAMS·RPT)⌉), block = (TEAM·TEAMS).
+//
+//   gemv_lowbit      the GEMV above (fused: U=1, RPT=1, TEAM=64; fused_vec: U=4, RPT=4, TEAM=32)
+//   dequant_lowbit   work-item per 32-bit word (two k values) of the dense fp16 W:
+//                    W_dense[n, k] = fp16(q·s), rounded to nearest even
+
+#ifndef BITS
+#define BITS 4
+#endif
+#ifndef NB
+#define NB 1
+#endif
+#ifndef U
+#define U 1
+#endif
+#ifndef RPT
+#define RPT 1
+#endif
+#ifndef TEAM
+#define TEAM 64
+#endif
+#ifndef TEAMS
+#define TEAMS 2
+#endif
+
+#define GROUP 128
+#define VPW (32 / BITS)
+
+inline float wval(uint w, int e, __global const half* wh, size_t word) {
+#if BITS == 4
+    return (float)((int)((w >> (4 * e)) & 0xFu) - 8);
+#elif BITS == 8
+    return (float)(char)((w >> (8 * e)) & 0xFFu);
+#else
+    return vload_half(2 * word + e, wh);
+#endif
+}
+
+__kernel void gemv_lowbit(__global const uint* wq, __global const half* scales, __global const half* x,
+                          __global half* y, int N, int K) {
+    __local float red[TEAMS * TEAM];
+    const int lid = get_local_id(0);
+    const int lane = lid % TEAM;
+    const int team = lid / TEAM;
+    const int n0 = (get_group_id(0) * TEAMS + team) * RPT;
+    const int wpr = K / VPW;
+    const int upr = wpr / U;
+    __global const half* wh = (__global const half*)wq;
+    float acc[RPT][NB];
+    for (int r = 0; r < RPT; ++r)
+        for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
+
+    if (n0 < N) {
+        for (int u = lane; u < upr; u += TEAM) {
+            const int k0 = u * U * VPW;
+            uint wr[RPT][U];
+            for (int r = 0; r < RPT; ++r) {
+                const int n = min(n0 + r, N - 1);  // rows past N recompute row N-1, never stored
+                const size_t w0 = (size_t)n * wpr + (size_t)u * U;
+#if U == 4
+                const uint4 v = *((__global const uint4*)(wq + w0));  // one 16-byte load
+                wr[r][0] = v.x; wr[r][1] = v.y; wr[r][2] = v.z; wr[r][3] = v.w;
+#else
+                for (int j = 0; j < U; ++j) wr[r][j] = wq[w0 + j];
+#endif
+            }
+            float part[RPT][NB];
+            for (int r = 0; r < RPT; ++r)
+                for (int b = 0; b < NB; ++b) part[r][b] = 0.0f;
+            for (int j = 0; j < U; ++j) {
+                for (int e = 0; e < VPW; ++e) {
+                    const int k = k0 + j * VPW + e;
+                    float xv[NB];
+                    for (int b = 0; b < NB; ++b) xv[b] = vload_half((size_t)b * K + k, x);
+                    for (int r = 0; r < RPT; ++r) {
+                        const size_t word = (size_t)min(n0 + r, N - 1) * wpr + (size_t)u * U + j;
+                        const float w = wval(wr[r][j], e, wh, word);
+                        for (int b = 0; b < NB; ++b) part[r][b] = fma(w, xv[b], part[r][b]);
+                    }
+                }
+            }
+            for (int r = 0; r < RPT; ++r) {
+#if BITS == 4
+                const int n = min(n0 + r, N - 1);
+                const float s = vload_half((size_t)n * (K / GROUP) + k0 / GROUP, scales);
+                for (int b = 0; b < NB; ++b) acc[r][b] = fma(part[r][b], s, acc[r][b]);
+#else
+                for (int b = 0; b < NB; ++b) acc[r][b] += part[r][b];
+#endif
+            }
+        }
+    }
+    // team reductions: one local-memory tree per (row, batch); every work-item reaches every barrier
+    for (int r = 0; r < RPT; ++r) {
+        for (int b = 0; b < NB; ++b) {
+            red[lid] = acc[r][b];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int o = TEAM / 2; o > 0; o >>= 1) {
+                if (lane < o) red[lid] += red[lid + o];
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            const float total = red[team * TEAM];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int n = n0 + r;
+            if (lane == 0 && n < N) {
+#if BITS == 8
+                const float s = vload_half(n, scales);
+#else
+                const float s = 1.0f;
+#endif
+                vstore_half_rte(total * s, (size_t)b * N + n, y);
+            }
+        }
+    }
+}
+
+__kernel void dequant_lowbit(__global const uchar* wq, __global const half* scales, __global half* wd,
+                             int N, int K) {
+    const size_t i = get_global_id(0);  // word of wd: row n, k = 2·(i mod K/2)
+    if (i >= (size_t)N * (K / 2)) return;
+    const int n = (int)(i / (K / 2));
+    const int k = 2 * (int)(i % (K / 2));
+    float q0, q1, s;
+#if BITS == 4
+    const uint byte = wq[(size_t)n * (K / 2) + k / 2];
+    q0 = (float)((int)(byte & 0xFu) - 8);
+    q1 = (float)((int)(byte >> 4) - 8);
+    s = vload_half((size_t)n * (K / GROUP) + k / GROUP, scales);
+#else
+    q0 = (float)(char)wq[(size_t)n * K + k];
+    q1 = (float)(char)wq[(size_t)n * K + k + 1];
+    s = vload_half(n, scales);
+#endif
+    vstore_half_rte(q0 * s, 2 * i, wd);
+    vstore_half_rte(q1 * s, 2 * i + 1, wd);
+}

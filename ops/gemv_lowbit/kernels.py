@@ -1,0 +1,214 @@
+"""gemv_lowbit kernels: y = W·x with int4/int8 weights (formats: ``references/lowbit.py``).
+
+Variants, in every dialect (CUDA, OpenCL C, WGSL, Triton):
+
+- ``dequant_then_gemv``: two kernels per call — the packed weights are dequantised to a dense
+  fp16 W [N, K] in device memory (scratch allocated once), then a dense fp16 GEMV reads it back:
+  the slow path (packed read + 2·N·K·2 dense bytes written and read) a fused kernel must beat.
+- ``fused``: one kernel; each thread loads 32-bit words of packed weights (8 nibbles / 4 int8)
+  and unpacks them in registers inside the dot product; one row per team (CUDA: a warp, OpenCL
+  and WGSL: a work-group of 64, Triton: a block of rows).
+- ``fused_vec``: 16-byte packed loads (32 int4 or 16 int8 values per load), 4 rows per
+  warp/team sharing the x values, reduction across the team (CUDA warp shuffles; OpenCL and WGSL
+  local-memory trees — no subgroup path yet; Triton: int32 word tiles and ``tl.sum``).
+
+torch: ``dense`` (the weights dequantised once to fp16 outside the timed call, then ``x @ Wᵀ``
+through ``torch.mm``) and ``tinygemm`` (``torch.ops.aten._weight_int4pack_mm``: CUDA build,
+bf16 activations only, so Unsupported on the fp16 cases; the CPU build's port
+``_weight_int4pack_mm_for_cpu`` with its own packing ``_convert_weight_to_int4pack_for_cpu``,
+fp16 activations; w4a16 only).
+
+Every case is fp16 activations/output (bf16 cases are not built yet); B ≤ 8 (one accumulator per
+batch row in registers); K a multiple of 128 (the spec rejects other K).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backends.base import Unsupported
+from suite.registry import kernel, source
+
+GROUP = 128
+#: largest batch the register accumulators hold
+MAX_B = 8
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _dims(case) -> tuple[int, int, int, int]:
+    n, k, b, bits = case["n"], case["k"], case["b"], case["bits"]
+    if k % GROUP:
+        raise Unsupported(f"K = {k} is not a multiple of {GROUP} (rejected by the format)")
+    if b > MAX_B:
+        raise Unsupported(f"batch {b} > {MAX_B}: the GEMV kernels hold one accumulator per batch row")
+    if n * k >= 2**31:
+        raise Unsupported("int32 element indices: N·K >= 2^31")
+    return n, k, b, bits
+
+
+#: (U words per load, rows per team) of fused and fused_vec; dense GEMV: 16-byte loads, 1 row
+_SHAPES = {"fused": (1, 1), "fused_vec": (4, 4), "dense": (4, 1)}
+
+
+# ---- torch ----------------------------------------------------------------------------------
+
+
+def _torch_dense_w(case, ins):
+    """W [N, K] dequantised in fp32 (exact) from the device arrays, as torch tensors."""
+    import torch
+
+    n, k = case["n"], case["k"]
+    qw = ins["qweight"]
+    if case["bits"] == 4:
+        b = qw.to(torch.int16)
+        q = torch.stack(((b & 0xF) - 8, (b >> 4) - 8), dim=-1).reshape(n, k)
+        s = ins["scales"].float().repeat_interleave(GROUP, dim=1)
+    else:
+        q = qw.view(torch.int8)
+        s = ins["scales"].float()[:, None]
+    return q.float() * s
+
+
+@kernel("gemv_lowbit", "torch", "dense")
+def torch_dense(be, case):
+    """Weights dequantised to fp16 once, outside the timed call (on the first launch: inputs are
+    not known to the factory), then ``torch.mm(x, Wᵀ, out=y)`` — the dense fp16 GEMV a low-bit
+    kernel is compared with (it reads 2·N·K bytes of W, 4× the w4a16 bytes)."""
+    import torch
+
+    _dims(case)
+    cache = {}
+
+    def run(ins, outs):
+        key = ins["qweight"].data_ptr()
+        if cache.get("key") != key:
+            cache["key"], cache["w"] = key, _torch_dense_w(case, ins).half()
+        torch.mm(ins["x"], cache["w"].t(), out=outs["y"])
+
+    return run
+
+
+@kernel("gemv_lowbit", "torch", "tinygemm")
+def torch_tinygemm(be, case):
+    """tinygemm int4: ``_weight_int4pack_mm`` (CUDA, bf16 activations) or the CPU build's
+    ``_weight_int4pack_mm_for_cpu`` (fp16 accepted). Both take unsigned nibbles u = q + 8 (our
+    stored nibbles) and per-group (scale, zero) pairs with w = (u − 8)·scale + zero: zero = 0 is
+    this format exactly. Repacking (outside the timed call, on the first launch) uses the build's
+    own converter from the unpacked [N, K] int32 nibbles."""
+    import torch
+
+    n, k, b, bits = _dims(case)
+    if bits != 4:
+        raise Unsupported("tinygemm is int4 only (w8a16: no tinygemm kernel)")
+    aten = torch.ops.aten
+    cpu = be.device.kind == "cpu"
+    if cpu and not hasattr(aten, "_weight_int4pack_mm_for_cpu"):
+        raise Unsupported("this torch build has no _weight_int4pack_mm_for_cpu")
+    if not cpu:
+        if not hasattr(aten, "_weight_int4pack_mm"):
+            raise Unsupported("this torch build has no _weight_int4pack_mm")
+        raise Unsupported("tinygemm's CUDA kernel takes bf16 activations only; the cases are fp16 "
+                          "(rounding x to bf16 is a different problem): needs bf16 cases")
+    if n % 16:
+        raise Unsupported(f"_convert_weight_to_int4pack_for_cpu needs N divisible by 16; N = {n}")
+    cache = {}
+
+    def prepare(ins):
+        qw = ins["qweight"].to(torch.int32)
+        u = torch.stack((qw & 0xF, qw >> 4), dim=-1).reshape(n, k).contiguous()
+        packed = aten._convert_weight_to_int4pack_for_cpu(u, 1)
+        sz = torch.zeros((k // GROUP, n, 2), dtype=torch.float16, device=u.device)
+        sz[..., 0] = ins["scales"].t()
+        return packed, sz
+
+    def run(ins, outs):
+        key = ins["qweight"].data_ptr()
+        if cache.get("key") != key:
+            cache["key"], cache["args"] = key, prepare(ins)
+        packed, sz = cache["args"]
+        outs["y"].copy_(aten._weight_int4pack_mm_for_cpu(ins["x"], packed, GROUP, sz))
+
+    return run
+
+
+# ---- CUDA and OpenCL ------------------------------------------------------------------------
+
+_CU = source(__file__, "gemv_lowbit.cu")
+_CL = source(__file__, "gemv_lowbit.cl")
+
+
+def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool):
+    n, k, b, bits = _dims(case)
+    u, rpt = _SHAPES[shape]
+    defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt}
+    defs.update({"WARPS": teams} if path == _CU else {"TEAM": team, "TEAMS": teams})
+    prog = be.compile(path, "gemv_lowbit", defs)
+    grid, block = (cdiv(n, teams * rpt),), (team * teams,)
+    return prog, grid, block
+
+
+def _c_kernels(be, case, path, variant: str):
+    n, k, b, bits = _dims(case)
+    nn, kk = np.int32(n), np.int32(k)
+    if variant == "dequant_then_gemv":
+        dq = be.compile(path, "dequant_lowbit", {"BITS": bits})
+        gemv, grid, block = _c_gemv(be, case, path, "dense", 32 if path == _CU else 64,
+                                    4 if path == _CU else 2, True)
+        wd = be.empty((n, k), np.float16)
+        dgrid = (cdiv(n * k // 2, 256),)
+
+        def run(ins, outs):
+            be.launch(dq, dgrid, (256,), [ins["qweight"], ins["scales"], wd, nn, kk])
+            be.launch(gemv, grid, block, [wd, ins["scales"], ins["x"], outs["y"], nn, kk])
+
+        return run
+    if variant == "fused":
+        prog, grid, block = _c_gemv(be, case, path, "fused", 32 if path == _CU else 64,
+                                    4 if path == _CU else 2, False)
+    else:
+        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, 4 if path == _CU else 2, False)
+    return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
+                                                           nn, kk])
+
+
+@kernel("gemv_lowbit", "cuda", "dequant_then_gemv")
+def cuda_dequant_then_gemv(be, case):
+    """dequant_lowbit (thread per dense word) → dense fp16 W in memory → gemv_lowbit BITS=16
+    (warp per row, 16-byte loads, 4 warps per block)."""
+    return _c_kernels(be, case, _CU, "dequant_then_gemv")
+
+
+@kernel("gemv_lowbit", "cuda", "fused")
+def cuda_fused(be, case):
+    """Warp per row, 4-byte packed loads unpacked in registers, warp-shuffle reduction."""
+    return _c_kernels(be, case, _CU, "fused")
+
+
+@kernel("gemv_lowbit", "cuda", "fused_vec")
+def cuda_fused_vec(be, case):
+    """Warp per 4 rows, one 16-byte (uint4) packed load per row per step, x shared by the rows,
+    warp-shuffle reduction; 4 warps per block."""
+    return _c_kernels(be, case, _CU, "fused_vec")
+
+
+@kernel("gemv_lowbit", "opencl", "dequant_then_gemv")
+def opencl_dequant_then_gemv(be, case):
+    """dequant_lowbit (work-item per dense word) → dense fp16 W in memory → gemv_lowbit BITS=16
+    (64 work-items per row, 16-byte loads, local-memory tree)."""
+    return _c_kernels(be, case, _CL, "dequant_then_gemv")
+
+
+@kernel("gemv_lowbit", "opencl", "fused")
+def opencl_fused(be, case):
+    """64 work-items per row, 4-byte packed loads unpacked in registers, local-memory tree."""
+    return _c_kernels(be, case, _CL, "fused")
+
+
+@kernel("gemv_lowbit", "opencl", "fused_vec")
+def opencl_fused_vec(be, case):
+    """Team of 32 work-items per 4 rows, one 16-byte (uint4) packed load per row per step, x
+    shared by the rows, local-memory tree; 2 teams per work-group."""
+    return _c_kernels(be, case, _CL, "fused_vec")

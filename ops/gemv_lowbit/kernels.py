@@ -212,3 +212,63 @@ def opencl_fused_vec(be, case):
     """Team of 32 work-items per 4 rows, one 16-byte (uint4) packed load per row per step, x
     shared by the rows, local-memory tree; 2 teams per work-group."""
     return _c_kernels(be, case, _CL, "fused_vec")
+
+
+# ---- triton ---------------------------------------------------------------------------------
+
+#: K tile of every Triton kernel: one w4a16 scale group
+TRITON_BK = 128
+#: rows per program (fused: byte-indexed loads; fused_vec: int32 word tiles; dense GEMV)
+TRITON_BN = {0: 16, 1: 16, 2: 32}
+#: rows per program in the interpreter (its cost is per program and per tile, not per element)
+TRITON_BN_INTERPRET = 128
+
+
+def _pow2(v: int) -> int:
+    return 1 << max(0, int(v) - 1).bit_length()
+
+
+def _triton(be, case, mode: int):
+    import torch
+
+    from ops.gemv_lowbit.gemv_lowbit_triton import dequant_lowbit, gemv_lowbit
+
+    n, k, b, bits = _dims(case)
+    bn = TRITON_BN_INTERPRET if be.device.mode == "interpret" else TRITON_BN[mode]
+    bb = _pow2(b)
+    grid = (cdiv(n, bn),)
+    kw = {"BITS": bits, "MODE": mode, "BN": bn, "BK": TRITON_BK, "BB": bb, "num_warps": 4}
+    if mode == 0:
+        wd = torch.empty((n, k), dtype=torch.float16, device=be.dev)
+        dgrid = (cdiv(n, bn), k // TRITON_BK)
+
+        def run(ins, outs):
+            dequant_lowbit[dgrid](ins["qweight"], ins["scales"], wd, n, k, BITS=bits, BN=bn, BK=TRITON_BK)
+            gemv_lowbit[grid](wd, ins["scales"], ins["x"], outs["y"], n, k, b, **{**kw, "BITS": 16})
+
+        return run
+
+    def run(ins, outs):
+        w = ins["qweight"].view(torch.int32) if mode == 2 else ins["qweight"]
+        gemv_lowbit[grid](w, ins["scales"], ins["x"], outs["y"], n, k, b, **kw)
+
+    return run
+
+
+@kernel("gemv_lowbit", "triton", "dequant_then_gemv")
+def triton_dequant_then_gemv(be, case):
+    """dequant_lowbit (program per 16 rows × 128 k) → dense fp16 W → gemv_lowbit MODE 0."""
+    return _triton(be, case, 0)
+
+
+@kernel("gemv_lowbit", "triton", "fused")
+def triton_fused(be, case):
+    """Program per 16 rows; each k's packed byte loaded and its nibble shifted out in registers."""
+    return _triton(be, case, 1)
+
+
+@kernel("gemv_lowbit", "triton", "fused_vec")
+def triton_fused_vec(be, case):
+    """Program per 32 rows; packed weights loaded as int32 word tiles (16-byte vectors along a
+    row), split into nibbles/bytes by a broadcast shift, ``tl.sum`` over each 128-wide tile."""
+    return _triton(be, case, 2)

@@ -272,3 +272,70 @@ def triton_fused_vec(be, case):
     """Program per 32 rows; packed weights loaded as int32 word tiles (16-byte vectors along a
     row), split into nibbles/bytes by a broadcast shift, ``tl.sum`` over each 128-wide tile."""
     return _triton(be, case, 2)
+
+
+# ---- webgpu ---------------------------------------------------------------------------------
+
+_WGSL = source(__file__, "gemv_lowbit.wgsl")
+
+#: (U, RPT, TEAM, TEAMS) of the WGSL GEMV per shape
+_WGSL_SHAPES = {"fused": (1, 1, 64, 1), "fused_vec": (4, 4, 32, 2), "dense": (4, 1, 64, 1)}
+
+
+def _webgpu(be, case, variant: str):
+    n, k, b, bits = _dims(case)
+    if n * k >= 2**32:
+        raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
+    acc = be.empty((b * n,), np.float32)
+    dummy = be.empty((4,), np.uint32)
+    prm = np.array([n, k, b * n, 0], np.uint32)
+
+    def gemv(shape: str, wbits: int):
+        u, rpt, team, teams = _WGSL_SHAPES[shape]
+        defs = {"BITS": wbits, "NB": b, "U": u, "RPT": rpt, "TEAM": team, "WG": team * teams}
+        prog = be.compile(_WGSL, "gemv_lowbit", defs)
+        pack = be.compile(_WGSL, "gemv_pack", defs)
+        pgrid = be.grid_2d(cdiv(cdiv(b * n, 2), team * teams))
+        return prog, be.grid_2d(cdiv(n, teams * rpt)), pack, pgrid, defs
+
+    if variant == "dequant_then_gemv":
+        prog, grid, pack, pgrid, defs = gemv("dense", 16)
+        dq = be.compile(_WGSL, "dequant_lowbit", {**defs, "BITS": bits})
+        wd = be.empty((n, k), np.float16)
+        dgrid = be.grid_2d(cdiv(n * k // 2, defs["WG"]))
+
+        def run(ins, outs):
+            be.launch(dq, dgrid, None, [ins["qweight"], ins["scales"], ins["x"], acc, outs["y"], wd, prm])
+            be.launch(prog, grid, None, [wd, ins["scales"], ins["x"], acc, outs["y"], dummy, prm])
+            be.launch(pack, pgrid, None, [wd, ins["scales"], ins["x"], acc, outs["y"], dummy, prm])
+
+        return run
+    prog, grid, pack, pgrid, _ = gemv(variant, bits)
+
+    def run(ins, outs):
+        args = [ins["qweight"], ins["scales"], ins["x"], acc, outs["y"], dummy, prm]
+        be.launch(prog, grid, None, args)
+        be.launch(pack, pgrid, None, args)
+
+    return run
+
+
+@kernel("gemv_lowbit", "webgpu", "dequant_then_gemv")
+def webgpu_dequant_then_gemv(be, case):
+    """dequant_lowbit (invocation per dense word) → dense fp16 W → gemv_lowbit BITS 16 (64
+    invocations per row, 16-byte loads) → gemv_pack (fp32 sums → fp16 words)."""
+    return _webgpu(be, case, "dequant_then_gemv")
+
+
+@kernel("gemv_lowbit", "webgpu", "fused")
+def webgpu_fused(be, case):
+    """64 invocations per row, one packed word per load unpacked in registers, workgroup-memory
+    tree; gemv_pack rounds the fp32 sums to fp16 words."""
+    return _webgpu(be, case, "fused")
+
+
+@kernel("gemv_lowbit", "webgpu", "fused_vec")
+def webgpu_fused_vec(be, case):
+    """Team of 32 invocations per 4 rows, one 16-byte (vec4<u32>) packed load per row per step,
+    workgroup-memory tree (core WGSL has no subgroups); gemv_pack as in fused."""
+    return _webgpu(be, case, "fused_vec")

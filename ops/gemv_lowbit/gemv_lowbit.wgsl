@@ -1,0 +1,183 @@
+// gemv_lowbit.wgsl — y[b, n] = Σ_k w[n, k]·x[b, k], W [N, K] in the low-bit formats of
+// references/lowbit.py (w4a16: offset-binary nibbles, k even in the low nibble, one fp16 scale
+// per 128 k; w8a16: int8, one fp16 scale per row), x fp16 [B, K], y fp16 [B, N], B ≤ 8.
+// Bytes: packed W + scales + x + y, plus 2 × 4·B·N of the fp32 staging below (dequant_then_gemv
+// adds the dense W written and read, 2·2·N·K); flops 2·N·K·B. K is a multiple of 128.
+//
+// Core WGSL only (no shader-f16, no subgroups): fp16 is read with unpack2x16float (exact) and
+// written by f2h (round to nearest even in integer arithmetic; WGSL leaves pack2x16float's
+// rounding open). The weights are bound as array<vec4<u32>> (every row starts on 16 bytes), so
+// U = 4 is one 16-byte load and U = 1 one word of it. y cannot be stored element-wise (16-bit
+// halves of a shared word, odd N, rows of B straddling words), so gemv_lowbit writes fp32 sums
+// to `acc` and gemv_pack rounds word pairs to fp16. Every entry point touches every binding
+// (arrayLength) so all share one bind-group layout.
+//
+// Placeholders: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (words per load, 1 or 4), RPT
+// (rows per team), TEAM (invocations per team, a power of two), WG = TEAM·TEAMS.
+// Thread → data: team t of workgroup g (g = x + y·groups_x, grid_2d) owns rows
+// n = (g·TEAMS + t)·RPT + r; invocation l loads units l, l+TEAM, ... of each row (U words,
+// inside one scale group), sums the exact q·x products in fp32, scales (w4a16) and accumulates;
+// the RPT·NB sums are reduced across the team by a workgroup-memory tree; invocation 0 writes.
+//
+//   gemv_lowbit     groups ⌈N / (TEAMS·RPT)⌉ (fused: U 1, RPT 1, TEAM 64; fused_vec: U 4, RPT 4,
+//                   TEAM 32; dense GEMV: BITS 16, U 4, RPT 1, TEAM 64)
+//   gemv_pack       invocation per word of y (two fp16 of the flat [B, N]): ⌈B·N/2 / WG⌉ groups
+//   dequant_lowbit  invocation per word of the dense fp16 W (two k): ⌈N·K/2 / WG⌉ groups
+
+struct Params { n: u32, k: u32, total: u32, pad: u32 }
+
+@group(0) @binding(0) var<storage, read> wq: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> sc: array<u32>;
+@group(0) @binding(2) var<storage, read> xs: array<u32>;
+@group(0) @binding(3) var<storage, read_write> acc_out: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<u32>;
+@group(0) @binding(5) var<storage, read_write> wd: array<u32>;
+@group(0) @binding(6) var<uniform> p: Params;
+
+const BITS: u32 = {{BITS}}u;
+const NB: u32 = {{NB}}u;
+const U: u32 = {{U}}u;
+const RPT: u32 = {{RPT}}u;
+const TEAM: u32 = {{TEAM}}u;
+const WG: u32 = {{WG}}u;
+const TEAMS: u32 = WG / TEAM;
+const VPW: u32 = 32u / BITS;
+const RN: u32 = RPT * NB;
+const GROUP: u32 = 128u;
+
+var<workgroup> red: array<f32, WG>;
+
+fn touch() -> u32 {
+    return arrayLength(&wq) + arrayLength(&sc) + arrayLength(&xs) + arrayLength(&acc_out) + arrayLength(&y)
+        + arrayLength(&wd);
+}
+
+fn half_of(w: u32, hi: bool) -> f32 {
+    let v = unpack2x16float(w);
+    return select(v.x, v.y, hi);
+}
+
+fn scale(i: u32) -> f32 { return half_of(sc[i >> 1u], (i & 1u) == 1u); }
+fn xval(i: u32) -> f32 { return half_of(xs[i >> 1u], (i & 1u) == 1u); }
+
+// flat 32-bit word i of the weights
+fn wword(i: u32) -> u32 { return wq[i >> 2u][i & 3u]; }
+
+// value e of a weight word, as f32 (exact)
+fn wval(w: u32, e: u32) -> f32 {
+    if (BITS == 4u) { return f32(i32((w >> (4u * e)) & 15u) - 8); }
+    if (BITS == 8u) { return f32(bitcast<i32>(w << (24u - 8u * e)) >> 24u); }
+    return half_of(w, e == 1u);
+}
+
+// f32 → fp16 bits, round to nearest even (NaN → quiet NaN, ≥ 65520 → inf)
+fn f2h(f: f32) -> u32 {
+    let u = bitcast<u32>(f);
+    let sign = (u >> 16u) & 0x8000u;
+    let a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) { return sign | 0x7e00u; }
+    if (a >= 0x477ff000u) { return sign | 0x7c00u; }
+    if (a >= 0x38800000u) {  // fp16 normal: drop 13 mantissa bits, rebias the exponent by 112
+        let r = a - 0x38000000u;
+        return sign | ((r + 0xfffu + ((r >> 13u) & 1u)) >> 13u);
+    }
+    // fp16 subnormal: |f|·2^24 is exact in f32 (a power-of-two scale), round() ties to even
+    return sign | u32(round(abs(f) * 16777216.0));
+}
+
+@compute @workgroup_size(WG)
+fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    if (touch() == 0u) { return; }  // never: every buffer has ≥ 16 bytes (uniform: reached by all)
+    let g = wid.x + wid.y * nwg.x;
+    let lane = lid % TEAM;
+    let team = lid / TEAM;
+    let n_rows = p.n;
+    let k_len = p.k;
+    let n0 = (g * TEAMS + team) * RPT;
+    let wpr = k_len / VPW;
+    let upr = wpr / U;
+    var acc: array<f32, RN>;
+    if (n0 < n_rows) {
+        for (var u = lane; u < upr; u += TEAM) {
+            let k0 = u * U * VPW;
+            for (var r = 0u; r < RPT; r++) {
+                let n = min(n0 + r, n_rows - 1u);  // rows past N recompute row N-1, never stored
+                let base = n * wpr + u * U;
+                var ws: vec4<u32>;
+                if (U == 4u) { ws = wq[base >> 2u]; } else { ws = vec4<u32>(wword(base), 0u, 0u, 0u); }
+                var part: array<f32, NB>;
+                // zeroed explicitly: lavapipe (Naga → SPIR-V) keeps the values of the previous
+                // iteration in a loop-scoped var without an initializer
+                for (var b = 0u; b < NB; b++) { part[b] = 0.0; }
+                for (var j = 0u; j < U; j++) {
+                    let w = ws[j];
+                    for (var e = 0u; e < VPW; e++) {
+                        let k = k0 + j * VPW + e;
+                        let wv = wval(w, e);
+                        for (var b = 0u; b < NB; b++) { part[b] = fma(wv, xval(b * k_len + k), part[b]); }
+                    }
+                }
+                var s = 1.0;
+                if (BITS == 4u) { s = scale(n * (k_len / GROUP) + k0 / GROUP); }
+                for (var b = 0u; b < NB; b++) { acc[r * NB + b] = fma(part[b], s, acc[r * NB + b]); }
+            }
+        }
+    }
+    for (var i = 0u; i < RN; i++) {
+        red[lid] = acc[i];
+        workgroupBarrier();
+        for (var o = TEAM / 2u; o > 0u; o >>= 1u) {
+            if (lane < o) { red[lid] += red[lid + o]; }
+            workgroupBarrier();
+        }
+        let total = red[team * TEAM];
+        workgroupBarrier();
+        let n = n0 + i / NB;
+        if (lane == 0u && n < n_rows) {
+            var s = 1.0;
+            if (BITS == 8u) { s = scale(n); }
+            acc_out[(i % NB) * n_rows + n] = total * s;
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn gemv_pack(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+    if (touch() == 0u) { return; }
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;  // word of y: elements 2i, 2i+1 of the flat [B, N]
+    let total = p.total;
+    if (2u * i >= total) { return; }
+    var hi = 0u;
+    if (2u * i + 1u < total) { hi = f2h(acc_out[2u * i + 1u]); }
+    y[i] = f2h(acc_out[2u * i]) | (hi << 16u);
+}
+
+@compute @workgroup_size(WG)
+fn dequant_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+    if (touch() == 0u) { return; }
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;  // word of wd: row n, k = 2·(i mod K/2)
+    let k_len = p.k;
+    if (i >= p.n * (k_len / 2u)) { return; }
+    let n = i / (k_len / 2u);
+    let k = 2u * (i % (k_len / 2u));
+    var q0: f32;
+    var q1: f32;
+    var s: f32;
+    if (BITS == 4u) {
+        let byte_i = n * (k_len / 2u) + k / 2u;
+        let byte = (wword(byte_i >> 2u) >> (8u * (byte_i & 3u))) & 0xffu;
+        q0 = f32(i32(byte & 15u) - 8);
+        q1 = f32(i32(byte >> 4u) - 8);
+        s = scale(n * (k_len / GROUP) + k / GROUP);
+    } else {
+        let byte_i = n * k_len + k;  // even: k and k+1 share a word
+        let w = wword(byte_i >> 2u);
+        q0 = wval(w, byte_i & 3u);
+        q1 = wval(w, (byte_i & 3u) + 1u);
+        s = scale(n);
+    }
+    wd[i] = f2h(q0 * s) | (f2h(q1 * s) << 16u);
+}

@@ -1,8 +1,11 @@
 """Triton gemv_lowbit: y[b, n] = Σ_k w[n, k]·x[b, k], formats of ``references/lowbit.py``.
 
 Pointers: qweight (uint8 [N, K/2] w4a16 / int8 [N, K] w8a16, or an int32 view of either for
-``WORDS``), scales fp16, x fp16 [B, K], y fp16 [B, N]. K is a multiple of BK = 128 = one scale
-group, so a K tile never straddles two groups. Bytes: packed W + scales + x + y; 2·N·K·B flops.
+MODE 2, or the dense fp16 W for MODE 0), scales fp16, x fp16 [B, K], y fp16 [B, N]. K is a
+multiple of BK = 128 = one scale group, so a K tile never straddles two groups. W_STRIDE: the
+row stride of w_ptr in its own elements (K/2 bytes, K int8, K·BITS/32 int32 words, K fp16): a
+multiple of 16 at every allowed K, which Triton's integer specialisation turns into 16-byte
+vector loads of the word tiles. Bytes: packed W + scales + x + y; 2·N·K·B flops.
 
 - ``gemv_lowbit``: program = BN consecutive rows × all B batch rows. Per 128-wide K tile it loads
   the [BB, BK] x tile (fp16 → fp32) and the rows' weights, forms the exact q·x products in fp32,
@@ -20,25 +23,24 @@ import triton.language as tl
 
 
 @triton.jit
-def _q_tile(w_ptr, rows, k0, K, BITS: tl.constexpr, MODE: tl.constexpr, BK: tl.constexpr):
+def _q_tile(w_ptr, rows, k0, ws, BITS: tl.constexpr, MODE: tl.constexpr, BK: tl.constexpr):
     """[BN, BK] weights of the rows at k0.. as fp32 (integers q, or dense fp16 values for MODE 0)."""
     if MODE == 0:
         ks = k0 + tl.arange(0, BK)
-        return tl.load(w_ptr + rows[:, None] * K + ks[None, :]).to(tl.float32)
+        return tl.load(w_ptr + rows[:, None] * ws + ks[None, :]).to(tl.float32)
     elif MODE == 1:
         ks = k0 + tl.arange(0, BK)
         if BITS == 4:
-            byte = tl.load(w_ptr + rows[:, None] * (K // 2) + (ks // 2)[None, :]).to(tl.int32)
+            byte = tl.load(w_ptr + rows[:, None] * ws + (ks // 2)[None, :]).to(tl.int32)
             q = ((byte >> ((ks & 1) * 4)[None, :]) & 15) - 8
         else:
-            q = tl.load(w_ptr + rows[:, None] * K + ks[None, :]).to(tl.int32)
+            q = tl.load(w_ptr + rows[:, None] * ws + ks[None, :]).to(tl.int32)
         return q.to(tl.float32)
     else:
         VPW: tl.constexpr = 32 // BITS
         WPT: tl.constexpr = BK // VPW
-        wpr = K // VPW
         j = tl.arange(0, WPT)
-        words = tl.load(w_ptr + rows[:, None] * wpr + (k0 // VPW + j)[None, :])
+        words = tl.load(w_ptr + rows[:, None] * ws + (k0 // VPW + j)[None, :])
         sh = (tl.arange(0, VPW) * BITS)[None, None, :]
         v = (words[:, :, None] >> sh) & ((1 << BITS) - 1)
         if BITS == 4:
@@ -49,7 +51,7 @@ def _q_tile(w_ptr, rows, k0, K, BITS: tl.constexpr, MODE: tl.constexpr, BK: tl.c
 
 
 @triton.jit
-def gemv_lowbit(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, BITS: tl.constexpr, MODE: tl.constexpr,
+def gemv_lowbit(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, MODE: tl.constexpr,
                 BN: tl.constexpr, BK: tl.constexpr, BB: tl.constexpr):
     pid = tl.program_id(0)
     rows = pid * BN + tl.arange(0, BN)
@@ -61,7 +63,7 @@ def gemv_lowbit(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, BITS: tl.constexpr, MODE: t
     for k0 in range(0, K, BK):
         ks = k0 + tl.arange(0, BK)
         xv = tl.load(x_ptr + bi[:, None] * K + ks[None, :], mask=bmask[:, None], other=0.0).to(tl.float32)
-        w = _q_tile(w_ptr, rows_ld, k0, K, BITS, MODE, BK)
+        w = _q_tile(w_ptr, rows_ld, k0, W_STRIDE, BITS, MODE, BK)
         part = tl.sum(w[None, :, :] * xv[:, None, :], axis=2)
         if MODE != 0 and BITS == 4:
             s = tl.load(s_ptr + rows_ld * (K // BK) + k0 // BK).to(tl.float32)
@@ -74,12 +76,13 @@ def gemv_lowbit(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, BITS: tl.constexpr, MODE: t
 
 
 @triton.jit
-def dequant_lowbit(w_ptr, s_ptr, wd_ptr, N, K, BITS: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def dequant_lowbit(w_ptr, s_ptr, wd_ptr, N, K, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     k0 = tl.program_id(1) * BK
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
-    q = _q_tile(w_ptr, rows_ld, k0, K, BITS, 1, BK)
+    q = _q_tile(w_ptr, rows_ld, k0, W_STRIDE, BITS, 1, BK)
     if BITS == 4:
         s = tl.load(s_ptr + rows_ld * (K // BK) + k0 // BK).to(tl.float32)
     else:

@@ -243,14 +243,17 @@ def _triton(be, case, mode: int):
         dgrid = (cdiv(n, bn), k // TRITON_BK)
 
         def run(ins, outs):
-            dequant_lowbit[dgrid](ins["qweight"], ins["scales"], wd, n, k, BITS=bits, BN=bn, BK=TRITON_BK)
-            gemv_lowbit[grid](wd, ins["scales"], ins["x"], outs["y"], n, k, b, **{**kw, "BITS": 16})
+            dequant_lowbit[dgrid](ins["qweight"], ins["scales"], wd, n, k, k * bits // 8, BITS=bits, BN=bn,
+                                  BK=TRITON_BK)
+            gemv_lowbit[grid](wd, ins["scales"], ins["x"], outs["y"], n, k, b, k, **{**kw, "BITS": 16})
 
         return run
 
+    stride = k * bits // 32 if mode == 2 else k * bits // 8
+
     def run(ins, outs):
         w = ins["qweight"].view(torch.int32) if mode == 2 else ins["qweight"]
-        gemv_lowbit[grid](w, ins["scales"], ins["x"], outs["y"], n, k, b, **kw)
+        gemv_lowbit[grid](w, ins["scales"], ins["x"], outs["y"], n, k, b, stride, **kw)
 
     return run
 

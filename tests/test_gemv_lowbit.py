@@ -1,0 +1,140 @@
+"""gemv_lowbit: the formats of references/lowbit.py round-trip and mean what their docstring
+says (nibble order, offset binary, scale groups); the float64 reference equals a direct per-
+element formula; K not a multiple of 128 is rejected; the checker accepts right results (fp32
+compute, fp16 dense weights) and rejects planted wrong kernels (nibble order swapped, scales per
+wrong group, fp16 accumulation), through the harness; the Triton kernels compile for sm_90."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+from ops.gemv_lowbit.spec import SPEC, signature
+from references import lowbit
+from suite import registry
+from suite.check import verify
+from suite.spec import Case
+
+
+def test_w4_pack_layout_and_round_trip():
+    q = np.array([[-8, 7] + [0] * 126, [1, -1] + [3] * 126], np.int8)
+    packed = lowbit.pack("w4a16", q)
+    assert packed.shape == (2, 64) and packed.dtype == np.uint8
+    assert packed[0, 0] == (0 | 15 << 4)  # k=0 (q −8 → 0) low nibble, k=1 (q 7 → 15) high nibble
+    assert packed[1, 0] == (9 | 7 << 4)
+    assert packed[1, 1] == (11 | 11 << 4)
+    rng = np.random.default_rng(1)
+    q = rng.integers(-8, 8, size=(5, 256))
+    assert np.array_equal(lowbit.unpack("w4a16", lowbit.pack("w4a16", q)), q)
+
+
+def test_w8_round_trip_and_range_checks():
+    rng = np.random.default_rng(2)
+    q = rng.integers(-128, 128, size=(3, 128))
+    assert np.array_equal(lowbit.unpack("w8a16", lowbit.pack("w8a16", q)), q)
+    with pytest.raises(ValueError, match="outside"):
+        lowbit.pack("w4a16", np.full((1, 128), 8))
+    with pytest.raises(ValueError, match="outside"):
+        lowbit.pack("w8a16", np.full((1, 128), -129))
+
+
+@pytest.mark.parametrize("fmt", lowbit.FORMATS)
+def test_k_not_multiple_of_group_rejected(fmt):
+    with pytest.raises(ValueError, match="multiple of 128"):
+        lowbit.pack(fmt, np.zeros((2, 1000), np.int8))
+    with pytest.raises(ValueError, match="multiple of 128"):
+        signature(Case("bad", {"n": 4, "k": 1000, "b": 1, "bits": int(fmt[1])}, "fp16"))
+
+
+@pytest.mark.parametrize("name", ["w4a16,n64,k384,b4", "w8a16,n37,k256,b1"])
+def test_reference_matches_direct_formula(name):
+    """Reference vs y[b, n] = Σ_k q·s·x written out per element from the bytes themselves."""
+    case = SPEC.case(name)
+    x = SPEC.inputs(case)
+    ref = SPEC.reference(case, x)["y"]
+    qw, s, xv = x["qweight"], x["scales"].astype(np.float64), x["x"].astype(np.float64)
+    rng = np.random.default_rng(3)
+    for bi, n in zip(rng.integers(0, case["b"], 6), rng.integers(0, case["n"], 6), strict=True):
+        total = 0.0
+        for k in range(case["k"]):
+            if case["bits"] == 4:
+                byte = int(qw[n, k // 2])
+                q = ((byte >> 4) if k % 2 else (byte & 15)) - 8
+                w = q * s[n, k // 128]
+            else:
+                w = int(qw[n, k]) * s[n]
+            total += w * xv[bi, k]
+        assert ref[bi, n] == pytest.approx(total, rel=1e-12, abs=1e-12)
+
+
+def _w(case, x):
+    return lowbit.dequantize("w4a16" if case["bits"] == 4 else "w8a16", x["qweight"], x["scales"])
+
+
+def test_checker_accepts_fp32_and_fp16_weight_results():
+    case = SPEC.case("w4a16,n1000,k1024,b1")
+    x = SPEC.inputs(case)
+    ref = SPEC.reference(case, x)
+    tol = SPEC.tolerance(case)
+    w32 = _w(case, x).astype(np.float32)
+    xs = x["x"].astype(np.float32)
+    for w in (w32, w32.astype(np.float16).astype(np.float32)):  # fused; dense fp16 W paths
+        res = verify(SPEC, case, x, {"y": (xs @ w.T).astype(np.float16)}, ref, tol)
+        assert res.ok, res.message
+
+
+def test_fp16_accumulation_rejected_at_cpu_bench_size():
+    case = SPEC.case("w4a16,n4096,k4096,b1")
+    x = SPEC.inputs(case)
+    ref = SPEC.reference(case, x)
+    prod = x["x"].astype(np.float32)[0][None, :] * _w(case, x).astype(np.float32)
+    acc = np.zeros(case["n"], np.float16)
+    for k in range(case["k"]):
+        acc = (acc.astype(np.float32) + prod[:, k]).astype(np.float16)
+    res = verify(SPEC, case, x, {"y": acc[None, :]}, ref, SPEC.tolerance(case))
+    assert not res.ok
+
+
+@pytest.fixture()
+def wrong_kernels():
+    registry.discover()
+    before = set(registry.REGISTRY)
+    mod = sys.modules.get("tests.wrong.gemv_wrong")
+    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.gemv_wrong")
+    yield
+    for key in set(registry.REGISTRY) - before:
+        del registry.REGISTRY[key]
+
+
+@pytest.mark.parametrize("variant,case", [
+    ("control_fp32", "w4a16,n1000,k1024,b1"), ("control_fp32", "w8a16,n100,k512,b8"),
+    ("wrong_nibble_order", "w4a16,n1000,k1024,b1"), ("wrong_scale_group", "w4a16,n1000,k1024,b1"),
+    ("wrong_fp16_accumulate", "w4a16,n1000,k1024,b1"), ("wrong_fp16_accumulate", "w8a16,n100,k512,b8")])
+def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
+    from suite.worker import Executor, Item
+
+    ex = Executor("torch")
+    cpu = next(d for d in ex.devices if d.kind == "cpu")
+    row = ex.run(Item("gemv_lowbit", "torch", variant, case, cpu.index, cpu.slug, size="test",
+                      check_only=True))
+    assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
+
+
+def test_triton_kernels_compile_for_hopper():
+    """fused (byte-indexed nibbles) and fused_vec (int32 word tiles, which must become 16-byte
+    loads) compile for sm_90 (about 3 s each on 2 cores; the other modes run in the interpreter)."""
+    from backends.triton import compile_many_for_hopper
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit
+
+    sig = {"s_ptr": "*fp16", "x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32", "K": "i32", "B": "i32",
+           "W_STRIDE": "i32"}
+    opts = {"num_warps": 4, "divisible_by_16": ("w_ptr", "s_ptr", "x_ptr", "y_ptr", "K", "W_STRIDE")}
+    cx = {"BITS": 4, "BN": 32, "BK": 128, "BB": 1}
+    out = compile_many_for_hopper([(gemv_lowbit, {"w_ptr": "*u8", **sig}, {**cx, "MODE": 1}, opts),
+                                   (gemv_lowbit, {"w_ptr": "*i32", **sig}, {**cx, "MODE": 2}, opts)])
+    for o in out:
+        assert "error" not in o, o.get("error")
+    assert "ld.global.v4" in out[1]["ptx"]  # fused_vec: 16-byte packed loads

@@ -42,13 +42,13 @@
 #define GROUP 128
 #define VPW (32 / BITS)
 
-inline float wval(uint w, int e, __global const half* wh, size_t word) {
+inline float wval(uint w, int e) {
 #if BITS == 4
     return (float)((int)((w >> (4 * e)) & 0xFu) - 8);
 #elif BITS == 8
     return (float)(char)((w >> (8 * e)) & 0xFFu);
 #else
-    return vload_half(2 * word + e, wh);
+    return vload_half(e, (const __private half*)&w);  // fp16 bits of the word, no cl_khr_fp16
 #endif
 }
 
@@ -61,7 +61,6 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const half* scales, 
     const int n0 = (get_group_id(0) * TEAMS + team) * RPT;
     const int wpr = K / VPW;
     const int upr = wpr / U;
-    __global const half* wh = (__global const half*)wq;
     float acc[RPT][NB];
     for (int r = 0; r < RPT; ++r)
         for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
@@ -89,8 +88,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const half* scales, 
                     float xv[NB];
                     for (int b = 0; b < NB; ++b) xv[b] = vload_half((size_t)b * K + k, x);
                     for (int r = 0; r < RPT; ++r) {
-                        const size_t word = (size_t)min(n0 + r, N - 1) * wpr + (size_t)u * U + j;
-                        const float w = wval(wr[r][j], e, wh, word);
+                        const float w = wval(wr[r][j], e);
                         for (int b = 0; b < NB; ++b) part[r][b] = fma(w, xv[b], part[r][b]);
                     }
                 }

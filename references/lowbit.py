@@ -1,7 +1,8 @@
 """Low-bit weight formats of ``gemv_lowbit``, defined once: pack, unpack, float64 reference.
 
 Both formats store W [N, K] row-major (N output channels, K the reduction axis) as integers q
-with fp16 scales s; the weight value is w[n, k] = q[n, k]·s. Symmetric: no zero point.
+with 16-bit float scales s (fp16; bf16 in bf16 cases, see below); the weight value is
+w[n, k] = q[n, k]·s. Symmetric: no zero point.
 
 ``w4a16``
     q ∈ [−8, 7] (the full signed 4-bit range; −8 is a valid code, quantisers that stop at −7
@@ -16,14 +17,19 @@ with fp16 scales s; the weight value is w[n, k] = q[n, k]·s. Symmetric: no zero
     channel: ``scales`` fp16 [N], w[n, k] = q[n, k]·scales[n]. K must be a multiple of 128 as
     well (one rule for both formats; the kernels' 16-byte loads rely on it).
 
+The scales are fp16 in fp16 cases and bf16 (raw uint16 words, ``references.numerics``) in bf16
+cases: the activation type names the scale type (``dtype`` below).
+
 y[b, n] = Σ_k w[n, k]·x[b, k] for x [B, K]: ``reference`` in float64 (every product q·s·x of
-fp16 s and x and |q| ≤ 128 is exact in float64; the float64 sum errs by ≤ K·2^-53 relative to
-Σ|w·x|, far below any fp32 kernel's rounding).
+16-bit floats s and x and |q| ≤ 128 is exact in float64; the float64 sum errs by ≤ K·2^-53
+relative to Σ|w·x|, far below any fp32 kernel's rounding).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from references.numerics import decode
 
 GROUP = 128
 FORMATS = ("w4a16", "w8a16")
@@ -67,17 +73,20 @@ def scale_shape(fmt: str, n: int, k: int) -> tuple[int, ...]:
     return (n, k // GROUP) if fmt == "w4a16" else (n,)
 
 
-def dequantize(fmt: str, qweight: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """W [N, K] in float64 (exact: q·s of an fp16 s and a small integer q)."""
+def dequantize(fmt: str, qweight: np.ndarray, scales: np.ndarray, dtype: str = "fp16") -> np.ndarray:
+    """W [N, K] in float64 (exact: q·s of a 16-bit float s and a small integer q); ``dtype``:
+    the scales' storage, fp16 or bf16 (words)."""
     q = unpack(fmt, qweight).astype(np.float64)
-    s = np.asarray(scales).astype(np.float64)
+    s = decode(np.asarray(scales), dtype).astype(np.float64)
     if fmt == "w4a16":
         return q * np.repeat(s, GROUP, axis=1)
     return q * s[:, None]
 
 
-def reference(fmt: str, qweight: np.ndarray, scales: np.ndarray, x: np.ndarray) -> dict[str, np.ndarray]:
-    """y = x·Wᵀ [B, N] and Σ_k |w|·|x| [B, N] (bounds the accumulated rounding), float64."""
-    w = dequantize(fmt, qweight, scales)
-    x = np.asarray(x).astype(np.float64)
+def reference(fmt: str, qweight: np.ndarray, scales: np.ndarray, x: np.ndarray,
+              dtype: str = "fp16") -> dict[str, np.ndarray]:
+    """y = x·Wᵀ [B, N] and Σ_k |w|·|x| [B, N] (bounds the accumulated rounding), float64;
+    ``dtype``: storage of scales and x (fp16, or bf16 words)."""
+    w = dequantize(fmt, qweight, scales, dtype)
+    x = decode(np.asarray(x), dtype).astype(np.float64)
     return {"y": x @ w.T, "absy": np.abs(x) @ np.abs(w).T}

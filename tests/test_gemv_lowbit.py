@@ -14,6 +14,7 @@ import pytest
 
 from ops.gemv_lowbit.spec import SPEC, signature
 from references import lowbit
+from references.numerics import decode, encode
 from suite import registry
 from suite.check import verify
 from suite.spec import Case
@@ -49,13 +50,15 @@ def test_k_not_multiple_of_group_rejected(fmt):
         signature(Case("bad", {"n": 4, "k": 1000, "b": 1, "bits": int(fmt[1])}, "fp16"))
 
 
-@pytest.mark.parametrize("name", ["w4a16,n64,k384,b4", "w8a16,n37,k256,b1"])
+@pytest.mark.parametrize("name", ["w4a16,n64,k384,b4", "w8a16,n37,k256,b1,bf16"])
 def test_reference_matches_direct_formula(name):
     """Reference vs y[b, n] = Σ_k q·s·x written out per element from the bytes themselves."""
     case = SPEC.case(name)
     x = SPEC.inputs(case)
     ref = SPEC.reference(case, x)["y"]
-    qw, s, xv = x["qweight"], x["scales"].astype(np.float64), x["x"].astype(np.float64)
+    qw = x["qweight"]
+    s = decode(x["scales"], case.dtype).astype(np.float64)
+    xv = decode(x["x"], case.dtype).astype(np.float64)
     rng = np.random.default_rng(3)
     for bi, n in zip(rng.integers(0, case["b"], 6), rng.integers(0, case["n"], 6), strict=True):
         total = 0.0
@@ -71,7 +74,23 @@ def test_reference_matches_direct_formula(name):
 
 
 def _w(case, x):
-    return lowbit.dequantize("w4a16" if case["bits"] == 4 else "w8a16", x["qweight"], x["scales"])
+    return lowbit.dequantize("w4a16" if case["bits"] == 4 else "w8a16", x["qweight"], x["scales"], case.dtype)
+
+
+def test_checker_accepts_bf16_results_and_rejects_fp16_rounding_of_bf16_inputs():
+    """bf16: fp32 compute and bf16 dense weights pass; x read as if it were fp16 does not."""
+    case = SPEC.case("w8a16,n37,k256,b1,bf16")
+    x = SPEC.inputs(case)
+    ref = SPEC.reference(case, x)
+    tol = SPEC.tolerance(case)
+    w32 = _w(case, x).astype(np.float32)
+    xs = decode(x["x"], "bf16")
+    wb = decode(encode(w32, "bf16"), "bf16")
+    for w in (w32, wb):
+        res = verify(SPEC, case, x, {"y": encode(xs @ w.T, "bf16")}, ref, tol)
+        assert res.ok, res.message
+    bad = x["x"].view(np.float16).astype(np.float32) @ w32.T
+    assert not verify(SPEC, case, x, {"y": encode(bad, "bf16")}, ref, tol).ok
 
 
 def test_checker_accepts_fp32_and_fp16_weight_results():
@@ -111,6 +130,7 @@ def wrong_kernels():
 
 @pytest.mark.parametrize("variant,case", [
     ("control_fp32", "w4a16,n1000,k1024,b1"), ("control_fp32", "w8a16,n100,k512,b8"),
+    ("control_fp32", "w4a16,n48,k256,b1,bf16"), ("wrong_nibble_order", "w4a16,n48,k256,b1,bf16"),
     ("wrong_nibble_order", "w4a16,n1000,k1024,b1"), ("wrong_scale_group", "w4a16,n1000,k1024,b1"),
     ("wrong_fp16_accumulate", "w4a16,n1000,k1024,b1"), ("wrong_fp16_accumulate", "w8a16,n100,k512,b8")])
 def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
@@ -124,17 +144,19 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
 
 
 def test_triton_kernels_compile_for_hopper():
-    """fused (byte-indexed nibbles) and fused_vec (int32 word tiles, which must become 16-byte
-    loads) compile for sm_90 (about 3 s each on 2 cores; the other modes run in the interpreter)."""
+    """fused (fp16; byte-indexed nibbles) and fused_vec (bf16; int32 word tiles, which must become
+    16-byte loads) compile for sm_90 (about 3 s each on 2 cores; the other modes run in the interpreter)."""
     from backends.triton import compile_many_for_hopper
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit
 
     sig = {"s_ptr": "*fp16", "x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32", "K": "i32", "B": "i32",
            "W_STRIDE": "i32"}
     opts = {"num_warps": 4, "divisible_by_16": ("w_ptr", "s_ptr", "x_ptr", "y_ptr", "K", "W_STRIDE")}
+    sig_bf16 = {**sig, "s_ptr": "*bf16", "x_ptr": "*bf16", "y_ptr": "*bf16"}
     cx = {"BITS": 4, "BN": 32, "BK": 128, "BB": 1}
-    out = compile_many_for_hopper([(gemv_lowbit, {"w_ptr": "*u8", **sig}, {**cx, "MODE": 1}, opts),
-                                   (gemv_lowbit, {"w_ptr": "*i32", **sig}, {**cx, "MODE": 2}, opts)])
+    out = compile_many_for_hopper([
+        (gemv_lowbit, {"w_ptr": "*u8", **sig}, {**cx, "MODE": 1, "OUT_BF16": False}, opts),
+        (gemv_lowbit, {"w_ptr": "*i32", **sig_bf16}, {**cx, "MODE": 2, "OUT_BF16": True}, opts)])
     for o in out:
         assert "error" not in o, o.get("error")
     assert "ld.global.v4" in out[1]["ptx"]  # fused_vec: 16-byte packed loads

@@ -1,8 +1,9 @@
 // gemv_lowbit.cl — y[b, n] = Σ_k w[n, k]·x[b, k], W [N, K] in the low-bit formats of
 // references/lowbit.py (w4a16: offset-binary nibbles, k even in the low nibble, one fp16 scale
 // per 128 k; w8a16: int8, one fp16 scale per row), x fp16 [B, K], y fp16 [B, N], B ≤ 8.
-// Same algorithm as gemv_lowbit.cu; fp16 through vload_half / vstore_half_rte (core OpenCL C,
-// no cl_khr_fp16 needed). Bytes: packed W + scales + x + y (dequant_then_gemv adds the dense W
+// With DT=2 scales, x, y (and the dense W) are bf16 instead. Same algorithm as gemv_lowbit.cu;
+// fp16 through vload_half / vstore_half_rte (core OpenCL C, no cl_khr_fp16 needed), bf16 as the
+// top half of a float, rounded to nearest even in integer arithmetic. Bytes: packed W + scales + x + y (dequant_then_gemv adds the dense W
 // written and read, 2·2·N·K); flops 2·N·K·B. K is a multiple of 128.
 //
 // Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per load: 1, or 4 =
@@ -39,8 +40,31 @@
 #define TEAMS 2
 #endif
 
+#ifndef DT
+#define DT 1  // 16-bit type of scales, x, y and the dense W: 1 fp16, 2 bf16
+#endif
+
 #define GROUP 128
 #define VPW (32 / BITS)
+
+// element i of a 16-bit array as float (exact)
+inline float ld16(size_t i, __global const ushort* p) {
+#if DT == 2
+    return as_float((uint)p[i] << 16);
+#else
+    return vload_half(i, (__global const half*)p);
+#endif
+}
+
+// v rounded to nearest even into element i of a 16-bit array
+inline void st16(float v, size_t i, __global ushort* p) {
+#if DT == 2
+    const uint u = as_uint(v);
+    p[i] = (ushort)(isnan(v) ? ((u >> 16) | 0x40u) : ((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16));
+#else
+    vstore_half_rte(v, i, (__global half*)p);
+#endif
+}
 
 inline float wval(uint w, int e) {
 #if BITS == 4
@@ -48,12 +72,16 @@ inline float wval(uint w, int e) {
 #elif BITS == 8
     return (float)(char)((w >> (8 * e)) & 0xFFu);
 #else
+#if DT == 2
+    return as_float(((w >> (16 * e)) & 0xFFFFu) << 16);
+#else
     return vload_half(e, (const __private half*)&w);  // fp16 bits of the word, no cl_khr_fp16
+#endif
 #endif
 }
 
-__kernel void gemv_lowbit(__global const uint* wq, __global const half* scales, __global const half* x,
-                          __global half* y, int N, int K) {
+__kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales, __global const ushort* x,
+                          __global ushort* y, int N, int K) {
     __local float red[TEAMS * TEAM];
     const int lid = get_local_id(0);
     const int lane = lid % TEAM;
@@ -86,7 +114,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const half* scales, 
                 for (int e = 0; e < VPW; ++e) {
                     const int k = k0 + j * VPW + e;
                     float xv[NB];
-                    for (int b = 0; b < NB; ++b) xv[b] = vload_half((size_t)b * K + k, x);
+                    for (int b = 0; b < NB; ++b) xv[b] = ld16((size_t)b * K + k, x);
                     for (int r = 0; r < RPT; ++r) {
                         const float w = wval(wr[r][j], e);
                         for (int b = 0; b < NB; ++b) part[r][b] = fma(w, xv[b], part[r][b]);
@@ -96,7 +124,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const half* scales, 
             for (int r = 0; r < RPT; ++r) {
 #if BITS == 4
                 const int n = min(n0 + r, N - 1);
-                const float s = vload_half((size_t)n * (K / GROUP) + k0 / GROUP, scales);
+                const float s = ld16((size_t)n * (K / GROUP) + k0 / GROUP, scales);
                 for (int b = 0; b < NB; ++b) acc[r][b] = fma(part[r][b], s, acc[r][b]);
 #else
                 for (int b = 0; b < NB; ++b) acc[r][b] += part[r][b];
@@ -118,17 +146,17 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const half* scales, 
             const int n = n0 + r;
             if (lane == 0 && n < N) {
 #if BITS == 8
-                const float s = vload_half(n, scales);
+                const float s = ld16(n, scales);
 #else
                 const float s = 1.0f;
 #endif
-                vstore_half_rte(total * s, (size_t)b * N + n, y);
+                st16(total * s, (size_t)b * N + n, y);
             }
         }
     }
 }
 
-__kernel void dequant_lowbit(__global const uchar* wq, __global const half* scales, __global half* wd,
+__kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* scales, __global ushort* wd,
                              int N, int K) {
     const size_t i = get_global_id(0);  // word of wd: row n, k = 2·(i mod K/2)
     if (i >= (size_t)N * (K / 2)) return;
@@ -139,12 +167,12 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const half* scal
     const uint byte = wq[(size_t)n * (K / 2) + k / 2];
     q0 = (float)((int)(byte & 0xFu) - 8);
     q1 = (float)((int)(byte >> 4) - 8);
-    s = vload_half((size_t)n * (K / GROUP) + k / GROUP, scales);
+    s = ld16((size_t)n * (K / GROUP) + k / GROUP, scales);
 #else
     q0 = (float)(char)wq[(size_t)n * K + k];
     q1 = (float)(char)wq[(size_t)n * K + k + 1];
-    s = vload_half(n, scales);
+    s = ld16(n, scales);
 #endif
-    vstore_half_rte(q0 * s, 2 * i, wd);
-    vstore_half_rte(q1 * s, 2 * i + 1, wd);
+    st16(q0 * s, 2 * i, wd);
+    st16(q1 * s, 2 * i + 1, wd);
 }

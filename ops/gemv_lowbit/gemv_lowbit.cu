@@ -1,13 +1,14 @@
 // gemv_lowbit.cu — y[b, n] = Σ_k w[n, k]·x[b, k], W [N, K] in the low-bit formats of
 // references/lowbit.py (w4a16: offset-binary nibbles, k even in the low nibble, one fp16 scale
-// per 128 k; w8a16: int8, one fp16 scale per row), x fp16 [B, K], y fp16 [B, N], B ≤ 8.
+// per 128 k; w8a16: int8, one fp16 scale per row), x fp16 [B, K], y fp16 [B, N], B ≤ 8; with
+// DT=2 scales, x, y (and the dense W) are bf16 instead.
 // Bytes: packed W + scales + x + y (dequant_then_gemv adds 2·N·K·2 of dense W written and read);
 // flops 2·N·K·B. K is a multiple of 128 (the spec rejects other K).
 //
 // Arithmetic: q·x is exact in fp32 (|q| ≤ 128, x fp16); products of one load unit (≤ 32 k,
 // always inside one scale group) are summed in fp32, multiplied by the group's scale and added
 // to an fp32 accumulator per (row, batch); w8a16 applies its row scale once at the end; the
-// dense path multiplies fp16 w·x (exact in fp32). y is rounded once to fp16 (nearest even).
+// dense path multiplies 16-bit w·x (exact in fp32). y is rounded once to fp16/bf16 (RNE).
 //
 // Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per load: 1 or 4 =
 // 16 bytes), RPT (rows per warp), WARPS (warps per block).
@@ -21,8 +22,12 @@
 //   dequant_lowbit   thread per 32-bit word of the dense fp16 W (two k values): grid ⌈N·K/2/256⌉
 //                    of 256 threads; W_dense[n, k] = fp16(q·s) (exact: |q| ≤ 128, s fp16 normal)
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef DT
+#define DT 1  // 16-bit type of scales, x, y and the dense W: 1 fp16, 2 bf16
+#endif
 #ifndef BITS
 #define BITS 4
 #endif
@@ -44,7 +49,22 @@
 
 typedef unsigned int u32;
 
-__device__ __forceinline__ float h2f(unsigned short h) { return __half2float(__ushort_as_half(h)); }
+__device__ __forceinline__ float h2f(unsigned short h) {
+#if DT == 2
+    return __uint_as_float((u32)h << 16);  // bf16: the top half of an fp32
+#else
+    return __half2float(__ushort_as_half(h));
+#endif
+}
+
+// fp32 → the 16-bit type, round to nearest even
+__device__ __forceinline__ unsigned short f2o(float v) {
+#if DT == 2
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+#else
+    return __half_as_ushort(__float2half_rn(v));
+#endif
+}
 
 // value e (0 ≤ e < VPW) of a packed word as a float (exact)
 __device__ __forceinline__ float wval(u32 w, int e) {
@@ -139,7 +159,7 @@ extern "C" __global__ void gemv_lowbit(const u32* __restrict__ wq, const unsigne
 #endif
 #pragma unroll
             for (int b = 0; b < NB; ++b)
-                y[(size_t)b * N + n] = __half_as_ushort(__float2half_rn(acc[r][b] * s));
+                y[(size_t)b * N + n] = f2o(acc[r][b] * s);
         }
     }
 }
@@ -162,7 +182,7 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
     q1 = (float)(signed char)wq[(size_t)n * K + k + 1];
     s = h2f(scales[n]);
 #endif
-    const u32 lo = __half_as_ushort(__float2half_rn(q0 * s));
-    const u32 hi = __half_as_ushort(__float2half_rn(q1 * s));
+    const u32 lo = f2o(q0 * s);
+    const u32 hi = f2o(q1 * s);
     wd[i] = lo | (hi << 16);
 }

@@ -1,6 +1,7 @@
 // gemv_lowbit.wgsl — y[b, n] = Σ_k w[n, k]·x[b, k], W [N, K] in the low-bit formats of
 // references/lowbit.py (w4a16: offset-binary nibbles, k even in the low nibble, one fp16 scale
-// per 128 k; w8a16: int8, one fp16 scale per row), x fp16 [B, K], y fp16 [B, N], B ≤ 8.
+// per 128 k; w8a16: int8, one fp16 scale per row), x fp16 [B, K], y fp16 [B, N], B ≤ 8; with
+// DT 2 scales, x, y (and the dense W) are bf16 (the top half of an f32) instead.
 // Bytes: packed W + scales + x + y, plus 2 × 4·B·N of the fp32 staging below (dequant_then_gemv
 // adds the dense W written and read, 2·2·N·K); flops 2·N·K·B. K is a multiple of 128.
 //
@@ -34,6 +35,7 @@ struct Params { n: u32, k: u32, total: u32, pad: u32 }
 @group(0) @binding(5) var<storage, read_write> wd: array<u32>;
 @group(0) @binding(6) var<uniform> p: Params;
 
+const DT: u32 = {{DT}}u;  // 16-bit type of scales, x, y and the dense W: 1 fp16, 2 bf16
 const BITS: u32 = {{BITS}}u;
 const NB: u32 = {{NB}}u;
 const U: u32 = {{U}}u;
@@ -53,6 +55,7 @@ fn touch() -> u32 {
 }
 
 fn half_of(w: u32, hi: bool) -> f32 {
+    if (DT == 2u) { return bitcast<f32>(select(w << 16u, w & 0xffff0000u, hi)); }  // bf16
     let v = unpack2x16float(w);
     return select(v.x, v.y, hi);
 }
@@ -70,9 +73,13 @@ fn wval(w: u32, e: u32) -> f32 {
     return half_of(w, e == 1u);
 }
 
-// f32 → fp16 bits, round to nearest even (NaN → quiet NaN, ≥ 65520 → inf)
+// f32 → fp16 (DT 1) or bf16 (DT 2) bits, round to nearest even (NaN → quiet NaN, fp16 ≥ 65520 → inf)
 fn f2h(f: f32) -> u32 {
     let u = bitcast<u32>(f);
+    if (DT == 2u) {
+        if ((u & 0x7fffffffu) > 0x7f800000u) { return (u >> 16u) | 0x40u; }
+        return (u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u;
+    }
     let sign = (u >> 16u) & 0x8000u;
     let a = u & 0x7fffffffu;
     if (a > 0x7f800000u) { return sign | 0x7e00u; }

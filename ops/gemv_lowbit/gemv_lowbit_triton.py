@@ -1,7 +1,7 @@
 """Triton gemv_lowbit: y[b, n] = Σ_k w[n, k]·x[b, k], formats of ``references/lowbit.py``.
 
 Pointers: qweight (uint8 [N, K/2] w4a16 / int8 [N, K] w8a16, or an int32 view of either for
-MODE 2, or the dense fp16 W for MODE 0), scales fp16, x fp16 [B, K], y fp16 [B, N]. K is a
+MODE 2, or the dense W for MODE 0), scales, x [B, K], y [B, N] all fp16 or all bf16. K is a
 multiple of BK = 128 = one scale group, so a K tile never straddles two groups. W_STRIDE: the
 row stride of w_ptr in its own elements (K/2 bytes, K int8, K·BITS/32 int32 words, K fp16): a
 multiple of 16 at every allowed K, which Triton's integer specialisation turns into 16-byte
@@ -51,8 +51,20 @@ def _q_tile(w_ptr, rows, k0, ws, BITS: tl.constexpr, MODE: tl.constexpr, BK: tl.
 
 
 @triton.jit
+def _out(v, OUT_BF16: tl.constexpr):
+    """v (fp32) for a 16-bit store: bf16 rounded to nearest even here in integer arithmetic (the
+    interpreter's fp32 → bf16 cast truncates), so the store's cast is exact; fp16 as is (the
+    store rounds to nearest even). NaN never occurs here (finite inputs)."""
+    if OUT_BF16:
+        u = v.to(tl.uint32, bitcast=True)
+        u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+        v = u.to(tl.float32, bitcast=True)
+    return v
+
+
+@triton.jit
 def gemv_lowbit(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, MODE: tl.constexpr,
-                BN: tl.constexpr, BK: tl.constexpr, BB: tl.constexpr):
+                BN: tl.constexpr, BK: tl.constexpr, BB: tl.constexpr, OUT_BF16: tl.constexpr):
     pid = tl.program_id(0)
     rows = pid * BN + tl.arange(0, BN)
     rmask = rows < N
@@ -72,12 +84,13 @@ def gemv_lowbit(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexp
     if MODE != 0 and BITS == 8:
         acc = acc * tl.load(s_ptr + rows_ld).to(tl.float32)[None, :]
     omask = bmask[:, None] & rmask[None, :]
-    tl.store(y_ptr + bi[:, None] * N + rows[None, :], acc.to(tl.float16), mask=omask)
+    out = _out(acc, OUT_BF16).to(y_ptr.dtype.element_ty)
+    tl.store(y_ptr + bi[:, None] * N + rows[None, :], out, mask=omask)
 
 
 @triton.jit
 def dequant_lowbit(w_ptr, s_ptr, wd_ptr, N, K, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
-                   BK: tl.constexpr):
+                   BK: tl.constexpr, OUT_BF16: tl.constexpr):
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     k0 = tl.program_id(1) * BK
     rmask = rows < N
@@ -88,4 +101,5 @@ def dequant_lowbit(w_ptr, s_ptr, wd_ptr, N, K, W_STRIDE, BITS: tl.constexpr, BN:
     else:
         s = tl.load(s_ptr + rows_ld).to(tl.float32)
     ks = k0 + tl.arange(0, BK)
-    tl.store(wd_ptr + rows[:, None] * K + ks[None, :], (q * s[:, None]).to(tl.float16), mask=rmask[:, None])
+    wv = _out(q * s[:, None], OUT_BF16).to(wd_ptr.dtype.element_ty)
+    tl.store(wd_ptr + rows[:, None] * K + ks[None, :], wv, mask=rmask[:, None])

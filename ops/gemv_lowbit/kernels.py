@@ -12,13 +12,13 @@ Variants, in every dialect (CUDA, OpenCL C, WGSL, Triton):
   warp/team sharing the x values, reduction across the team (CUDA warp shuffles; OpenCL and WGSL
   local-memory trees — no subgroup path yet; Triton: int32 word tiles and ``tl.sum``).
 
-torch: ``dense`` (the weights dequantised once to fp16 outside the timed call, then ``x @ Wᵀ``
-through ``torch.mm``) and ``tinygemm`` (``torch.ops.aten._weight_int4pack_mm``: CUDA build,
-bf16 activations only, so Unsupported on the fp16 cases; the CPU build's port
-``_weight_int4pack_mm_for_cpu`` with its own packing ``_convert_weight_to_int4pack_for_cpu``,
-fp16 activations; w4a16 only).
+torch: ``dense`` (the weights dequantised once to fp16/bf16 outside the timed call, then
+``x @ Wᵀ`` through ``torch.mm``) and ``tinygemm`` (``torch.ops.aten._weight_int4pack_mm``: CUDA
+build, bf16 activations only, so Unsupported on the fp16 cases; the CPU build's port
+``_weight_int4pack_mm_for_cpu`` with its own packing ``_convert_weight_to_int4pack_for_cpu``;
+w4a16 only).
 
-Every case is fp16 activations/output (bf16 cases are not built yet); B ≤ 8 (one accumulator per
+Cases are fp16 or bf16 (scales, x, y and the dense W of dequant_then_gemv); B ≤ 8 (one accumulator per
 batch row in registers); K a multiple of 128 (the spec rejects other K).
 """
 
@@ -49,6 +49,18 @@ def _dims(case) -> tuple[int, int, int, int]:
     return n, k, b, bits
 
 
+def _dt(case) -> int:
+    """DT define of the C/WGSL sources: 1 fp16, 2 bf16 (scales, x, y, dense W)."""
+    return 2 if case.dtype == "bf16" else 1
+
+
+def _tv(t, case):
+    """A 16-bit storage tensor as the torch dtype it holds (bf16 words → torch.bfloat16)."""
+    import torch
+
+    return t.view(torch.bfloat16) if case.dtype == "bf16" else t
+
+
 #: (U words per load, rows per team) of fused and fused_vec; dense GEMV: 16-byte loads, 1 row
 _SHAPES = {"fused": (1, 1), "fused_vec": (4, 4), "dense": (4, 1)}
 
@@ -65,17 +77,18 @@ def _torch_dense_w(case, ins):
     if case["bits"] == 4:
         b = qw.to(torch.int16)
         q = torch.stack(((b & 0xF) - 8, (b >> 4) - 8), dim=-1).reshape(n, k)
-        s = ins["scales"].float().repeat_interleave(GROUP, dim=1)
+        s = _tv(ins["scales"], case).float().repeat_interleave(GROUP, dim=1)
     else:
         q = qw.view(torch.int8)
-        s = ins["scales"].float()[:, None]
+        s = _tv(ins["scales"], case).float()[:, None]
     return q.float() * s
 
 
 @kernel("gemv_lowbit", "torch", "dense")
 def torch_dense(be, case):
-    """Weights dequantised to fp16 once, outside the timed call (on the first launch: inputs are
-    not known to the factory), then ``torch.mm(x, Wᵀ, out=y)`` — the dense fp16 GEMV a low-bit
+    """Weights dequantised to the case's 16-bit type (fp16/bf16) once, outside the timed call (on
+    the first launch: inputs are not known to the factory), then ``torch.mm(x, Wᵀ, out=y)`` — the
+    dense fp16/bf16 GEMV a low-bit
     kernel is compared with (it reads 2·N·K bytes of W, 4× the w4a16 bytes)."""
     import torch
 
@@ -85,19 +98,22 @@ def torch_dense(be, case):
     def run(ins, outs):
         key = ins["qweight"].data_ptr()
         if cache.get("key") != key:
-            cache["key"], cache["w"] = key, _torch_dense_w(case, ins).half()
-        torch.mm(ins["x"], cache["w"].t(), out=outs["y"])
+            w = _torch_dense_w(case, ins)
+            cache["key"], cache["w"] = key, w.bfloat16() if case.dtype == "bf16" else w.half()
+        torch.mm(_tv(ins["x"], case), cache["w"].t(), out=_tv(outs["y"], case))
 
     return run
 
 
 @kernel("gemv_lowbit", "torch", "tinygemm")
 def torch_tinygemm(be, case):
-    """tinygemm int4: ``_weight_int4pack_mm`` (CUDA, bf16 activations) or the CPU build's
-    ``_weight_int4pack_mm_for_cpu`` (fp16 accepted). Both take unsigned nibbles u = q + 8 (our
-    stored nibbles) and per-group (scale, zero) pairs with w = (u − 8)·scale + zero: zero = 0 is
-    this format exactly. Repacking (outside the timed call, on the first launch) uses the build's
-    own converter from the unpacked [N, K] int32 nibbles."""
+    """tinygemm int4: ``_weight_int4pack_mm`` (CUDA build; bf16 activations only) or the CPU
+    build's port ``_weight_int4pack_mm_for_cpu`` (fp16 and bf16). Both take unsigned nibbles
+    u = q + 8 (our stored nibbles) and per-group (scale, zero) pairs [K/128, N, 2] with
+    w = (u − 8)·scale + zero: zero = 0 is this format exactly. Repacked (outside the timed call,
+    on the first launch) by the build's own converter: CUDA's from uint8 [N, K/2] with the even
+    k in the HIGH nibble (its convention, the opposite of ours), innerKTiles 8; the CPU one from
+    int32 [N, K]. The CUDA path has not been run yet (no GPU in the session that wrote it)."""
     import torch
 
     n, k, b, bits = _dims(case)
@@ -105,31 +121,35 @@ def torch_tinygemm(be, case):
         raise Unsupported("tinygemm is int4 only (w8a16: no tinygemm kernel)")
     aten = torch.ops.aten
     cpu = be.device.kind == "cpu"
-    if cpu and not hasattr(aten, "_weight_int4pack_mm_for_cpu"):
-        raise Unsupported("this torch build has no _weight_int4pack_mm_for_cpu")
-    if not cpu:
-        if not hasattr(aten, "_weight_int4pack_mm"):
-            raise Unsupported("this torch build has no _weight_int4pack_mm")
-        raise Unsupported("tinygemm's CUDA kernel takes bf16 activations only; the cases are fp16 "
-                          "(rounding x to bf16 is a different problem): needs bf16 cases")
-    if n % 16:
-        raise Unsupported(f"_convert_weight_to_int4pack_for_cpu needs N divisible by 16; N = {n}")
+    name = "_weight_int4pack_mm_for_cpu" if cpu else "_weight_int4pack_mm"
+    if not hasattr(aten, name):
+        raise Unsupported(f"this torch build has no aten.{name}")
+    if not cpu and case.dtype != "bf16":
+        raise Unsupported("tinygemm's CUDA kernel takes bf16 activations only; this case is fp16 "
+                          "(rounding x to bf16 would change the problem)")
+    if n % 16 if cpu else n % 8:
+        raise Unsupported(f"tinygemm's packing needs N divisible by {16 if cpu else 8}; N = {n}")
     cache = {}
 
     def prepare(ins):
         qw = ins["qweight"].to(torch.int32)
-        u = torch.stack((qw & 0xF, qw >> 4), dim=-1).reshape(n, k).contiguous()
-        packed = aten._convert_weight_to_int4pack_for_cpu(u, 1)
-        sz = torch.zeros((k // GROUP, n, 2), dtype=torch.float16, device=u.device)
-        sz[..., 0] = ins["scales"].t()
-        return packed, sz
+        lo, hi = qw & 0xF, qw >> 4
+        sz = torch.zeros((k // GROUP, n, 2), dtype=_tv(ins["scales"], case).dtype, device=qw.device)
+        sz[..., 0] = _tv(ins["scales"], case).t()
+        if cpu:
+            u = torch.stack((lo, hi), dim=-1).reshape(n, k).contiguous()
+            return aten._convert_weight_to_int4pack_for_cpu(u, 1), sz
+        swapped = ((lo << 4) | hi).to(torch.uint8).contiguous()
+        return aten._convert_weight_to_int4pack(swapped, 8), sz
+
+    mm = getattr(aten, name)
 
     def run(ins, outs):
         key = ins["qweight"].data_ptr()
         if cache.get("key") != key:
             cache["key"], cache["args"] = key, prepare(ins)
         packed, sz = cache["args"]
-        outs["y"].copy_(aten._weight_int4pack_mm_for_cpu(ins["x"], packed, GROUP, sz))
+        _tv(outs["y"], case).copy_(mm(_tv(ins["x"], case), packed, GROUP, sz))
 
     return run
 
@@ -143,7 +163,7 @@ _CL = source(__file__, "gemv_lowbit.cl")
 def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool):
     n, k, b, bits = _dims(case)
     u, rpt = _SHAPES[shape]
-    defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt}
+    defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt, "DT": _dt(case)}
     defs.update({"WARPS": teams} if path == _CU else {"TEAM": team, "TEAMS": teams})
     prog = be.compile(path, "gemv_lowbit", defs)
     grid, block = (cdiv(n, teams * rpt),), (team * teams,)
@@ -154,10 +174,10 @@ def _c_kernels(be, case, path, variant: str):
     n, k, b, bits = _dims(case)
     nn, kk = np.int32(n), np.int32(k)
     if variant == "dequant_then_gemv":
-        dq = be.compile(path, "dequant_lowbit", {"BITS": bits})
+        dq = be.compile(path, "dequant_lowbit", {"BITS": bits, "DT": _dt(case)})
         gemv, grid, block = _c_gemv(be, case, path, "dense", 32 if path == _CU else 64,
                                     4 if path == _CU else 2, True)
-        wd = be.empty((n, k), np.float16)
+        wd = be.empty((n, k), np.uint16)  # fp16/bf16 words
         dgrid = (cdiv(n * k // 2, 256),)
 
         def run(ins, outs):
@@ -237,15 +257,18 @@ def _triton(be, case, mode: int):
     bn = TRITON_BN_INTERPRET if be.device.mode == "interpret" else TRITON_BN[mode]
     bb = _pow2(b)
     grid = (cdiv(n, bn),)
-    kw = {"BITS": bits, "MODE": mode, "BN": bn, "BK": TRITON_BK, "BB": bb, "num_warps": 4}
+    kw = {"BITS": bits, "MODE": mode, "BN": bn, "BK": TRITON_BK, "BB": bb, "OUT_BF16": case.dtype == "bf16",
+          "num_warps": 4}
     if mode == 0:
-        wd = torch.empty((n, k), dtype=torch.float16, device=be.dev)
+        wdt = torch.bfloat16 if case.dtype == "bf16" else torch.float16
+        wd = torch.empty((n, k), dtype=wdt, device=be.dev)
         dgrid = (cdiv(n, bn), k // TRITON_BK)
 
         def run(ins, outs):
-            dequant_lowbit[dgrid](ins["qweight"], ins["scales"], wd, n, k, k * bits // 8, BITS=bits, BN=bn,
-                                  BK=TRITON_BK)
-            gemv_lowbit[grid](wd, ins["scales"], ins["x"], outs["y"], n, k, b, k, **{**kw, "BITS": 16})
+            s, x, y = _tv(ins["scales"], case), _tv(ins["x"], case), _tv(outs["y"], case)
+            dequant_lowbit[dgrid](ins["qweight"], s, wd, n, k, k * bits // 8, BITS=bits, BN=bn, BK=TRITON_BK,
+                                  OUT_BF16=case.dtype == "bf16")
+            gemv_lowbit[grid](wd, s, x, y, n, k, b, k, **{**kw, "BITS": 16})
 
         return run
 
@@ -253,7 +276,8 @@ def _triton(be, case, mode: int):
 
     def run(ins, outs):
         w = ins["qweight"].view(torch.int32) if mode == 2 else ins["qweight"]
-        gemv_lowbit[grid](w, ins["scales"], ins["x"], outs["y"], n, k, b, stride, **kw)
+        gemv_lowbit[grid](w, _tv(ins["scales"], case), _tv(ins["x"], case), _tv(outs["y"], case), n, k, b,
+                          stride, **kw)
 
     return run
 
@@ -295,7 +319,7 @@ def _webgpu(be, case, variant: str):
 
     def gemv(shape: str, wbits: int):
         u, rpt, team, teams = _WGSL_SHAPES[shape]
-        defs = {"BITS": wbits, "NB": b, "U": u, "RPT": rpt, "TEAM": team, "WG": team * teams}
+        defs = {"BITS": wbits, "NB": b, "U": u, "RPT": rpt, "TEAM": team, "WG": team * teams, "DT": _dt(case)}
         prog = be.compile(_WGSL, "gemv_lowbit", defs)
         pack = be.compile(_WGSL, "gemv_pack", defs)
         pgrid = be.grid_2d(cdiv(cdiv(b * n, 2), team * teams))
@@ -304,7 +328,7 @@ def _webgpu(be, case, variant: str):
     if variant == "dequant_then_gemv":
         prog, grid, pack, pgrid, defs = gemv("dense", 16)
         dq = be.compile(_WGSL, "dequant_lowbit", {**defs, "BITS": bits})
-        wd = be.empty((n, k), np.float16)
+        wd = be.empty((n, k), np.uint16)  # fp16/bf16 words
         dgrid = be.grid_2d(cdiv(n * k // 2, defs["WG"]))
 
         def run(ins, outs):

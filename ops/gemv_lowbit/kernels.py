@@ -84,6 +84,18 @@ def _torch_dense_w(case, ins):
     return q.float() * s
 
 
+def _same_inputs(cache: dict, ins) -> bool:
+    """Whether the weights prepared in ``cache`` came from these very input tensors: the tensors
+    themselves are held (so a new input set at a reused address is never mistaken for the old
+    one) and their in-place version counters compared; on a miss the cache is re-keyed."""
+    key = [(ins[a], ins[a]._version) for a in ("qweight", "scales")]
+    old = cache.get("src")
+    if old is not None and all(t is u and v == w for (t, v), (u, w) in zip(old, key, strict=True)):
+        return True
+    cache["src"] = key
+    return False
+
+
 @kernel("gemv_lowbit", "torch", "dense")
 def torch_dense(be, case):
     """Weights dequantised to the case's 16-bit type (fp16/bf16) once, outside the timed call (on
@@ -96,10 +108,9 @@ def torch_dense(be, case):
     cache = {}
 
     def run(ins, outs):
-        key = ins["qweight"].data_ptr()
-        if cache.get("key") != key:
+        if not _same_inputs(cache, ins):
             w = _torch_dense_w(case, ins)
-            cache["key"], cache["w"] = key, w.bfloat16() if case.dtype == "bf16" else w.half()
+            cache["w"] = w.bfloat16() if case.dtype == "bf16" else w.half()
         torch.mm(_tv(ins["x"], case), cache["w"].t(), out=_tv(outs["y"], case))
 
     return run
@@ -145,9 +156,8 @@ def torch_tinygemm(be, case):
     mm = getattr(aten, name)
 
     def run(ins, outs):
-        key = ins["qweight"].data_ptr()
-        if cache.get("key") != key:
-            cache["key"], cache["args"] = key, prepare(ins)
+        if not _same_inputs(cache, ins):
+            cache["args"] = prepare(ins)
         packed, sz = cache["args"]
         _tv(outs["y"], case).copy_(mm(_tv(ins["x"], case), packed, GROUP, sz))
 

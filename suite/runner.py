@@ -66,7 +66,8 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
                  for c in get_spec(op).cases(size, kind)}
         unknown = [c for c in cases if c not in known]
         if unknown:
-            raise ValueError(f"unknown case {unknown[0]!r} for size {size}; valid: {', '.join(sorted(known))}")
+            raise ValueError(f"unknown case {unknown[0]!r} for size {size}; "
+                             f"valid: {', '.join(sorted(known))}")
     probed = pool.probe_all(sorted({e.backend for e in entries}))
     seen = {d["slug"] for devs in probed.values() if isinstance(devs, list) for d in devs}
     valid = [*DEVICE_CLASSES, *sorted(seen)]

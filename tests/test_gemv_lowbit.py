@@ -6,18 +6,15 @@ wrong group, fp16 accumulation), through the harness; the Triton kernels compile
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import numpy as np
 import pytest
 
 from ops.gemv_lowbit.spec import SPEC, signature
 from references import lowbit
 from references.numerics import decode, encode
-from suite import registry
 from suite.check import verify
 from suite.spec import Case
+from tests.wrong import registered
 
 
 def test_w4_pack_layout_and_round_trip():
@@ -119,13 +116,8 @@ def test_fp16_accumulation_rejected_at_cpu_bench_size():
 
 @pytest.fixture()
 def wrong_kernels():
-    registry.discover()
-    before = set(registry.REGISTRY)
-    mod = sys.modules.get("tests.wrong.gemv_wrong")
-    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.gemv_wrong")
-    yield
-    for key in set(registry.REGISTRY) - before:
-        del registry.REGISTRY[key]
+    with registered("tests.wrong.gemv_wrong"):
+        yield
 
 
 @pytest.mark.parametrize("variant,case", [

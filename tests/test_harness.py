@@ -3,7 +3,6 @@ get clear errors, files are written atomically."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -19,6 +18,7 @@ from suite.results import atomic_write_json, load
 from suite.runner import execute, plan, write_run
 from suite.spec import Tolerance
 from suite.worker import Pool
+from tests.wrong import registered
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.kernels"}
@@ -28,15 +28,10 @@ EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.kernels"}
 def pool():
     """Workers that load the known-wrong kernels, which are registered in this process only for
     this module's tests (registered at import they would join every other test's plan)."""
-    registry.discover()  # the real kernels first: teardown removes only what this fixture added
-    before = set(registry.REGISTRY)
-    mod = sys.modules.get("tests.wrong.kernels")
-    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.kernels")
-    p = Pool(env=EXTRA)
-    yield p
-    p.close()
-    for key in set(registry.REGISTRY) - before:
-        del registry.REGISTRY[key]
+    with registered("tests.wrong.kernels"):
+        p = Pool(env=EXTRA)
+        yield p
+        p.close()
 
 
 def _rows(pool, **kw):

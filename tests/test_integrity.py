@@ -16,17 +16,15 @@ and fakes: every number the harness reports must be impossible to doubt.
 
 from __future__ import annotations
 
-import importlib
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from suite import registry
 from suite.runner import execute, plan
 from suite.worker import Pool
+from tests.wrong import registered
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.integrity"}
@@ -36,15 +34,10 @@ FAST = {"warmup_s": 0.02, "min_samples": 5, "time_cap_s": 0.3, "max_samples": 20
 @pytest.fixture(scope="module")
 def pool():
     """Workers that load the planted kernels (registered in this process for this module only)."""
-    registry.discover()
-    before = set(registry.REGISTRY)
-    mod = sys.modules.get("tests.wrong.integrity")
-    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.integrity")
-    p = Pool(env=EXTRA)
-    yield p
-    p.close()
-    for key in set(registry.REGISTRY) - before:
-        del registry.REGISTRY[key]
+    with registered("tests.wrong.integrity"):
+        p = Pool(env=EXTRA)
+        yield p
+        p.close()
 
 
 def _rows(pool, op, backend, variants, cases=None, check_only=True, timing=None, timeout=300):

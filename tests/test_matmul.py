@@ -4,16 +4,13 @@ for sm_90 without a GPU; the CUDA tensor-core source compiles with sm_90a option
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import numpy as np
 import pytest
 
 from ops.matmul.spec import SPEC, freivalds
 from references.numerics import decode, encode, from_bf16, to_bf16
-from suite import registry
 from suite.check import verify
+from tests.wrong import registered
 
 
 def test_bf16_round_to_nearest_even():
@@ -84,13 +81,8 @@ def test_nan_never_passes(bench_4097):
 
 @pytest.fixture()
 def wrong_kernels():
-    registry.discover()
-    before = set(registry.REGISTRY)
-    mod = sys.modules.get("tests.wrong.matmul_wrong")
-    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.matmul_wrong")
-    yield
-    for key in set(registry.REGISTRY) - before:
-        del registry.REGISTRY[key]
+    with registered("tests.wrong.matmul_wrong"):
+        yield
 
 
 @pytest.mark.parametrize("variant", ["wrong_one_tile", "wrong_skip_k_tail", "wrong_fp16_accumulate",

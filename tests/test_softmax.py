@@ -4,18 +4,16 @@ harness), the blockwise bench check, and the Triton kernels compiled for sm_90."
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing as mp
-import sys
 
 import numpy as np
 import pytest
 
 from references.numerics import decode, encode
 from references.softmax import softmax_rows
-from suite import registry
 from suite.check import compare
 from suite.spec import Case
+from tests.wrong import registered
 
 
 def _spec():
@@ -122,15 +120,10 @@ EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.softmax_wrong"}
 def pool():
     from suite.worker import Pool
 
-    registry.discover()
-    before = set(registry.REGISTRY)
-    mod = sys.modules.get("tests.wrong.softmax_wrong")
-    importlib.reload(mod) if mod else importlib.import_module("tests.wrong.softmax_wrong")
-    p = Pool(env=EXTRA)
-    yield p
-    p.close()
-    for key in set(registry.REGISTRY) - before:
-        del registry.REGISTRY[key]
+    with registered("tests.wrong.softmax_wrong"):
+        p = Pool(env=EXTRA)
+        yield p
+        p.close()
 
 
 @pytest.mark.parametrize("variant", ["wrong_no_max", "wrong_low_precision_sum"])

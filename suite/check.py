@@ -47,12 +47,13 @@ class CheckResult:
 CHUNK = 1 << 21
 
 
-def _chunk_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show: int):
+def _chunk_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show: int, extra=None):
     o = o.astype(np.float64)
     r = np.asarray(r, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         diff = np.abs(o - r)
-    bad = ~(diff <= tol.atol + tol.rtol * np.abs(r))  # NaN compares False → bad
+    bound = tol.atol + tol.rtol * np.abs(r) + (0.0 if extra is None else extra)
+    bad = ~(diff <= bound)  # NaN compares False → bad
     # where the reference (rounded to the output type) overflows, exactly its ±inf is right
     inf_ref = np.isinf(r)
     bad = np.where(inf_ref, o != r, bad)
@@ -67,15 +68,18 @@ def _chunk_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show:
 
 
 def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance, name: str = "out",
-            show: int = 5) -> CheckResult:
+            show: int = 5, extra: np.ndarray | None = None) -> CheckResult:
     """Compare one output array with its reference (in chunks, on all cores: bench sizes are
-    hundreds of millions of elements)."""
+    hundreds of millions of elements). ``extra``: a per-element term added to the bound
+    ``atol + rtol·|ref|`` (e.g. an accumulation bound from Σ|a·b| of each output)."""
     if out.shape != ref.shape:
         return CheckResult(False, message=f"{name}: shape {out.shape} != reference {ref.shape}")
     o, r = out.ravel(), np.asarray(ref).ravel()
+    e = None if extra is None else np.broadcast_to(extra, ref.shape).ravel()
     starts = range(0, o.size, CHUNK)
     with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1) or 1) as ex:
-        parts = list(ex.map(lambda s: _chunk_stats(o[s:s + CHUNK], r[s:s + CHUNK], tol, s, show), starts))
+        parts = list(ex.map(lambda s: _chunk_stats(o[s:s + CHUNK], r[s:s + CHUNK], tol, s, show,
+                                                   None if e is None else e[s:s + CHUNK]), starts))
     max_abs = max((p[0] for p in parts), default=0.0)
     max_rel = max((p[1] for p in parts), default=0.0)
     err2, ref2 = sum(p[2] for p in parts), sum(p[3] for p in parts)

@@ -63,12 +63,15 @@ def pytest_configure(config):
     config._sb_devices = {}
     config._sb_written = []
     config.addinivalue_line("markers", "solbench: a solbench kernel check or benchmark")
-    _validate_options(config)
+    try:
+        _validate_options(config)
+    except pytest.UsageError as e:  # exit 2 like the CLI's own bad input (pytest's usage code is 4)
+        pytest.exit(str(e), returncode=2)  # one line on stderr: "Exit: solbench: ..."
 
 
 def _validate_options(config) -> None:
     """Bad ``--solbench-*`` values stop pytest at once with one line naming the valid ones
-    (pytest's usage error, exit code 4), not a traceback at collection."""
+    (exit code 2, as the CLI's), not a traceback at collection."""
     o = config.getoption
     if o("solbench_op") or o("solbench_backend"):
         try:

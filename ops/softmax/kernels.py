@@ -182,13 +182,10 @@ def _cl_plan(be, case, mode: str) -> Geometry:
                 vals=32 if gpu else 128, min_tpb=256 if gpu else 64, g_max=max(1, be.device.compute_units))
 
 
-def _opencl(be, case, mode: str, entry: str):
-    if case["m"] * case["n"] >= 2**31:
-        from backends.base import Unsupported
-
-        raise Unsupported("int row/element counts in softmax.cl: M·N >= 2^31")
-    geo = _cl_plan(be, case, mode)
-    k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be)}))
+def _c_launcher(be, case, geo, k, entry: str):
+    """``run(ins, outs)`` of a compiled softmax.cu / softmax.cl kernel: both dialects launch the
+    same way (``geo.groups`` workgroups of ``geo.tpb``); split rows also get the exchange slots,
+    the ticket and a fresh epoch per launch."""
     m, n = np.int32(case["m"]), np.int32(case["n"])
     grid, block = (geo.groups,), (geo.tpb,)
     if entry == "softmax_three_pass":
@@ -202,6 +199,16 @@ def _opencl(be, case, mode: str, entry: str):
         be.launch(k, grid, block, [ins["x"], outs["y"], m, n, chunk, slots, ticket, epoch.next()])
 
     return run
+
+
+def _opencl(be, case, mode: str, entry: str):
+    if case["m"] * case["n"] >= 2**31:
+        from backends.base import Unsupported
+
+        raise Unsupported("int row/element counts in softmax.cl: M·N >= 2^31")
+    geo = _cl_plan(be, case, mode)
+    k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be)}))
+    return _c_launcher(be, case, geo, k, entry)
 
 
 @kernel("softmax", "opencl", "three_pass")
@@ -242,19 +249,7 @@ _CU = source(__file__, "softmax.cu")
 def _cuda(be, case, mode: str, entry: str):
     geo = plan(case, mode, tpb_max=512 if mode == "split" else 1024, vals=32, min_tpb=256, g_max=_units(be))
     k = be.compile(_CU, entry, _c_defines(case, geo))
-    m, n = np.int32(case["m"]), np.int32(case["n"])
-    grid, block = (geo.groups,), (geo.tpb,)
-    if entry == "softmax_three_pass":
-        return lambda ins, outs: be.launch(k, grid, block, [ins["x"], outs["y"], m, n])
-    slots = be.upload(np.zeros(max(1, 2 * case["m"] * geo.g), np.uint64))
-    ticket = be.upload(np.zeros(1, np.uint32))
-    epoch = _Epoch()
-    chunk = np.int32(geo.chunk)
-
-    def run(ins, outs):
-        be.launch(k, grid, block, [ins["x"], outs["y"], m, n, chunk, slots, ticket, epoch.next()])
-
-    return run
+    return _c_launcher(be, case, geo, k, entry)
 
 
 @kernel("softmax", "cuda", "three_pass")

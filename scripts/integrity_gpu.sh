@@ -23,26 +23,35 @@ export SOLBENCH_RESULTS="$OUT/results"
 export PYTHONPATH="$(pwd)${PYTHONPATH:+:$PYTHONPATH}"
 T0=$(date +%s)
 step() { echo "== [$(( $(date +%s) - T0 )) s] $*" | tee -a "$OUT/log.txt"; }
+# STEPS="1 3" runs only those parts (default: all four); the verdicts always run
+want() { [[ " ${STEPS:-1 2 3 4} " == *" $1 "* ]]; }
 
+if want 1; then
 step "1. planted kernels (sticky faults, other stream, slow enqueue)"
 SOLBENCH_EXTRA_KERNELS=tests.wrong.integrity timeout 150 "$PY" -m suite.cli run --op vector_add \
     --backend cuda --backend torch --size bench --dtype fp32 --case 'n=2^28' \
     --variant crash_illegal_address --variant crash_trap --variant naive --variant probe_other_stream \
     --variant probe_slow_enqueue --variant eager --timeout 60 --no-save --json "$OUT/planted.json" \
     > "$OUT/planted.txt" 2>&1 || true
+fi
 
+if want 2; then
 step "2. start rule, clocks during the window, x torch (bench size)"
 timeout 170 "$PY" -m suite.cli run --size bench --op vector_add --op grayscale \
     --backend cuda --backend triton --backend torch --dtype fp32 --dtype u8 \
     --case 'n=2^28' --case 2160x3840 --case 8192x8192 --json "$OUT/start_rule.json" \
     > "$OUT/start_rule.txt" 2>&1 || true
+fi
 
+if want 3; then
 step "3. crosscheck"
 timeout 120 "$PY" scripts/crosscheck.py --no-ncu --out "$OUT/crosscheck" > "$OUT/crosscheck.txt" 2>&1 || true
 timeout 150 "$PY" scripts/crosscheck.py --out "$OUT/crosscheck-ncu" --kernel 'vector_add/cuda/vec4/n=2^28' \
     --kernel 'reduction/cuda/warp_shuffle/n=2^28' --kernel grayscale/cuda/vec16/8192x8192 \
     > "$OUT/crosscheck-ncu.txt" 2>&1 || true
+fi
 
+if want 4; then
 step "4. compute-sanitizer memcheck (cuda, triton; test sizes)"
 if command -v compute-sanitizer > /dev/null; then
     timeout 200 compute-sanitizer --tool memcheck --target-processes all --print-limit 5 \
@@ -52,6 +61,7 @@ if command -v compute-sanitizer > /dev/null; then
         > "$OUT/memcheck.txt" 2>&1 || true
 else
     echo "compute-sanitizer not on PATH" > "$OUT/memcheck.txt"
+fi
 fi
 
 step "verdicts"

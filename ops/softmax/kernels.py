@@ -201,13 +201,14 @@ def _c_launcher(be, case, geo, k, entry: str):
     return run
 
 
-def _opencl(be, case, mode: str, entry: str):
+def _opencl(be, case, mode: str, entry: str, **defines):
+    """``defines`` override the planned ones (probes: scripts/probe.py)."""
     if case["m"] * case["n"] >= 2**31:
         from backends.base import Unsupported
 
         raise Unsupported("int row/element counts in softmax.cl: M·N >= 2^31")
     geo = _cl_plan(be, case, mode)
-    k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be)}))
+    k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be), **defines}))
     return _c_launcher(be, case, geo, k, entry)
 
 

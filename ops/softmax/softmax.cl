@@ -45,6 +45,10 @@
 #ifndef G
 #define G 1
 #endif
+// EXP2: exp2 (the default) or native_exp2 (the device's fast approximation)
+#ifndef EXP2
+#define EXP2 exp2
+#endif
 #define TPB (TPR * RPB)
 
 #if G > 1
@@ -98,7 +102,7 @@ void load_unit(__global const T* row, long u, long uend, float* v) {
 // y for unit u from its x values: exp2((x − m)·log2 e) · inv
 void store_unit(__global T* row, long u, const float* v, float m, float inv) {
     float e[UNIT];
-    for (int j = 0; j < UNIT; ++j) e[j] = exp2((v[j] - m) * LOG2E) * inv;
+    for (int j = 0; j < UNIT; ++j) e[j] = EXP2((v[j] - m) * LOG2E) * inv;
 #if VECLOAD && BF16
     ((__global uint4*)row)[u] = (uint4)(f_to_bf16(e[0]) | (f_to_bf16(e[1]) << 16),
                                         f_to_bf16(e[2]) | (f_to_bf16(e[3]) << 16),
@@ -180,10 +184,10 @@ float row_reduce(float v, int op, __local float* scr) { return tree_reduce(v, op
 // running (max, Σ) update with one value: one exp2 per value (the rescale only on a new max)
 void online_add(float xv, float* m, float* s) {
     if (xv > *m) {
-        *s = *s * exp2((*m - xv) * LOG2E) + 1.0f;
+        *s = *s * EXP2((*m - xv) * LOG2E) + 1.0f;
         *m = xv;
     } else {
-        *s += exp2((xv - *m) * LOG2E);
+        *s += EXP2((xv - *m) * LOG2E);
     }
 }
 
@@ -206,7 +210,7 @@ void softmax_three_pass(__global const T* restrict x, __global T* restrict y, in
     float s = 0.0f;
     for (long u = lane; u < uend; u += TPR) {
         load_unit(xr, u, uend, v);
-        for (int j = 0; j < UNIT; ++j) s += exp2((v[j] - m) * LOG2E);
+        for (int j = 0; j < UNIT; ++j) s += EXP2((v[j] - m) * LOG2E);
     }
     s = row_reduce(s, OP_SUM, scr);
     const float inv = 1.0f / s;
@@ -250,7 +254,7 @@ void softmax_rows(__global const T* restrict x, __global T* restrict y, int M, i
         for (int j = 0; j < UNIT; ++j) m = fmax(m, v[k][j]);
     m = row_reduce(m, OP_MAX, scr);
     for (int k = 0; k < ITEMS; ++k)
-        for (int j = 0; j < UNIT; ++j) s += exp2((v[k][j] - m) * LOG2E);
+        for (int j = 0; j < UNIT; ++j) s += EXP2((v[k][j] - m) * LOG2E);
     s = row_reduce(s, OP_SUM, scr);
 #else
     {
@@ -260,7 +264,7 @@ void softmax_rows(__global const T* restrict x, __global T* restrict y, int M, i
             for (int j = 0; j < UNIT; ++j) online_add(w[j], &m, &s);
         }
         const float mr = row_reduce(m, OP_MAX, scr);
-        s = row_reduce(s * exp2((m - mr) * LOG2E), OP_SUM, scr);  // m = NEG (nothing seen): s = 0
+        s = row_reduce(s * EXP2((m - mr) * LOG2E), OP_SUM, scr);  // m = NEG (nothing seen): s = 0
         m = mr;
     }
 #endif
@@ -284,7 +288,7 @@ void softmax_rows(__global const T* restrict x, __global T* restrict y, int M, i
     float mt = scr[0];
     for (int k = 1; k < G; ++k) mt = fmax(mt, scr[2 * k]);
     float st = 0.0f;
-    for (int k = 0; k < G; ++k) st += scr[2 * k + 1] * exp2((scr[2 * k] - mt) * LOG2E);
+    for (int k = 0; k < G; ++k) st += scr[2 * k + 1] * EXP2((scr[2 * k] - mt) * LOG2E);
     m = mt;
     s = st;
 #endif

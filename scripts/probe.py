@@ -1,0 +1,124 @@
+"""Where does a kernel lose time? Times named configurations of one op on one backend (one case),
+each checked against the float64 reference first (poisoned output; a wrong one is a FAILED row,
+never timed), with the harness's protocol (suite.timing.measure: cold, L2 flushed, median), and
+prints time, GB/s or TFLOP/s and % of the measured ceiling of the device's peaks.json.
+
+    python scripts/probe.py softmax opencl --case 65536x1024 [--only TEXT] [--out DIR]
+
+The configurations (``CONFIGS`` below) are the registered variants plus factory calls with
+overridden defines or tiles. One backend per process. Writes
+``probe-<op>-<backend>-<case>.json`` (atomically) under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from suite.registry import REGISTRY, discover, get_spec  # noqa: E402
+
+
+def registered(op: str, backend: str):
+    """(variant label, factory) of every registered kernel of op/backend."""
+    return [(k[2], e.factory) for k, e in sorted(REGISTRY.items()) if k[0] == op and k[1] == backend]
+
+
+def _softmax_opencl():
+    import ops.softmax.kernels as sk
+
+    modes = (("fused_row", "fused", "softmax_rows"), ("online", "stream", "softmax_rows"),
+             ("three_pass", "stream", "softmax_three_pass"))
+    out = []
+    for name, mode, entry in modes:
+        for exp2 in ("exp2", "native_exp2"):
+            for sg in (0, 2):
+                out.append((f"{name} EXP2={exp2} SUBGROUPS={sg}",
+                            lambda be, c, mode=mode, entry=entry, exp2=exp2, sg=sg:
+                            sk._opencl(be, c, mode, entry, EXP2=exp2, SUBGROUPS=sg)))
+    return out
+
+
+#: (op, backend) → extra configurations beyond the registered variants
+CONFIGS = {("softmax", "opencl"): _softmax_opencl}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("op")
+    ap.add_argument("backend")
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--only", default="", help="only the configurations whose label contains this")
+    ap.add_argument("--cap", type=float, default=2.0, help="seconds of samples per configuration")
+    args = ap.parse_args()
+
+    from backends import backend_class
+    from suite.check import checked_launch
+    from suite.results import RESULTS_DIR, atomic_write_json
+    from suite.sol import load_peaks
+    from suite.spec import np_dtype
+    from suite.timing import Protocol, measure
+    from suite.worker import assign_slugs
+
+    discover()
+    spec = get_spec(args.op)
+    case = spec.case(args.case)
+    cls = backend_class(args.backend)
+    usable = [d for d in cls.devices() if d.usable]
+    devs = [d for d in usable if d.kind == "gpu"] or usable
+    assign_slugs(devs)
+    dev = devs[0]
+    be = cls(dev)
+    peaks = (load_peaks(dev.slug, RESULTS_DIR) or {}).get("measured", {})
+    bw = (peaks.get("bandwidth") or {}).get("value")
+    nbytes, flops = spec.bytes_moved(case), spec.flops(case)
+    t0 = time.perf_counter()
+    x = spec.inputs(case)
+    ref = spec.reference(case, x)
+    tol = spec.tolerance(case)
+    sig = spec.signature(case)
+    print(f"# {args.op}/{args.backend} {case.name} on {dev.name} ({dev.slug}); "
+          f"ceiling {bw and bw / 1e9} GB/s; inputs+reference {time.perf_counter() - t0:.1f} s", flush=True)
+    ins = {k: be.upload(x[k]) for k, a in sig.items() if a.role == "in"}
+    outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
+    rows = []
+    extra = CONFIGS.get((args.op, args.backend), list)()
+    for label, factory in registered(args.op, args.backend) + extra:
+        if args.only not in label:
+            continue
+        try:
+            run = factory(be, case)
+            res = checked_launch(be, spec, case, run, ins, outs, x, ref, tol)
+            if not res.ok:
+                rows.append({"label": label, "checked": f"FAILED {res.message}"})
+                print(f"{label:44s} FAILED: {res.message[:120]}", flush=True)
+                continue
+            tm = measure(be, lambda run=run: run(ins, outs), Protocol(time_cap_s=args.cap))
+            row = {"label": label, "checked": "ok", "median_s": tm.median_s, "rse": tm.rse, "n": tm.n,
+                   "gbs": nbytes / tm.median_s / 1e9, "tflops": flops / tm.median_s / 1e12 if flops else None,
+                   "clocks": be.clocks()}
+            row["pct_bw"] = 100 * nbytes / tm.median_s / bw if bw else None
+            rows.append(row)
+            pct = f"{row['pct_bw']:5.1f} %" if bw else ""
+            tf = f"{row['tflops']:7.1f} TFLOP/s" if flops else ""
+            print(f"{label:44s} {tm.median_s * 1e3:8.3f} ms {row['gbs']:7.0f} GB/s {pct} {tf}", flush=True)
+        except Exception as e:  # noqa: BLE001 - a configuration that fails is a row
+            rows.append({"label": label, "error": f"{type(e).__name__}: {e}"[:500]})
+            print(f"{label:44s} ERROR {rows[-1]['error'][:150]}", flush=True)
+    safe = "".join(ch if ch.isalnum() else "_" for ch in case.name)
+    path = Path(args.out) / f"probe-{args.op}-{args.backend}-{safe}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"op": args.op, "backend": args.backend, "case": case.name, "device": dev.name,
+                             "slug": dev.slug, "ceiling_gbs": bw and bw / 1e9, "bytes": nbytes,
+                             "flops": flops,
+                             "method": "suite.timing.measure, cold (L2 flushed), median", "rows": rows})
+    print(f"# wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -4,7 +4,8 @@ the CPU).
 Buffers are ``WgpuBuffer``: a STORAGE|COPY_SRC|COPY_DST buffer padded to a multiple of 16 bytes
 (at least 16), so a kernel may touch the whole last 16-byte vector of an array; ``download``
 trims the padding. ``compile`` substitutes whitelisted ``{{NAME}}`` placeholders (WGSL has no
-preprocessor) and builds a compute pipeline with an automatic layout. ``launch`` binds the
+preprocessor), expands ``// @unroll`` loops (backends/wgsl_unroll.py) and builds a compute
+pipeline with an automatic layout. ``launch`` binds the
 buffers to ``@group(0) @binding(0..k-1)`` and optional params to a uniform at ``@binding(k)``,
 and records the dispatch: recorded work is submitted by ``synchronize``, ``download``,
 ``fill_bytes``, ``flush_l2`` and ``time``, one compute pass per dispatch. ``time`` encodes the
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from backends.wgsl_unroll import unroll
 
 # Mesa's Vulkan WSI complains on every adapter query when XDG_RUNTIME_DIR is unset (headless
 # machines, CI); compute needs no display, so give it a private directory before wgpu loads.
@@ -243,7 +246,7 @@ class WebGPUBackend(Backend):
             missing = sorted(used - set(values))
             if missing:
                 raise ValueError(f"{path.name}: placeholders {missing} have no define")
-            src = _PLACEHOLDER.sub(lambda m: values[m.group(1)], src)
+            src = unroll(_PLACEHOLDER.sub(lambda m: values[m.group(1)], src))
             self._pipelines[key] = self.compile_source(src, entry, f"{path.name} {defs}")
         return self._pipelines[key]
 

@@ -20,7 +20,11 @@
 //                           4×4 blocks spaced BM/(TM/4) rows, BN/(TN/4) columns apart; BK-deep K
 //                           tiles loaded 4-wide (scalar at edges and unaligned rows, zero outside),
 //                           the next tile prefetched into registers during this tile's FMAs, A
-//                           stored transposed (vec4 of 4 rows per k), vec4 reads and FMAs
+//                           stored transposed (vec4 of 4 rows per k), vec4 reads and FMAs. Every
+//                           loop over the register tile is unrolled (`// @unroll`, expanded by
+//                           backends/wgsl_unroll.py): the private arrays are indexed by constants
+//                           only, so they can live in registers (a loop counter index kept them
+//                           in local memory on the H200: ~2 TFLOP/s at every shape before)
 
 struct Params { m: u32, n: u32, k: u32, pad: u32 }
 
@@ -191,6 +195,7 @@ fn load_a4(r: u32, k: u32) -> vec4<f32> {
     let o = r * p.k;
     if (p.k % 4u == 0u && k + 3u < p.k) { return ld4_a(o + k); }
     var v = vec4<f32>(0.0);
+    // @unroll
     for (var c = 0u; c < 4u; c++) {
         if (k + c < p.k) { v[c] = ld_a(o + k + c); }
     }
@@ -203,6 +208,7 @@ fn load_b4(k: u32, c: u32) -> vec4<f32> {
     let o = k * p.n;
     if (p.n % 4u == 0u && c + 3u < p.n) { return ld4_b(o + c); }
     var v = vec4<f32>(0.0);
+    // @unroll
     for (var j = 0u; j < 4u; j++) {
         if (c + j < p.n) { v[j] = ld_b(o + c + j); }
     }
@@ -220,16 +226,19 @@ fn matmul_register_blocked(@builtin(local_invocation_index) tid: u32, @builtin(w
     let n0 = wid.x * BN;
 
     var acc: array<vec4<f32>, TM * TN / 4u>;  // acc[i·TN/4 + j4]: row i, columns 4·j4 .. +3
+    // @unroll
     for (var q = 0u; q < TM * TN / 4u; q++) { acc[q] = vec4<f32>(0.0); }
     var ra: array<vec4<f32>, A_LOADS>;        // the next K tile, in registers
     var rb: array<vec4<f32>, B_LOADS>;
 
     // load slot l of A: vector idx = tid + l·NT → row idx / (BK/4), k offset (idx % (BK/4))·4;
     // of B: k row idx / (BN/4), column (idx % (BN/4))·4 (= its index in rb_b)
+    // @unroll
     for (var l = 0u; l < A_LOADS; l++) {
         let idx = tid + l * NT;
         ra[l] = load_a4(m0 + idx / (BK / 4u), (idx % (BK / 4u)) * 4u);
     }
+    // @unroll
     for (var l = 0u; l < B_LOADS; l++) {
         let idx = tid + l * NT;
         rb[l] = load_b4(idx / (BN / 4u), n0 + (idx % (BN / 4u)) * 4u);
@@ -237,6 +246,7 @@ fn matmul_register_blocked(@builtin(local_invocation_index) tid: u32, @builtin(w
 
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
         // registers → workgroup memory (A transposed: 4 components in 4 k rows)
+        // @unroll
         for (var l = 0u; l < A_LOADS; l++) {
             let idx = tid + l * NT;
             let m = idx / (BK / 4u);
@@ -247,27 +257,34 @@ fn matmul_register_blocked(@builtin(local_invocation_index) tid: u32, @builtin(w
             rb_a[slot + 2u * (BM / 4u)][m % 4u] = ra[l].z;
             rb_a[slot + 3u * (BM / 4u)][m % 4u] = ra[l].w;
         }
+        // @unroll
         for (var l = 0u; l < B_LOADS; l++) { rb_b[tid + l * NT] = rb[l]; }
         workgroupBarrier();  // the tile is complete
 
         // the next tile's global loads, in flight during this tile's FMAs
         let k1 = k0 + BK;
         if (k1 < p.k) {
+            // @unroll
             for (var l = 0u; l < A_LOADS; l++) {
                 let idx = tid + l * NT;
                 ra[l] = load_a4(m0 + idx / (BK / 4u), k1 + (idx % (BK / 4u)) * 4u);
             }
+            // @unroll
             for (var l = 0u; l < B_LOADS; l++) {
                 let idx = tid + l * NT;
                 rb[l] = load_b4(k1 + idx / (BN / 4u), n0 + (idx % (BN / 4u)) * 4u);
             }
         }
 
+        // @unroll
         for (var kk = 0u; kk < BK; kk++) {
             var b: array<vec4<f32>, TN / 4u>;
+            // @unroll
             for (var j4 = 0u; j4 < TN / 4u; j4++) { b[j4] = rb_b[kk * (BN / 4u) + (j4 * CS) / 4u + tx]; }
+            // @unroll
             for (var i4 = 0u; i4 < TM / 4u; i4++) {
                 let a = rb_a[kk * (BM / 4u) + (i4 * RS) / 4u + ty];  // rows i4·RS + ty·4 .. +3
+                // @unroll
                 for (var j4 = 0u; j4 < TN / 4u; j4++) {
                     let q = i4 * TN + j4;  // (4·i4)·(TN/4) + j4
                     acc[q] = fma(vec4<f32>(a.x), b[j4], acc[q]);
@@ -281,17 +298,18 @@ fn matmul_register_blocked(@builtin(local_invocation_index) tid: u32, @builtin(w
     }
 
     // element (i, j) is C[m0 + (i/4)·RS + ty·4 + i%4][n0 + (j/4)·CS + tx·4 + j%4]
+    // @unroll
     for (var i = 0u; i < TM; i++) {
         let r = m0 + (i / 4u) * RS + ty * 4u + i % 4u;
-        if (r >= p.m) { continue; }
+        // @unroll
         for (var j4 = 0u; j4 < TN / 4u; j4++) {
             let c = n0 + j4 * CS + tx * 4u;
             let e = r * p.n + c;
             let v = acc[i * (TN / 4u) + j4];
-            if (c + 3u < p.n) {
+            if (r < p.m && c + 3u < p.n) {
                 st2(e, v.x, v.y);
                 st2(e + 2u, v.z, v.w);
-            } else {
+            } else if (r < p.m) {
                 if (c < p.n) { st1(e, v.x); }
                 if (c + 1u < p.n) { st1(e + 1u, v.y); }
                 if (c + 2u < p.n) { st1(e + 2u, v.z); }

@@ -53,12 +53,14 @@ fn pack(v: V) -> {{XT}} { {{PACK}} }
 fn load_unit(base: u32, u: u32, uend: u32) -> V {
     if (u < uend) { return unpack(x[base + u]); }
     var v: V;
+    // @unroll
     for (var j = 0u; j < {{UNIT}}u; j++) { v[j] = neg_inf(); }
     return v;
 }
 
 fn store_unit(base: u32, u: u32, v: V, m: f32, inv: f32) {
     var e: V;
+    // @unroll
     for (var j = 0u; j < {{UNIT}}u; j++) { e[j] = exp2((v[j] - m) * LOG2E) * inv; }
     y[base + u] = pack(e);
 }
@@ -100,6 +102,7 @@ fn stream_stats(base: u32, u0: u32, uend: u32, lid: u32) -> Stats {
     var st = Stats(NEG, 0.0);
     for (var u = u0 + lid; u < uend; u += {{TPB}}u) {
         let v = load_unit(base, u, uend);
+        // @unroll
         for (var j = 0u; j < {{UNIT}}u; j++) { st = online_add(st, v[j]); }
     }
     let m = reduce_max(st.m, lid);
@@ -122,12 +125,14 @@ fn softmax_three_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     var m = NEG;
     for (var u = lid; u < uend; u += {{TPB}}u) {
         let v = load_unit(base, u, uend);
+        // @unroll
         for (var j = 0u; j < {{UNIT}}u; j++) { m = max(m, v[j]); }
     }
     m = reduce_max(m, lid);
     var s = 0.0;
     for (var u = lid; u < uend; u += {{TPB}}u) {
         let v = load_unit(base, u, uend);
+        // @unroll
         for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[j] - m) * LOG2E); }
     }
     s = reduce_sum(s, lid);
@@ -145,16 +150,21 @@ fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if ({{FITS}}) {
         var v: array<V, {{ITEMS}}>;
         var m = NEG;
+        // @unroll
         for (var k = 0u; k < {{ITEMS}}u; k++) {
             v[k] = load_unit(base, k * {{TPB}}u + lid, uend);
+            // @unroll
             for (var j = 0u; j < {{UNIT}}u; j++) { m = max(m, v[k][j]); }
         }
         m = reduce_max(m, lid);
         var s = 0.0;
+        // @unroll
         for (var k = 0u; k < {{ITEMS}}u; k++) {
+            // @unroll
             for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[k][j] - m) * LOG2E); }
         }
         let inv = 1.0 / reduce_sum(s, lid);
+        // @unroll
         for (var k = 0u; k < {{ITEMS}}u; k++) {
             let u = k * {{TPB}}u + lid;
             if (u < uend) { store_unit(base, u, v[k], m, inv); }

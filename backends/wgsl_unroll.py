@@ -4,8 +4,8 @@ A ``for`` loop on the line after a ``// @unroll`` comment, of the form
 ``for (var i = START; i < END; i++) { BODY }`` with START and END constant (integer literals and
 module-scope ``const`` names of the source, combined with + - * / % and parentheses), is
 replaced by END − START copies of ``{ BODY }`` with ``i`` replaced by the literal ``k`` (with
-START's suffix, ``u``/``i``). Loops nest; the innermost are expanded first. A body holding ``break`` or ``continue`` is
-rejected (it would change meaning once unrolled).
+START's suffix, ``u``/``i``). Loops nest; the innermost are expanded first. A body holding
+``break`` or ``continue`` is rejected (it would change meaning once unrolled).
 
 Why: a function-scope array indexed by a loop counter (an accumulator tile, a register tile)
 stays an array in the SPIR-V that naga emits, and a driver that does not unroll the loop itself

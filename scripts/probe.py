@@ -1,7 +1,9 @@
 """Where does a kernel lose time? Times named configurations of one op on one backend (one case),
 each checked against the float64 reference first (poisoned output; a wrong one is a FAILED row,
 never timed), with the harness's protocol (suite.timing.measure: cold, L2 flushed, median), and
-prints time, GB/s or TFLOP/s and % of the measured ceiling of the device's peaks.json.
+prints time, GB/s or TFLOP/s and % of the measured ceiling of the device's peaks.json, beside
+the hot median (no flush) and a host-timed batch of back-to-back launches (wall clock / count:
+a timer independent of the backend's events).
 
     python scripts/probe.py softmax opencl --case 65536x1024 [--only TEXT] [--out DIR]
 
@@ -43,8 +45,24 @@ def _softmax_opencl():
     return out
 
 
+def _matmul_cuda():
+    import ops.matmul.kernels as mk
+
+    return [(f"mma_sync BK={bk} STAGES={st}", lambda be, c, bk=bk, st=st: mk.cuda_mma_sync(be, c, bk, st))
+            for bk, st in ((32, 4), (32, 5), (64, 3), (64, 4))]
+
+
+def _matmul_webgpu():
+    import ops.matmul.kernels as mk
+
+    return [(f"register_blocked tiles={t}", lambda be, c, t=t: mk._webgpu_simt(
+             be, c, "matmul_register_blocked", 16, t, t[0], t[1]))
+            for t in ((128, 128, 8, 8, 8), (128, 128, 16, 8, 8), (64, 64, 16, 4, 4), (128, 64, 16, 8, 4))]
+
+
 #: (op, backend) → extra configurations beyond the registered variants
-CONFIGS = {("softmax", "opencl"): _softmax_opencl}
+CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
+           ("matmul", "webgpu"): _matmul_webgpu}
 
 
 def main() -> None:
@@ -55,6 +73,7 @@ def main() -> None:
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--only", default="", help="only the configurations whose label contains this")
     ap.add_argument("--cap", type=float, default=2.0, help="seconds of samples per configuration")
+    ap.add_argument("--batch", type=int, default=20, help="launches of the host-timed batch (no flush)")
     args = ap.parse_args()
 
     from backends import backend_class
@@ -99,14 +118,23 @@ def main() -> None:
                 print(f"{label:44s} FAILED: {res.message[:120]}", flush=True)
                 continue
             tm = measure(be, lambda run=run: run(ins, outs), Protocol(time_cap_s=args.cap))
+            hot = measure(be, lambda run=run: run(ins, outs), Protocol(time_cap_s=args.cap / 2, hot=True))
+            be.synchronize()
+            t1 = time.perf_counter()
+            for _ in range(args.batch):
+                run(ins, outs)
+            be.synchronize()
+            host_s = (time.perf_counter() - t1) / args.batch
             row = {"label": label, "checked": "ok", "median_s": tm.median_s, "rse": tm.rse, "n": tm.n,
+                   "hot_median_s": hot.median_s, "host_batch_s": host_s,
                    "gbs": nbytes / tm.median_s / 1e9, "tflops": flops / tm.median_s / 1e12 if flops else None,
                    "clocks": be.clocks()}
             row["pct_bw"] = 100 * nbytes / tm.median_s / bw if bw else None
             rows.append(row)
             pct = f"{row['pct_bw']:5.1f} %" if bw else ""
             tf = f"{row['tflops']:7.1f} TFLOP/s" if flops else ""
-            print(f"{label:44s} {tm.median_s * 1e3:8.3f} ms {row['gbs']:7.0f} GB/s {pct} {tf}", flush=True)
+            print(f"{label:44s} {tm.median_s * 1e3:8.3f} ms {row['gbs']:7.0f} GB/s {pct} {tf} | hot "
+                  f"{hot.median_s * 1e3:.3f} ms, host batch {host_s * 1e3:.3f} ms", flush=True)
         except Exception as e:  # noqa: BLE001 - a configuration that fails is a row
             rows.append({"label": label, "error": f"{type(e).__name__}: {e}"[:500]})
             print(f"{label:44s} ERROR {rows[-1]['error'][:150]}", flush=True)

@@ -119,12 +119,13 @@ def test_triton_matmul_compiles_for_hopper():
         assert "mma" in o["ptx"]  # tensor-core instructions (wgmma or mma.sync)
 
 
-def test_cuda_mma_source_compiles_with_sm90a_options():
+@pytest.mark.parametrize("bk,stages", [(32, 4), (64, 3)])
+def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages):
     from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.matmul.kernels import _MMA_CU
 
     if nvrtc_available():
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    (rep,) = compile_nvrtc(_MMA_CU.read_text(), _MMA_CU.name, "matmul_mma_sync", {"BF16": 1, "STAGES": 4},
-                           options=("-arch=sm_90a",))
+    (rep,) = compile_nvrtc(_MMA_CU.read_text(), _MMA_CU.name, "matmul_mma_sync",
+                           {"BF16": 1, "STAGES": stages, "BK": bk}, options=("-arch=sm_90a",))
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255

@@ -77,7 +77,7 @@ _MMA_BM, _MMA_BN, _MMA_BK, _MMA_STAGES = 128, 256, 32, 4
 
 
 @kernel("matmul", "cuda", "mma_sync")
-def cuda_mma_sync(be, case):
+def cuda_mma_sync(be, case, bk: int = _MMA_BK, stages: int = _MMA_STAGES):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
     128×256×32 block tiles, 4-stage cp.async ring in 96 KiB of dynamic shared memory, ldmatrix
     from XOR-swizzled tiles. Rows whose stride is not 16 bytes (K or N not a multiple of 8) are
@@ -87,8 +87,9 @@ def cuda_mma_sync(be, case):
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
                                    "cores: Triton grouped/persistent, no CUDA kernel yet)")
     m, n, k = case["m"], case["n"], case["k"]
-    fn = be.compile(_MMA_CU, "matmul_mma_sync", {"BF16": int(case.dtype == "bf16"), "STAGES": _MMA_STAGES})
-    smem = _MMA_STAGES * (_MMA_BM * _MMA_BK + _MMA_BK * _MMA_BN) * 2
+    defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk}
+    fn = be.compile(_MMA_CU, "matmul_mma_sync", defs)
+    smem = stages * (_MMA_BM * bk + bk * _MMA_BN) * 2
     groups = (cdiv(m, _MMA_BM) * cdiv(n, _MMA_BN),)
     kp, np_ = cdiv(k, 8) * 8, cdiv(n, 8) * 8
     dims = [np.int32(m), np.int32(np_), np.int32(kp)]
@@ -122,7 +123,8 @@ _TRITON_CONFIGS = {
     "tf32": [(128, 128, 32, 8, 3), (128, 256, 32, 8, 3), (128, 128, 32, 4, 4)],
     "fma": [(128, 128, 32, 8, 3), (128, 128, 16, 8, 4), (128, 64, 32, 4, 4)],
     # skinny M (≤ 64): memory-bound, many narrow column panels with long K steps in flight
-    "skinny": [(16, 64, 256, 4, 4), (16, 32, 512, 4, 3), (16, 128, 128, 4, 4), (16, 32, 256, 2, 6)],
+    "skinny": [(16, 64, 256, 4, 4), (16, 32, 512, 4, 3), (16, 128, 128, 4, 4), (16, 32, 256, 2, 6),
+               (16, 64, 512, 4, 3), (16, 128, 256, 8, 3), (16, 64, 128, 4, 6)],
 }
 #: below this M·N·K no autotuning (test shapes): the first config of the kind is used
 _TRITON_TUNE_MIN = 2**30
@@ -300,7 +302,8 @@ def triton_persistent(be, case):
 
 #: split-K configs for skinny M: (BLOCK_N, BLOCK_K, SPLIT, num_warps, num_stages)
 _SPLITK_CONFIGS = [(64, 128, 4, 4, 4), (64, 256, 4, 4, 3), (32, 256, 8, 4, 3), (128, 128, 2, 4, 4),
-                   (64, 128, 8, 4, 4)]
+                   (64, 128, 8, 4, 4), (64, 256, 2, 4, 4), (128, 256, 2, 8, 3), (64, 512, 2, 4, 3),
+                   (128, 128, 4, 4, 5)]
 _SPLITK_MAX = 8
 
 

@@ -2,17 +2,19 @@
 // accumulation, row-major A [M, K], B [K, N], C [M, N] in the operand type (raw 16-bit words).
 // Reads (M·K + K·N)·2 and writes M·N·2 bytes at the fewest; 2·M·N·K flops.
 //
-// Block tile BM×BN = 128×256, BK = 32; 256 threads = 8 warps in a 2 (M) × 4 (N) grid, each warp
+// Block tile BM×BN = 128×256, BK = 32 or 64 (define); 256 threads = 8 warps in a 2 (M) × 4 (N) grid, each warp
 // a 64×64 tile of C = 4×8 mma.m16n8k16 tiles (128 fp32 accumulators per thread). Launch:
 // groups = ⌈M/128⌉·⌈N/256⌉ (1-D; blocks visit C tiles in groups of GROUP_M tile-rows so that
 // neighbouring blocks share B panels in L2), block = 256, dynamic shared memory
-// STAGES·(128·32 + 32·256)·2 bytes (96 KiB at 4 stages: above 48 KiB, opted in by the launcher).
+// STAGES·(128·BK + BK·256)·2 bytes (BK 32: 96 KiB at 4 stages; above 48 KiB, opted in by the
+// launcher).
 // Requires K % 8 == 0 and N % 8 == 0 (16-byte rows for cp.async; the factory pads other shapes).
 //
 // Pipeline: STAGES-deep ring of shared-memory tiles filled by cp.async (16 bytes per copy,
 // zero-filled past M, N and K), one __syncthreads per K tile. Fragments come from ldmatrix (A)
 // and ldmatrix.trans (B, stored k-major) out of XOR-swizzled tiles (no bank conflicts):
-//   A tile [128][4 chunks of 8]: chunk c of row r lives at chunk c ^ ((r >> 1) & 3)
+//   A tile [128][4 chunks of 8]: chunk c of row r lives at chunk c ^ ((r >> 1) & 3) (BK 32);
+//   A tile [128][8 chunks of 8]: chunk c of row r lives at chunk c ^ (r & 7) (BK 64)
 //   B tile [32][32 chunks of 8]: chunk c of row k lives at chunk c ^ (k & 7)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -27,9 +29,12 @@
 #define GROUP_M 8
 #endif
 
+#ifndef BK
+#define BK 32  // 32 or 64
+#endif
 #define BM 128
 #define BN 256
-#define BK 32
+#define A_CHUNKS (BK / 8)  // 16-byte chunks per A row
 #define THREADS 256
 #define A_TILE (BM * BK)  // elements per stage
 #define B_TILE (BK * BN)
@@ -69,7 +74,11 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
 }
 
 // element offsets of the swizzled tiles (chunk = 8 elements = 16 bytes)
+#if BK == 64
+__device__ __forceinline__ int a_off(int row, int chunk) { return row * BK + ((chunk ^ (row & 7)) << 3); }
+#else
 __device__ __forceinline__ int a_off(int row, int chunk) { return row * BK + ((chunk ^ ((row >> 1) & 3)) << 3); }
+#endif
 __device__ __forceinline__ int b_off(int k, int chunk) { return k * BN + ((chunk ^ (k & 7)) << 3); }
 
 __device__ __forceinline__ unsigned pack2(float lo, float hi) {
@@ -99,20 +108,20 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
     const int wm = (warp >> 2) * 64, wn = (warp & 3) * 64;  // the warp's 64×64 tile in the block tile
     const int row0 = bm * BM, col0 = bn * BN;
 
-    // copy K tile kt into stage s: A 512 chunks (2 per thread), B 1024 chunks (4 per thread)
+    // copy K tile kt into stage s: A BM·BK/8 chunks, B BK·BN/8 chunks (BK 32: 2 + 4 per thread)
     auto load_tile = [&](int kt, int s) {
         const int k0 = kt * BK;
         const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            const int id = tid + i * THREADS, r = id >> 2, c = id & 3;
+        for (int i = 0; i < A_TILE / 8 / THREADS; ++i) {
+            const int id = tid + i * THREADS, r = id / A_CHUNKS, c = id % A_CHUNKS;
             const int gr = row0 + r, gk = k0 + c * 8;
             const bool ok = gr < M && gk < K;
             const u16* src = A + (ok ? (size_t)gr * K + gk : 0);
             cp_async16(a_s + a_off(r, c) * 2, src, ok ? 16 : 0);
         }
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < B_TILE / 8 / THREADS; ++i) {
             const int id = tid + i * THREADS, k = id >> 5, c = id & 31;
             const int gk = k0 + k, gc = col0 + c * 8;
             const bool ok = gk < K && gc < N;

@@ -60,9 +60,16 @@ def _matmul_webgpu():
             for t in ((128, 128, 8, 8, 8), (128, 128, 16, 8, 8), (64, 64, 16, 4, 4), (128, 64, 16, 8, 4))]
 
 
+def _softmax_webgpu():
+    import ops.softmax.kernels as sk
+
+    return [(f"split_row batch={b >> 10 if b else 'all'} KiB",
+             lambda be, c, b=b: sk._webgpu(be, c, "split", b)) for b in (None, 8 << 10, 8 << 20, 32 << 20)]
+
+
 #: (op, backend) → extra configurations beyond the registered variants
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
-           ("matmul", "webgpu"): _matmul_webgpu}
+           ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu}
 
 
 def main() -> None:

@@ -400,7 +400,13 @@ _WGSL_UNITS = {
 WGSL_VALS = 32
 
 
-def _webgpu(be, case, mode: str):
+#: split_row on WebGPU: rows per dispatch pair so that a batch of x stays in L2 for the re-read
+#: (WebGPU reports no cache size: a budget that an H100/H200's 50–60 MB L2 holds with room; on a
+#: GPU with a smaller L2 the re-read comes from memory and split_row is a plain two-read kernel)
+WGSL_SPLIT_BATCH_BYTES = 16 << 20
+
+
+def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES):
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -426,16 +432,20 @@ def _webgpu(be, case, mode: str):
     fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
             "PACK": pack, "FITS": "true" if fits else "false"}
-    prm = np.array([m, nu, chunk, g], np.uint32)
+    prm = np.array([m, nu, chunk, g, 0, 0, 0, 0], np.uint32)
     scratch = be.empty((max(4, 2 * m * g),), np.uint32)
     if mode == "split":
         k1 = be.compile(_WGSL, "softmax_part_stats", defs)
         k2 = be.compile(_WGSL, "softmax_part_write", defs)
-        grid = be.grid_2d(m * g)
+        row_bytes = n * (2 if case.dtype == "bf16" else 4)
+        rows = m if not batch_bytes else max(1, min(m, batch_bytes // row_bytes))
+        batches = [(np.array([min(m, r0 + rows), nu, chunk, g, r0, 0, 0, 0], np.uint32),
+                    be.grid_2d((min(m, r0 + rows) - r0) * g)) for r0 in range(0, m, rows)]
 
         def run(ins, outs):
-            be.launch(k1, grid, None, [ins["x"], outs["y"], scratch, prm])
-            be.launch(k2, grid, None, [ins["x"], outs["y"], scratch, prm])
+            for bp, grid in batches:
+                be.launch(k1, grid, None, [ins["x"], outs["y"], scratch, bp])
+                be.launch(k2, grid, None, [ins["x"], outs["y"], scratch, bp])
 
         return run
     k = be.compile(_WGSL, "softmax_three_pass" if mode == "three" else "softmax_rows", defs)
@@ -465,5 +475,6 @@ def webgpu_online(be, case):
 @kernel("softmax", "webgpu", "split_row")
 def webgpu_split_row(be, case):
     """G workgroups per row: dispatch 1 streams each part's (max, Σ), dispatch 2 combines them and
-    re-reads the part to write (two reads: no cross-workgroup wait without forward progress)."""
+    re-reads the part to write (no cross-workgroup wait without forward progress), the pair per
+    batch of rows of ≤ 16 MiB so that the re-read hits L2."""
     return _webgpu(be, case, "split")

@@ -19,13 +19,17 @@
 //                       Σ exp are reduced in workgroup memory, y is written from registers (one
 //                       read). !FITS: a streaming loop keeps a running max and a rescaled sum
 //                       per invocation (online), combined, then a re-read writes y (two reads).
-//   softmax_part_stats  split, dispatch 1: workgroup r·G + p streams part p of row r →
+//   softmax_part_stats  split, dispatch 1: workgroup (r − r0)·G + p streams part p of row r →
 //                       part[2(rG+p)] = (max, Σ exp) (bits in u32 words)
 //   softmax_part_write  split, dispatch 2: combines the G partials of its row in part order
 //                       and re-reads its part to write y (WebGPU promises no forward progress
-//                       between workgroups, so the parts are not exchanged inside one dispatch)
+//                       between workgroups, so the parts are not exchanged inside one dispatch).
+//                       The two dispatches run per batch of rows [r0, m) small enough to stay
+//                       in L2, so the re-read of the second dispatch is served from L2
 
-struct Params { m: u32, nu: u32, chunk: u32, g: u32 }
+// m: end row of this dispatch (all rows: M); r0: its first row (split: a batch of rows, see
+// kernels.py; the other entries run all rows with r0 = 0)
+struct Params { m: u32, nu: u32, chunk: u32, g: u32, r0: u32, pad0: u32, pad1: u32, pad2: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<{{XT}}>;
 @group(0) @binding(1) var<storage, read_write> y: array<{{XT}}>;
@@ -180,14 +184,15 @@ fn softmax_part_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
                       @builtin(local_invocation_index) lid: u32) {
     let t = wid.x + wid.y * nwg.x;
     if (p.g == 0u) { y[0] = x[0]; }  // never: names the binding
-    let r = t / p.g;
+    let r = p.r0 + t / p.g;
     let u0 = (t % p.g) * p.chunk;
     var uend = 0u;
     if (r < p.m) { uend = min(p.nu, u0 + p.chunk); }
     let st = stream_stats(r * p.nu, u0, uend, lid);
     if (lid == 0u && r < p.m) {
-        part[2u * t] = bitcast<u32>(st.m);
-        part[2u * t + 1u] = bitcast<u32>(st.s);
+        let q = r * p.g + t % p.g;
+        part[2u * q] = bitcast<u32>(st.m);
+        part[2u * q + 1u] = bitcast<u32>(st.s);
     }
 }
 
@@ -195,7 +200,7 @@ fn softmax_part_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
 fn softmax_part_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                       @builtin(local_invocation_index) lid: u32) {
     let t = wid.x + wid.y * nwg.x;
-    let r = t / p.g;
+    let r = p.r0 + t / p.g;
     if (r >= p.m) { return; }  // no barriers below
     let u0 = (t % p.g) * p.chunk;
     let uend = min(p.nu, u0 + p.chunk);

@@ -1,0 +1,33 @@
+"""scripts/probe.py checks every configuration before timing it: the tuned shapes that only a
+GPU picks by default (WebGPU matmul's 128×128 register tiles, softmax split_row in batches of
+rows) are checked here on lavapipe through it, and a wrong configuration is a FAILED row."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def probe(tmp_path, *args) -> list[dict]:
+    cmd = [sys.executable, str(ROOT / "scripts" / "probe.py"), *args, "--out", str(tmp_path), "--cap", "0.05",
+           "--batch", "1"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-2000:]
+    (path,) = tmp_path.glob("probe-*.json")
+    return json.loads(path.read_text())["rows"]
+
+
+@pytest.mark.parametrize("args", [
+    ("matmul", "webgpu", "--case", "130x257x129,bf16", "--only", "tiles=(128, 128"),
+    ("softmax", "webgpu", "--case", "17x1000", "--only", "batch=8 KiB"),
+])
+def test_gpu_shapes_checked_on_the_cpu(tmp_path, args):
+    pytest.importorskip("wgpu")
+    rows = probe(tmp_path, *args)
+    assert rows and all(r.get("checked") == "ok" for r in rows), rows

@@ -1,6 +1,6 @@
 """scripts/probe.py checks every configuration before timing it: the tuned shapes that only a
 GPU picks by default (WebGPU matmul's 128×128 register tiles, softmax split_row in batches of
-rows) are checked here on lavapipe through it, and a wrong configuration is a FAILED row."""
+rows) are checked here on lavapipe through it."""
 
 from __future__ import annotations
 

@@ -343,13 +343,19 @@ class CudaBackend(Backend):
         if self.compile_only:
             raise Unsupported("compile-only device (no CUDA GPU): kernels compile but cannot run")
         if shared_mem > 48 * 1024 and self._smem_optin.get(id(fn), 0) < shared_mem:
-            limit = self._dev.attributes.get("MaxSharedMemoryPerBlockOptin", 48 * 1024)
+            limit = self.smem_per_block()
             if shared_mem + fn.shared_size_bytes > limit:
                 raise Unsupported(f"needs {shared_mem + fn.shared_size_bytes} bytes of shared memory; "
                                   f"the device allows {limit} per block")
             fn.max_dynamic_shared_size_bytes = shared_mem
             self._smem_optin[id(fn)] = shared_mem  # (compiled functions live in self._cache)
         fn(tuple(groups), tuple(block), tuple(args), shared_mem=shared_mem)
+
+    def smem_per_block(self) -> int:
+        """Dynamic shared memory one block may opt in to (bytes); compile-only: an sm_90 part's."""
+        if self.compile_only:
+            return 227 * 1024
+        return int(self._dev.attributes.get("MaxSharedMemoryPerBlockOptin", 48 * 1024))
 
     # -- memory ----------------------------------------------------------------------------
     def upload(self, arr: np.ndarray):

@@ -195,10 +195,10 @@ class OpenCLBackend(Backend):
 
     def time(self, fn) -> float:
         """One sample: a user event gates the queue while ``fn`` enqueues (backends/window.py);
-        the window runs from the gate's marker to a marker after ``fn``'s last command, so every
-        command ``fn`` put on the queue (kernels, fills, copies) is inside it and the host's
-        enqueue time is not. (Where a platform gives markers no profiling times: first to last
-        kernel launched through ``launch``.)"""
+        the window runs from the end of a fence kernel behind the gate to the start of a fence
+        kernel after ``fn``'s last command, so every command ``fn`` put on the queue (kernels,
+        fills, copies) is inside it and the host's enqueue time is not. (Where a platform gives
+        no profiling times: first to last kernel launched through ``launch``.)"""
         from backends.window import ClGate
 
         if self._gate is None:
@@ -217,7 +217,7 @@ class OpenCLBackend(Backend):
             raise RuntimeError("time(fn): fn launched no kernel through this backend")
         end.wait()
         try:
-            return (end.profile.end - start.profile.end) * 1e-9
+            return self._gate.span(start, end)
         except cl.Error:
             self.start_method = "first-to-last-kernel"
             return (events[-1].profile.end - events[0].profile.start) * 1e-9

@@ -72,14 +72,23 @@ def torch_matmul(be, case):
 # ---- cuda: tensor cores ---------------------------------------------------------------------
 
 _MMA_CU = source(__file__, "matmul_mma.cu")
-#: the block tile of matmul_mma.cu (fixed there: 8 warps of 64×64) and its pipeline depth
-_MMA_BM, _MMA_BN, _MMA_BK, _MMA_STAGES = 128, 256, 32, 4
+#: the block tile of matmul_mma.cu (fixed there: 8 warps of 64×64)
+_MMA_BM, _MMA_BN = 128, 256
+#: (K step, pipeline depth), the first whose ring fits the device's shared memory per block:
+#: BK 64 × 3 stages (144 KiB) ran 8192³ bf16 at 387 TFLOP/s on the H200, BK 64 × 4 at 370 and
+#: BK 32 × 4 (96 KiB, e.g. for Ampere's 100 KiB parts) at 332 (scripts/probe.py, 2026-12-01)
+_MMA_PIPES = ((64, 3), (32, 4), (32, 3), (32, 2))
+
+
+def _mma_smem(bk: int, stages: int) -> int:
+    return stages * (_MMA_BM * bk + bk * _MMA_BN) * 2
 
 
 @kernel("matmul", "cuda", "mma_sync")
-def cuda_mma_sync(be, case, bk: int = _MMA_BK, stages: int = _MMA_STAGES):
+def cuda_mma_sync(be, case, bk: int | None = None, stages: int | None = None):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
-    128×256×32 block tiles, 4-stage cp.async ring in 96 KiB of dynamic shared memory, ldmatrix
+    128×256×64 block tiles, 3-stage cp.async ring in 144 KiB of dynamic shared memory (smaller
+    rings where the device has less, see _MMA_PIPES), ldmatrix
     from XOR-swizzled tiles. Rows whose stride is not 16 bytes (K or N not a multiple of 8) are
     copied into padded buffers inside the timed call."""
     import numpy as np
@@ -87,9 +96,11 @@ def cuda_mma_sync(be, case, bk: int = _MMA_BK, stages: int = _MMA_STAGES):
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
                                    "cores: Triton grouped/persistent, no CUDA kernel yet)")
     m, n, k = case["m"], case["n"], case["k"]
+    if bk is None:
+        bk, stages = next((p for p in _MMA_PIPES if _mma_smem(*p) <= be.smem_per_block()), _MMA_PIPES[-1])
     defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk}
     fn = be.compile(_MMA_CU, "matmul_mma_sync", defs)
-    smem = stages * (_MMA_BM * bk + bk * _MMA_BN) * 2
+    smem = _mma_smem(bk, stages)
     groups = (cdiv(m, _MMA_BM) * cdiv(n, _MMA_BN),)
     kp, np_ = cdiv(k, 8) * 8, cdiv(n, 8) * 8
     dims = [np.int32(m), np.int32(np_), np.int32(kp)]

@@ -6,8 +6,8 @@
 // a 64×64 tile of C = 4×8 mma.m16n8k16 tiles (128 fp32 accumulators per thread). Launch:
 // groups = ⌈M/128⌉·⌈N/256⌉ (1-D; blocks visit C tiles in groups of GROUP_M tile-rows so that
 // neighbouring blocks share B panels in L2), block = 256, dynamic shared memory
-// STAGES·(128·BK + BK·256)·2 bytes (BK 32: 96 KiB at 4 stages; above 48 KiB, opted in by the
-// launcher).
+// STAGES·(128·BK + BK·256)·2 bytes (BK 64 × 3 stages: 144 KiB; BK 32 × 4: 96 KiB; above 48 KiB,
+// opted in by the launcher).
 // Requires K % 8 == 0 and N % 8 == 0 (16-byte rows for cp.async; the factory pads other shapes).
 //
 // Pipeline: STAGES-deep ring of shared-memory tiles filled by cp.async (16 bytes per copy,
@@ -23,14 +23,14 @@
 #define BF16 1
 #endif
 #ifndef STAGES
-#define STAGES 4
+#define STAGES 3
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
 
 #ifndef BK
-#define BK 32  // 32 or 64
+#define BK 64  // 32 or 64
 #endif
 #define BM 128
 #define BN 256

@@ -196,8 +196,9 @@ def markdown(device: str, ops=None, size: str = "bench", root=None) -> str:
     df = latest(df)
     if ops:
         df = df[df.op.isin(ops)]
-    # × torch: against the fastest torch row (variant) of the same run and case only (a table's rows may come from several
-    # runs: the newest of each variant; the run column gives the run id's suffix)
+    # × torch: against the fastest torch row (variant) of the same run and case only (a table's
+    # rows may come from several runs: the newest of each variant; the run column gives the
+    # run id's suffix)
     # % read: % of the read-only (dot) ceiling, a column only where some row has it
     read = "pct_sol_read" in df and df.pct_sol_read.notna().any()
     lines = ["| op | case | backend | variant | time | GB/s | % SOL | " + ("% read | " if read else "")

@@ -98,7 +98,8 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
             for c in spec.cases(size, "gpu" if d["kind"] == "gpu" else "cpu"):
                 if (e.dtypes and c.dtype not in e.dtypes) or (dtypes and c.dtype not in dtypes):
                     continue
-                if cases and c.name not in cases:
+                if (cases and c.name not in cases) or (size == "test" and e.test_cases
+                                                         and c.name not in e.test_cases):
                     continue
                 p.items.append(Item(e.op, e.backend, e.variant, c.name, d["index"], d["slug"], size,
                                     check_only, hot, seed, dict(timing or {})))

@@ -352,6 +352,16 @@ def test_run_table_golden_80_columns():
     assert "× torch: speed-up over the fastest torch variant of the case" in text
 
 
+def test_times_torch_is_against_the_fastest_torch_variant():
+    """The strongest peer: with several torch variants of a case, × torch divides by the fastest."""
+    rows = [_timed("opencl", "vec4", "n=9", 2.0e-6, 1, 1), _timed("torch", "eager", "n=9", 4.0e-6, 1, 1),
+            _timed("torch", "compiled", "n=9", 3.0e-6, 1, 1), _timed("torch", "eager", "n=8", 1.0e-6, 1, 1)]
+    lines = {tuple(ln.split()[:2]): ln.split() for ln in _render(rows).splitlines()
+             if ln.startswith(("opencl ", "torch "))}
+    assert lines[("opencl", "vec4")][-2] == "1.50" and lines[("torch", "eager")][-2] == "0.75"
+    assert lines[("torch", "compiled")][-2] == "1.00"
+
+
 def test_summary_counts_every_status():
     assert report.summary_line(SAMPLE) == ("6 ok · 0 failed · 0 error · 0 timeout · 1 unsupported · "
                                            "2 compiled · 0 skipped")

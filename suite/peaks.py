@@ -144,9 +144,11 @@ def torch_streams(ex, device: int, kinds: list[str], n: int, repeats: int,
     return out
 
 
-def torch_peaks(ex, device: int, size: str = "bench", repeats: int = REPEATS) -> dict[str, Any]:
-    """Runs in the torch worker: copy and dot bandwidth (measured once: candidates) and the GEMM
-    rate per dtype (the median of ``repeats`` measurements, each after a rest) on one device."""
+def torch_peaks(ex, device: int, size: str = "bench", repeats: int = REPEATS,
+                streams: bool = True) -> dict[str, Any]:
+    """Runs in the torch worker: copy and dot bandwidth (measured once: candidates; not when
+    ``streams`` is false) and the GEMM rate per dtype (the median of ``repeats`` measurements,
+    each after a rest) on one device."""
     import torch
 
     from backends.nvml import nvml_identity
@@ -156,8 +158,9 @@ def torch_peaks(ex, device: int, size: str = "bench", repeats: int = REPEATS) ->
     be = ex.open(device)
     gpu = be.device.kind == "gpu"
     cls = "gpu" if gpu else "cpu"
-    out: dict[str, Any] = {"streams": torch_streams(ex, device, list(TORCH_STREAMS), sz.stream_n[cls], 1,
-                                                    sz.torch_timing), "gemm": {}}
+    kinds = list(TORCH_STREAMS) if streams else []
+    out: dict[str, Any] = {"streams": torch_streams(ex, device, kinds, sz.stream_n[cls], 1, sz.torch_timing),
+                           "gemm": {}}
     gemm_proto = Protocol(**sz.gemm_timing)
     n, dtypes = sz.gemm[cls]
     for name in dtypes:
@@ -240,14 +243,14 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
                  "how": f"{r['backend']}/{r['op']}/{r['variant']} {r['case']} ({s.op_bytes})"})
     for d in torch_devs:
         tp = pool["torch"].call("suite.peaks", "torch_peaks", timeout, device=d["index"], size=size,
-                                repeats=repeats)
+                                repeats=repeats, streams=not gemm_only)
         if on_row:
             on_row(f"torch copy + dot + GEMM @{d['slug']}", tp)
         pk = peaks[d["slug"]]
         if "error" in tp:
             pk["torch_error"] = tp["error"]
             continue
-        for s in STREAMS:
+        for s in STREAMS if not gemm_only else ():
             st = tp["streams"][s.torch]
             found.setdefault((d["slug"], s.key), []).append(
                 {"value": st["values"][0], "ceiling": s.key, "how": st["how"], "timing": st["timing"][0],

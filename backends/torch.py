@@ -37,6 +37,14 @@ def cuda_devices(backend: str, versions: dict[str, str]) -> list[Device]:
     return out
 
 
+def compile_static(fn):
+    """``torch.compile(fn, dynamic=False)``: one graph per case, specialised to its shapes as a
+    user's compiled model is (the torch baselines' compiled variants). Dynamo's caches are reset
+    first, so a run over many cases never reaches its recompile limit."""
+    torch._dynamo.reset()
+    return torch.compile(fn, dynamic=False)
+
+
 class TorchBackend(Backend):
     name = "torch"
     timer = "host"

@@ -442,7 +442,9 @@ def peaks(device: DeviceOpt = None,
               metavar="DIR", help="where peaks.json goes (default: results-local/<device>/, git-ignored, "
                                   "or $SOLBENCH_RESULTS; the committed results/ only when named)")] = None,
           gemm_only: Annotated[bool, typer.Option(
-              "--gemm-only", help="only the GEMM FLOP/s ceilings; keep the bandwidth ones")] = False):
+              "--gemm-only", help="only the GEMM FLOP/s ceilings; keep the bandwidth ones")] = False,
+          repeats: Annotated[int, typer.Option(
+              help="measurements per ceiling; the ceiling is their median")] = 5):
     """Measure bandwidth and FLOP/s ceilings; store <results dir>/<device>/peaks.json."""
     from suite import sol
     from suite.peaks import measure_peaks
@@ -450,6 +452,8 @@ def peaks(device: DeviceOpt = None,
     if device is not None and not device.strip():
         _fail("--device '' names no device; valid: all, gpu, cpu or a device slug (see `solbench doctor`)")
     _check_positive_finite("--timeout", timeout)
+    if repeats < 1:
+        _fail(f"--repeats {repeats}: must be at least 1")
     root = Path(results_dir) if results_dir is not None else res.RESULTS_DIR
     _check_outputs([("--results-dir", root, True)])
     sol.PEAKS_FIRST = root
@@ -458,19 +462,21 @@ def peaks(device: DeviceOpt = None,
         with _Reporter("peaks") as prog:
             out = measure_peaks(pool, device, timeout,
                                 lambda it, row: prog.step(getattr(it, "id", str(it)), row),
-                                root=root, on_start=prog.start, gemm_only=gemm_only)
+                                root=root, on_start=prog.start, gemm_only=gemm_only, repeats=repeats)
     except ValueError as e:
         _fail(str(e))
     finally:
         pool.close()
     t = Table(title="device ceilings")
-    for c in ("device", "ceiling", "measured", "how", "theoretical", "source"):
+    for c in ("device", "ceiling", "measured", "spread", "how", "theoretical", "source"):
         t.add_column(c)
     for slug, pk in out.items():
         for key in sorted(set(pk["measured"]) | {k for k in pk["theoretical"] if k != "note"}):
             m, th = pk["measured"].get(key, {}), pk["theoretical"].get(key, {})
-            unit, scale = ("GB/s", 1e9) if key == "bandwidth" else ("TFLOP/s", 1e12)
-            t.add_row(slug, key, f"{m['value'] / scale:.4g} {unit}" if m else "", m.get("how", ""),
+            unit, scale = ("GB/s", 1e9) if key in sol.BANDWIDTH_KEYS else ("TFLOP/s", 1e12)
+            sp = m.get("spread")
+            spread = f"median of {len(m['repeats'])}, IQR {100 * sp['rel_iqr']:.1f} %" if sp else ""
+            t.add_row(slug, key, f"{m['value'] / scale:.4g} {unit}" if m else "", spread, m.get("how", ""),
                       f"{th['value'] / scale:.4g} {unit}" if th else "", th.get("source", ""))
     console.print(t)
     for slug, pk in out.items():

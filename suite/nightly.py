@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from suite import results as res
+from suite import sol
 from suite.compare import Thresholds, rank_test
 from suite.history import BAD, SERIES, History, series_key, series_label
 
@@ -364,6 +365,9 @@ def peaks_stale(peaks: dict[str, Any] | None, current: dict[str, Any] | None,
     """
     if not peaks or not peaks.get("measured"):
         return "no peaks.json"
+    missing = [k for k in sol.BANDWIDTH_KEYS if k not in peaks["measured"]]
+    if missing:
+        return f"no {', '.join(missing)} ceiling (peaks.json predates it)"
     now = now or _dt.datetime.now(_dt.UTC)
     try:
         when = _dt.datetime.fromisoformat(peaks["measured_utc"])
@@ -459,8 +463,6 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
     Exit code 1 on a blocking finding (current regression of a measured series, new failure), 0
     otherwise; 2 when the run produced no run file.
     """
-    from suite import sol
-
     results_dir = Path(opt.results_dir)
     roots = res._roots([res.COMMITTED_DIR, results_dir])
     before = {p.resolve() for p in res.run_files(roots)}

@@ -33,6 +33,10 @@ class KernelEntry:
     #: known-bad cells as data: {"reason": ...}; such kernels are skipped with the reason
     disabled: str | None = None
     doc: str = ""
+    #: test-size cases it is checked on (None: all of the op's). For torch.compile variants: every
+    #: case is a fresh Inductor compile (seconds each in CI), the code is torch's to test, and one
+    #: case per dtype shows the formulation is right; bench cases are all checked before timing
+    test_cases: tuple[str, ...] | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -43,7 +47,8 @@ REGISTRY: dict[tuple[str, str, str], KernelEntry] = {}
 SPECS: dict[str, OpSpec] = {}
 
 
-def kernel(op: str, backend: str, variant: str, *, dtypes=None, requires=(), disabled=None):
+def kernel(op: str, backend: str, variant: str, *, dtypes=None, requires=(), disabled=None,
+           test_cases=None):
     """Register a kernel factory under (op, backend, variant)."""
     check_backend(backend)
     if not re.fullmatch(r"[a-z][a-z0-9_]*", variant) or re.fullmatch(r"(v|variant|version)?_?\d+", variant):
@@ -54,8 +59,14 @@ def kernel(op: str, backend: str, variant: str, *, dtypes=None, requires=(), dis
         if key in REGISTRY:
             raise ValueError(f"duplicate kernel {key}; already registered by "
                              f"{REGISTRY[key].factory.__module__}")
+        if test_cases and op in SPECS:  # discover() imports an op's spec before its kernels
+            valid = [c.name for c in SPECS[op].test_cases]
+            bad = [c for c in test_cases if c not in valid]
+            if bad:
+                raise ValueError(f"{key}: unknown test case {bad[0]!r}; valid: {', '.join(valid)}")
         REGISTRY[key] = KernelEntry(op, backend, variant, fn, tuple(dtypes) if dtypes else None,
-                                    tuple(requires), disabled, (fn.__doc__ or "").strip())
+                                    tuple(requires), disabled, (fn.__doc__ or "").strip(),
+                                    tuple(test_cases) if test_cases else None)
         return fn
 
     return deco

@@ -90,9 +90,10 @@ def run_tables(rows: list[dict], title: str = "results") -> RenderableType:
     """The run table: one table per operator, sized to fit 80 columns.
 
     Cases sort numerically; columns that are empty for every row are left out; the rate column
-    is the bound's unit (GB/s for memory-bound ops, TFLOP/s for compute-bound ones); "×torch" is
-    the best torch variant of the same case in the same run; a time marked ``*`` did not
-    converge; long reasons are numbered notes under the table, one per distinct reason.
+    is the bound's unit (GB/s for memory-bound ops, TFLOP/s for compute-bound ones); "% read" is
+    % of the read-only (dot) ceiling, for read-dominated ops; "×torch" is the fastest torch variant
+    of the same case on the same device in the same run (the strongest peer); a time marked ``*``
+    did not converge; long reasons are numbered notes under the table, one per distinct reason.
     """
     torch_t = _torch_times(rows)
     notes: dict[str, int] = {}
@@ -134,6 +135,7 @@ def run_tables(rows: list[dict], title: str = "results") -> RenderableType:
         if "compute" in bounds:
             cols.append(("TFLOP/s", "right", lambda r: _rate(r.get("tflops"))))
         cols.append(("%\nSOL", "right", lambda r: _fmt1(r.get("pct_sol"))))
+        cols.append(("%\nread", "right", lambda r: _fmt1(r.get("pct_sol_read"))))
         cols.append(("×\ntorch", "right", xtorch))
         if not medians:  # a correctness run: the error is the figure of interest
             cols.append(("max\nerr", "right", err))
@@ -160,6 +162,12 @@ def run_tables(rows: list[dict], title: str = "results") -> RenderableType:
         for r, c in zip(g, cells, strict=True):
             t.add_row(*[c[i] for i in keep], status(r))
         parts.append(t)
+    legend = []
+    if any(r.get("pct_sol_read") is not None for r in rows):
+        legend.append("% read: of the read-only (dot) ceiling")
+    if torch_t:
+        legend.append("× torch: speed-up over the fastest torch variant of the case")
+    parts += [Text(line) for line in legend]
     if any(_not_converged(r) for r in rows):
         rses = [100 * (r.get("timing") or {}).get("rse", 0.0) for r in rows if _not_converged(r)]
         span = f"{min(rses):.2g}" + (f"–{max(rses):.2g}" if f"{min(rses):.2g}" != f"{max(rses):.2g}" else "")
@@ -188,10 +196,14 @@ def markdown(device: str, ops=None, size: str = "bench", root=None) -> str:
     df = latest(df)
     if ops:
         df = df[df.op.isin(ops)]
-    # × torch: against the torch row of the same run only (a table's rows may come from several
-    # runs: the newest of each variant; the run column gives the run id's suffix)
-    lines = ["| op | case | backend | variant | time | GB/s | % SOL | × torch | run | status |",
-             "|---|---|---|---|---:|---:|---:|---:|---|---|"]
+    # × torch: against the fastest torch row (variant) of the same run and case only (a table's
+    # rows may come from several runs: the newest of each variant; the run column gives the
+    # run id's suffix)
+    # % read: % of the read-only (dot) ceiling, a column only where some row has it
+    read = "pct_sol_read" in df and df.pct_sol_read.notna().any()
+    lines = ["| op | case | backend | variant | time | GB/s | % SOL | " + ("% read | " if read else "")
+             + "× torch | run | status |",
+             "|---|---|---|---|---:|---:|---:|" + ("---:|" if read else "") + "---:|---|---|"]
     groups = sorted(df.groupby(["op", "case"]), key=lambda kv: (kv[0][0], natural_key(kv[0][1])))
     for (op, case), g in groups:
         for _, r in g.sort_values(["backend", "variant"]).iterrows():
@@ -200,6 +212,8 @@ def markdown(device: str, ops=None, size: str = "bench", root=None) -> str:
             t = f"{r.median_s * 1e3:.3f} ms" + ("*" if unconverged else "") if ok else ""
             gb = f"{r.gbps:.0f}" if ok else ""
             pct = f"{r.pct_sol:.1f}" if ok and pd.notna(r.pct_sol) else ""
+            if read:
+                pct += " | " + (f"{r.pct_sol_read:.1f}" if ok and pd.notna(r.pct_sol_read) else "")
             torch_t = torch_times.get((r.run_id, op, case))
             xt = f"{torch_t / r.median_s:.2f}" if ok and torch_t else ""
             st = r.status if r.status == "ok" else f"{r.status}: {str(r.message)[:60]}"

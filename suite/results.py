@@ -32,7 +32,7 @@ SCHEMA_VERSION = 1
 #: columns of the flat table (CLI table, CSV, DataFrame)
 COLUMNS = ["run_id", "started_utc", "git_sha", "device", "backend", "op", "variant", "case", "dtype",
            "size", "mode", "status", "message", "median_s", "min_s", "q1_s", "q3_s", "n", "rse", "timer",
-           "cold", "gbps", "tflops", "pct_sol", "peak_source", "bound", "bytes", "flops",
+           "cold", "gbps", "tflops", "pct_sol", "pct_sol_read", "peak_source", "bound", "bytes", "flops",
            "max_abs_err", "max_rel_err", "rel_norm_err", "sm_mhz", "mem_mhz", "power_w", "throttle",
            "compile_s", "flags", "sm_mhz_min_window", "mem_mhz_min_window", "start", "source_hash"]
 

@@ -98,7 +98,8 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
             for c in spec.cases(size, "gpu" if d["kind"] == "gpu" else "cpu"):
                 if (e.dtypes and c.dtype not in e.dtypes) or (dtypes and c.dtype not in dtypes):
                     continue
-                if cases and c.name not in cases:
+                if (cases and c.name not in cases) or (size == "test" and e.test_cases
+                                                         and c.name not in e.test_cases):
                     continue
                 p.items.append(Item(e.op, e.backend, e.variant, c.name, d["index"], d["slug"], size,
                                     check_only, hot, seed, dict(timing or {})))
@@ -131,7 +132,7 @@ def shards(items: list[Item]) -> dict[str, list[int]]:
 
 def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
             on_row: Callable[[Item, dict], None] | None = None,
-            parallel: bool = False) -> list[dict[str, Any]]:
+            parallel: bool = False, rate: bool = True) -> list[dict[str, Any]]:
     """Run items, each in the worker of its (backend, device); derive SOL figures from the peaks.
 
     ``parallel``: shard by physical device, one thread per device driving that device's workers
@@ -139,6 +140,8 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
     items at once, so timings stay clean, and a host's N GPUs take about 1/N of the time.
     Otherwise every item runs in turn. Rows come back in the order of ``items`` either way;
     ``on_row`` is called as each finishes (from the device threads, one call at a time).
+    ``rate``: derive GB/s and % of SOL from the stored peaks (``solbench peaks`` does not: a
+    kernel faster than a stale ceiling is what it looks for, not a row to mark invalid).
     """
     peaks = {slug: sol.load_peaks(slug) for slug in {it.device_slug for it in items}}
     peaks_files = {slug: peaks_file(slug) for slug in peaks}
@@ -153,7 +156,8 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
                 return
             it = items[i]
             row = pool.run(it, timeout)
-            sol.derive(row, peaks[it.device_slug])
+            if rate:
+                sol.derive(row, peaks[it.device_slug])
             if row.get("peaks_used") is not None:
                 row["peaks_used"]["file"] = peaks_files[it.device_slug]
             rows[i] = row

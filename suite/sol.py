@@ -1,9 +1,13 @@
 """Speed of light: device ceilings (measured and theoretical) and % of SOL.
 
-``results/<device>/peaks.json`` holds, per device, the measured memory bandwidth (best copy/add
-kernel over the backends, arrays far larger than L2) and FLOP/s per dtype (vendor GEMM through
-torch), next to a theoretical value with its source. Every result gets
-``sol_time = max(bytes / BW, flops / peak[dtype])`` and ``pct_sol = sol_time / time``.
+``results/<device>/peaks.json`` holds, per device, the measured memory bandwidth (copy/add:
+the fastest of the backends' vector_add kernels and torch's copy, arrays far larger than L2), a
+read-only bandwidth (BabelStream's dot: the fastest of the reduction kernels and torch's dot) and
+FLOP/s per dtype (vendor GEMM through torch), each the median of repeated measurements (see
+suite/peaks.py), next to a theoretical value with its source. Every result gets
+``sol_time = max(bytes / BW, flops / peak[dtype])`` and ``pct_sol = sol_time / time``; rows of
+read-dominated ops (``OpSpec.read_dominated``) also get ``pct_sol_read``, the same with the
+read-only bandwidth.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ DATASHEET: dict[str, dict[str, Any]] = {
 #: the FLOP ceiling a case's compute precision is held to (fp32-strict → CUDA-core fp32;
 #: tf32/fp16/bf16 → tensor cores): a WGSL bf16 matmul is rated against the tensor-core peak too
 PEAK_KEY = {"fp16": "fp16", "bf16": "bf16", "tf32": "tf32", "fp32": "fp32"}
+
+#: peaks.json keys of bandwidth ceilings (bytes/s): copy/add and read-only (dot)
+BANDWIDTH_KEYS = ("bandwidth", "read_bandwidth")
 
 
 #: a folder searched for peaks before the defaults (the CLI sets it from ``--results-dir``)
@@ -115,6 +122,14 @@ def derive(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:
     row["pct_sol"] = 100.0 * row["sol_time_s"] / t
     row["peaks_used"] = {"bandwidth": bw, "bandwidth_source": bw_src,
                          "compute_key": PEAK_KEY.get(prec, "fp32"), "compute": pk, "compute_source": pk_src}
+    if row.get("read_dominated"):
+        # a read-only op against the read-only ceiling: the copy ceiling pays for writes it never
+        # makes (and, on a CPU, for the write-allocate reads of its destination). A peaks file
+        # without it (older than the read ceiling) leaves the figure empty
+        rbw, rbw_src = peak_for(peaks, "read_bandwidth")
+        t_read = max(nbytes / rbw, t_cmp) if rbw else 0.0
+        row["pct_sol_read"] = 100.0 * t_read / t if t_read else None
+        row["peaks_used"].update(read_bandwidth=rbw, read_bandwidth_source=rbw_src)
     # the same row against the datasheet/NVML ceilings: for compute-bound rows the measured peak
     # is cuBLAS under the power cap, the theoretical one what the silicon promises
     theo = (peaks or {}).get("theoretical", {})
@@ -130,10 +145,13 @@ SOL_LIMIT_PCT = 105.0
 
 
 def faster_than_light(row: dict[str, Any]) -> bool:
-    """Mark an ``ok`` row faster than ``SOL_LIMIT_PCT`` % of the speed of light ``invalid``, with
+    """Mark an ``ok`` row faster than ``SOL_LIMIT_PCT`` % of the speed of light (for a
+    memory-bound read-dominated row with a read ceiling, % of that ceiling) ``invalid``, with
     the reason (work outside the timed window, a wrong byte count, a stale ceiling): such a
     number is never reported as a result. Returns whether the row was marked."""
     pct = row.get("pct_sol")
+    if row.get("pct_sol_read") is not None and row.get("bound") == "memory":
+        pct = row["pct_sol_read"]  # a read-only op's speed of light is the read ceiling, not copy's
     if row.get("bound") == "compute" and row.get("peak_source") == "measured":
         # the measured FLOP ceiling is a vendor GEMM's rate, which a kernel may beat: only the
         # theoretical peak is a speed of light for compute

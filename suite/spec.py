@@ -123,6 +123,14 @@ class OpSpec:
     #: outputs decoded to floats (``references.numerics.decode``), ``reference`` what
     #: ``reference`` returned (e.g. sampled rows plus Freivalds products, see ops/matmul/spec.py)
     verify: Callable | None = None
+    #: whether a case's traffic is (almost) all reads (a reduction, a GEMV): its rows are rated
+    #: against the read-only bandwidth ceiling too (``pct_sol_read``, see suite/sol.py) beside
+    #: the copy ceiling. None: never (an op that reads and writes alike, e.g. softmax, stays on copy)
+    read_dominated: Callable[[Case], bool] | None = None
+
+    def reads_only(self, case: Case) -> bool:
+        """Whether ``case`` is read-dominated (``read_dominated``)."""
+        return bool(self.read_dominated and self.read_dominated(case))
 
     def cases(self, size: str, device_kind: str = "gpu") -> list[Case]:
         """Cases of a size class: ``test`` or ``bench`` (bench sized for the device class)."""

@@ -173,7 +173,7 @@ class Executor:
         dev = self.devices[index]
         row.update(dims=dict(case.dims), dtype=case.dtype, precision=case.prec, mode=dev.mode,
                    device_name=dev.name, bytes=spec.bytes_moved(case), flops=spec.flops(case),
-                   seed=item.seed or case.seed)
+                   read_dominated=spec.reads_only(case), seed=item.seed or case.seed)
         if entry.disabled:
             return {**row, "status": "skipped", "message": entry.disabled}
         need = spec.footprint(case)

@@ -28,8 +28,8 @@ from suite.spec import DTYPES
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
-SMALL = ["run", "--op", "vector_add", "--backend", "torch", "--size", "test", "--check-only",
-         "--dtype", "fp16"]  # a few small cases, a few seconds
+SMALL = ["run", "--op", "vector_add", "--backend", "torch", "--variant", "eager", "--size", "test",
+         "--check-only", "--dtype", "fp16"]  # a few small cases, a few seconds
 
 
 @pytest.fixture
@@ -314,6 +314,9 @@ SAMPLE = [
     {"device": "cpu-x", "op": "vector_add", "backend": "cuda", "variant": "naive", "case": "n=2",
      "status": "compiled", "message": "compiled only (no device to run on)"},
     _timed("torch", "mm", "512x512x512", 2.0e-3, 0.8, 40.0, op="matmul", bound="compute", tflops=0.134),
+    # a read-dominated op: % of the read-only ceiling beside % of copy's (read 1.25× copy here)
+    _timed("opencl", "coarsened", "n=2^24", 4.0e-3, 16.8, 83.2, op="reduction", pct_sol_read=66.6),
+    _timed("torch", "sum", "n=2^24", 5.0e-3, 13.4, 66.6, op="reduction", pct_sol_read=53.3),
 ]
 
 
@@ -334,17 +337,33 @@ def test_run_table_golden_80_columns():
     va_lines = text.split("vector_add on")[1].splitlines()
     cases = [ln.split()[2] for ln in va_lines if ln.startswith(("opencl ", "torch ", "cuda ", "webgpu "))]
     assert cases == ["n=2", "n=2", "n=2", "n=3", "n=1025", "n=1025", "n=1025", "n=1025,fp16"]
-    va, mm = text.split("vector_add on")[1], text.split("vector_add on")[0]
+    va, mm = text.split("vector_add on")[1], text.split("reduction on")[0]
     assert "TFLOP/s" not in va and "GB/s" in va           # memory-bound op: its bound's unit
     assert "TFLOP/s" in mm and "GB/s" not in mm
     assert "×" in va and "1.00" in va and "2.00" in va    # × torch (opencl 2 µs vs torch 4 µs)
     assert " 1.5* " in text and "* timing did not converge" in text
     assert "compiled compiled" not in text and "compiled: compiled" not in text
     assert "which lavapipe does not expose on this Mesa version; the kernel is not run" in " ".join(lines)
+    # % read only where a row has it (reduction), not for vector_add or matmul
+    red = text.split("reduction on")[1].split("vector_add on")[0]
+    assert "read" in red.splitlines()[2] and " 66.6 " in red and " 53.3 " in red
+    assert "read" not in "".join(va.splitlines()[:3]) and "read" not in mm
+    assert "% read: of the read-only (dot) ceiling" in text
+    assert "× torch: speed-up over the fastest torch variant of the case" in text
+
+
+def test_times_torch_is_against_the_fastest_torch_variant():
+    """The strongest peer: with several torch variants of a case, × torch divides by the fastest."""
+    rows = [_timed("opencl", "vec4", "n=9", 2.0e-6, 1, 1), _timed("torch", "eager", "n=9", 4.0e-6, 1, 1),
+            _timed("torch", "compiled", "n=9", 3.0e-6, 1, 1), _timed("torch", "eager", "n=8", 1.0e-6, 1, 1)]
+    lines = {tuple(ln.split()[:2]): ln.split() for ln in _render(rows).splitlines()
+             if ln.startswith(("opencl ", "torch "))}
+    assert lines[("opencl", "vec4")][-2] == "1.50" and lines[("torch", "eager")][-2] == "0.75"
+    assert lines[("torch", "compiled")][-2] == "1.00"
 
 
 def test_summary_counts_every_status():
-    assert report.summary_line(SAMPLE) == ("6 ok · 0 failed · 0 error · 0 timeout · 1 unsupported · "
+    assert report.summary_line(SAMPLE) == ("8 ok · 0 failed · 0 error · 0 timeout · 1 unsupported · "
                                            "2 compiled · 0 skipped")
 
 
@@ -385,7 +404,7 @@ def test_progress_bar_has_eta_and_a_total(monkeypatch):
 def test_peaks_progress_lines_have_a_total(runner, tmp_path, monkeypatch):
     import suite.peaks
 
-    def fake(pool, device, timeout, on_row, root, on_start, gemm_only=False):
+    def fake(pool, device, timeout, on_row, root, on_start, **kw):
         on_start(2)
         on_row("vector_add/opencl/vec4/n=2^25@cpu-x", {"status": "ok"})
         on_row("torch copy + GEMM @cpu-x", {"copy": {}})

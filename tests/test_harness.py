@@ -109,6 +109,7 @@ def test_crash_hang_and_compile_error_become_rows(pool):
 # -- registry and bad input ---------------------------------------------------------------------
 
 def test_registry_rejects_bad_registrations():
+    registry.discover()  # the ops' kernels are registered (the duplicate below) and specs known
     with pytest.raises(ValueError, match="valid: cuda, triton, opencl, webgpu, torch"):
         registry.kernel("vector_add", "metal", "naive")
     with pytest.raises(ValueError, match="name it for what it does"):
@@ -117,6 +118,28 @@ def test_registry_rejects_bad_registrations():
         registry.kernel("vector_add", "torch", "eager")(lambda be, case: None)
     with pytest.raises(FileNotFoundError, match="not found"):
         registry.source(__file__, "missing.cu")
+    with pytest.raises(ValueError, match="unknown test case 'n=7'; valid: n=1, n=2"):
+        registry.kernel("vector_add", "torch", "wrong_cases", test_cases=("n=7",))(lambda be, case: None)
+    assert ("vector_add", "torch", "wrong_cases") not in registry.REGISTRY
+
+
+def test_compiled_torch_variants_checked_on_their_test_cases(pool):
+    """A kernel's ``test_cases`` limit the test size only: a compiled torch variant is checked on
+    one case per dtype in CI and on every bench case before it is timed."""
+    from suite.registry import get_spec
+
+    for op, n in (("vector_add", 2), ("reduction", 3), ("scan", 2), ("grayscale", 2)):
+        variants = sorted(k[2] for k in registry.REGISTRY if k[:2] == (op, "torch") and "compiled" in k[2])
+        assert variants, op
+        for size in ("test", "bench"):
+            p = plan(pool, ops=[op], backends=["torch"], variants=variants, size=size, device="cpu")
+            cases = {it.case for it in p.items}
+            tests = get_spec(op).test_cases
+            if size == "test":  # one case per dtype
+                assert len(cases) == n and cases <= {c.name for c in tests}
+                assert {get_spec(op).case(c).dtype for c in cases} == {c.dtype for c in tests}
+            else:
+                assert cases == {c.name for c in get_spec(op).cases("bench", "cpu")}
 
 
 @pytest.mark.parametrize("args, valid", [
@@ -176,7 +199,8 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path):
 def test_benchmark_flag_selects_only_benchmarks(tmp_path):
     out = tmp_path / "bench.json"
     r = subprocess.run([sys.executable, "-m", "pytest", "tests/test_kernels.py", "--benchmark", "-q",
-                        "--solbench-backend", "torch", "--solbench-op", "vector_add", "-k", "not fp16",
+                        "--solbench-backend", "torch", "--solbench-op", "vector_add",
+                        "-k", "not fp16 and eager",
                         f"--benchmark-json={out}", "-rs"],
                        env={**os.environ, "SOLBENCH_RESULTS": str(tmp_path)}, cwd=ROOT,
                        capture_output=True, text=True, timeout=600)

@@ -140,7 +140,8 @@ def test_corrupt_and_missing_run_files_are_skipped_with_a_warning(tmp_path: Path
 
 def test_peaks_refresh_rule() -> None:
     now = dt.datetime(2026, 6, 10, tzinfo=dt.UTC)
-    pk = {"measured_utc": "2026-06-08T00:00:00+00:00", "measured": {"bandwidth": {"value": 1.0}}}
+    pk = {"measured_utc": "2026-06-08T00:00:00+00:00",
+          "measured": {"bandwidth": {"value": 1.0}, "read_bandwidth": {"value": 1.1}}}
     rec = {"driver": "580.1", "backend_versions": {"cuda": {"cupy": "14.2"}}}
     assert peaks_stale(pk, rec, rec, 7, now) is None
     assert "days old" in peaks_stale(pk, rec, rec, 1, now)
@@ -149,6 +150,8 @@ def test_peaks_refresh_rule() -> None:
     assert "driver" in why and "cuda" in why
     assert peaks_stale(None, rec, None, 7, now) == "no peaks.json"
     assert peaks_stale(pk, rec, None, 7, now) is None  # nothing to compare versions with
+    old = {**pk, "measured": {"bandwidth": {"value": 1.0}}}  # from before the read-only ceiling
+    assert peaks_stale(old, rec, rec, 7, now) == "no read_bandwidth ceiling (peaks.json predates it)"
 
 
 def test_cli_no_run_writes_reports_and_exits_on_regression(tmp_path: Path, monkeypatch) -> None:

@@ -116,6 +116,27 @@ def torch_dense(be, case):
     return run
 
 
+@kernel("gemv_lowbit", "torch", "compiled_dequant",
+        test_cases=("w4a16,n13,k128,b8", "w8a16,n37,k256,b1,bf16"))
+def torch_compiled_dequant(be, case):
+    """torch.compile (dynamic=False) of dequantise-then-multiply written as one expression: W in
+    fp32 from the packed weights and scales (``_torch_dense_w``), ``y = Σ_k W·x`` as a broadcast
+    product summed over K in fp32. Inductor fuses the unpacking into the reduction, so the packed
+    weights are read once per call and no dense W is kept (unlike ``dense``, whose W is prepared
+    outside the timed call)."""
+    from backends.torch import compile_static
+
+    _dims(case)
+
+    def gemv(ins, y):
+        w = _torch_dense_w(case, ins)  # [N, K] fp32
+        x = _tv(ins["x"], case).float()  # [B, K]
+        _tv(y, case).copy_((x[:, None, :] * w[None]).sum(-1))
+
+    fn = compile_static(gemv)
+    return lambda ins, outs: fn(ins, outs["y"])
+
+
 @kernel("gemv_lowbit", "torch", "tinygemm")
 def torch_tinygemm(be, case):
     """tinygemm int4: ``_weight_int4pack_mm`` (CUDA build; bf16 activations only) or the CPU

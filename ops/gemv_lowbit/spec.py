@@ -154,4 +154,5 @@ SPEC = OpSpec(
     description="y = W·x, W int4 (group-128 scales) or int8 (per-row scales), x/y/scales fp16 or bf16, "
                 "batch 1/4/8",
     verify=verify,
+    read_dominated=lambda c: True,  # the packed weights (N·K/2 or N·K bytes) dwarf x and y (B·(K+N)·2)
 )

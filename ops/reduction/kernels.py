@@ -58,6 +58,20 @@ def torch_sum(be, case):
     return lambda ins, outs: torch.sum(ins["x"], 0, keepdim=True, dtype=acc, out=outs["out"])
 
 
+def _torch_sum_into(x, out):
+    out.copy_(x.sum(0, keepdim=True, dtype=out.dtype))
+
+
+@kernel("reduction", "torch", "compiled", test_cases=("n=1025", "n=1025,fp16", "n=4097,i32"))
+def torch_compiled(be, case):
+    """torch.compile (dynamic=False) of ``out.copy_(x.sum(dtype=out.dtype))`` (fp32 accumulation
+    for fp16 input, int32 for int32): Inductor's split reduction."""
+    from backends.torch import compile_static
+
+    fn = compile_static(_torch_sum_into)
+    return lambda ins, outs: fn(ins["x"], outs["out"])
+
+
 # ---- cuda -----------------------------------------------------------------------------------
 
 _CU = source(__file__, "reduction.cu")

@@ -124,4 +124,5 @@ SPEC = OpSpec(
     + _cases([1, 2, 1000, 4097, 65_537, 1_050_001], "i32", 300),
     bench_cases={"gpu": _bench(2**28, "2^28"), "cpu": _bench(2**24, "2^24")},
     description="out = sum(x)",
+    read_dominated=lambda c: True,  # reads n·itemsize, writes one accumulator
 )

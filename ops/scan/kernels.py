@@ -56,6 +56,20 @@ def torch_cumsum(be, case):
     return lambda ins, outs: torch.cumsum(ins["x"], 0, dtype=dt, out=outs["y"])
 
 
+def _torch_cumsum_into(x, y):
+    y.copy_(x.cumsum(0, dtype=y.dtype))
+
+
+@kernel("scan", "torch", "compiled", test_cases=("n=1025", "n=1025,i32"))
+def torch_compiled(be, case):
+    """torch.compile (dynamic=False) of ``y.copy_(x.cumsum(0))``: Inductor's scan (an
+    associative scan on GPU where it lowers one, else the ATen kernel)."""
+    from backends.torch import compile_static
+
+    fn = compile_static(_torch_cumsum_into)
+    return lambda ins, outs: fn(ins["x"], outs["y"])
+
+
 # ---- cuda -----------------------------------------------------------------------------------
 
 _CU = source(__file__, "scan.cu")

@@ -20,6 +20,20 @@ def torch_eager(be, case):
     return lambda ins, outs: torch.add(ins["a"], ins["b"], out=outs["c"])
 
 
+def _torch_add_into(a, b, c):
+    c.copy_(a + b)
+
+
+@kernel("vector_add", "torch", "compiled", test_cases=("n=1025", "n=1025,fp16"))
+def torch_compiled(be, case):
+    """torch.compile (dynamic=False) of ``c.copy_(a + b)``: Inductor writes the sum straight into
+    the preallocated output in one fused kernel."""
+    from backends.torch import compile_static
+
+    fn = compile_static(_torch_add_into)
+    return lambda ins, outs: fn(ins["a"], ins["b"], outs["c"])
+
+
 # ---- cuda -----------------------------------------------------------------------------------
 
 

@@ -204,6 +204,44 @@ def _c_kernels(be, case, path, variant: str):
                                                            nn, kk])
 
 
+#: steps (64 bytes of each of 16 rows) per chunk of gemv_lowbit_tc, and chunks per warp in its
+#: cp.async ring (STAGES − 1 in flight while one is consumed): (STAGES − 1)·2·US·16 = 256 bytes per
+#: lane in flight, in shared memory (no registers held)
+TC_US, TC_STAGES = 4, 3
+#: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
+TC_WARPS_PER_SM = 12
+#: most warps per block (split-K inside the block): 8 × 12 KiB of ring = 96 KiB of shared memory
+TC_KW_MAX = 8
+
+
+def tc_geometry(case, sms: int) -> tuple[int, int]:
+    """(KW warps per block, blocks) of gemv_lowbit_tc: one block per 16 rows; K split over KW
+    warps of the block, doubled until the grid holds ``TC_WARPS_PER_SM`` warps per SM or a warp
+    would get less than one chunk (TC_US steps) of K."""
+    n, k, _, bits = _dims(case)
+    blocks = cdiv(n, 16)
+    chunks = k // (128 if bits == 4 else 64) // TC_US
+    kw = 1
+    while kw < TC_KW_MAX and blocks * kw < sms * TC_WARPS_PER_SM and 2 * kw <= chunks:
+        kw *= 2
+    return kw, blocks
+
+
+def _cuda_tc(be, case, **defines):
+    """fused_vec on CUDA: gemv_lowbit_tc (tensor-core mma.sync dot products, split-K warps, a
+    cp.async ring per warp); ``defines`` override the planned KW/US/STAGES (probes)."""
+    n, k, b, bits = _dims(case)
+    kw, blocks = tc_geometry(case, be.device.compute_units or 132)
+    defs = {"BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "STAGES": TC_STAGES, **defines}
+    prog = be.compile(_CU, "gemv_lowbit_tc", defs)
+    kw = defs["KW"]
+    smem = kw * defs["STAGES"] * 2 * defs["US"] * 32 * 16 + (kw - 1) * 4 * 32 * 4
+    grid, block = (blocks,), (32 * kw,)
+    nn, kk = np.int32(n), np.int32(k)
+    return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
+                                                           nn, kk], shared_mem=smem)
+
+
 @kernel("gemv_lowbit", "cuda", "dequant_then_gemv")
 def cuda_dequant_then_gemv(be, case):
     """dequant_lowbit (thread per dense word) → dense fp16 W in memory → gemv_lowbit BITS=16
@@ -219,9 +257,10 @@ def cuda_fused(be, case):
 
 @kernel("gemv_lowbit", "cuda", "fused_vec")
 def cuda_fused_vec(be, case):
-    """Warp per 4 rows, one 16-byte (uint4) packed load per row per step, x shared by the rows,
-    warp-shuffle reduction; 4 warps per block."""
-    return _c_kernels(be, case, _CU, "fused_vec")
+    """Tensor cores: block per 16 rows, lane loads 16 bytes of 2 rows per step (2·4 loads in
+    flight), magic-exponent unpack to f16x2/bf16x2, mma.sync m16n8k16 with fp32 accumulators
+    (batch = the mma's N), K split over the block's warps (gemv_lowbit.cu: gemv_lowbit_tc)."""
+    return _cuda_tc(be, case)
 
 
 @kernel("gemv_lowbit", "opencl", "dequant_then_gemv")

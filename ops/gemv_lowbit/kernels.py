@@ -287,8 +287,8 @@ def opencl_fused_vec(be, case):
 
 #: K tile of every Triton kernel: one w4a16 scale group
 TRITON_BK = 128
-#: rows per program (fused: byte-indexed loads; fused_vec: int32 word tiles; dense GEMV)
-TRITON_BN = {0: 16, 1: 16, 2: 32}
+#: rows per program (fused: byte-indexed loads; dense GEMV)
+TRITON_BN = {0: 16, 1: 16}
 #: rows per program in the interpreter (its cost is per program and per tile, not per element)
 TRITON_BN_INTERPRET = 128
 
@@ -321,10 +321,10 @@ def _triton(be, case, mode: int):
 
         return run
 
-    stride = k * bits // 32 if mode == 2 else k * bits // 8
+    stride = k * bits // 8
 
     def run(ins, outs):
-        w = ins["qweight"].view(torch.int32) if mode == 2 else ins["qweight"]
+        w = ins["qweight"]
         gemv_lowbit[grid](w, _tv(ins["scales"], case), _tv(ins["x"], case), _tv(outs["y"], case), n, k, b,
                           stride, **kw)
 
@@ -343,11 +343,80 @@ def triton_fused(be, case):
     return _triton(be, case, 1)
 
 
+#: fused_vec autotune configs (BN rows, BK k per tile, num_warps, num_stages): narrow row panels
+#: with long K tiles keep many 16-byte loads in flight (the kernel prefetches the next word tile
+#: itself: Triton's pipeliner does not stage loads that feed no tl.dot); the winner and the
+#: tuning time are recorded in the row (``kernel_info``)
+TRITON_VEC_CONFIGS = [(16, 512, 4, 1), (32, 256, 4, 1), (16, 1024, 4, 1), (32, 512, 8, 1), (8, 512, 2, 1),
+                      (64, 256, 8, 1), (8, 1024, 4, 1)]
+#: the interpreter's one config (its cost is per program and per tile, not per element)
+TRITON_VEC_INTERPRET = (128, 128, 4, 1)
+#: below this N·K no autotuning (test shapes): the first config is used
+TRITON_VEC_TUNE_MIN = 2**24
+
+
+def _triton_vec(be, case):
+    import torch
+    import triton
+
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_vec
+
+    n, k, b, bits = _dims(case)
+    interp = be.device.mode == "interpret"
+    bb = _pow2(b)
+    stride = k * bits // 32
+    out_bf16 = case.dtype == "bf16"
+    heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
+    if interp:
+        bn, bk, w, st = TRITON_VEC_INTERPRET
+        kern, meta = heur(gemv_lowbit_vec), {"BN": bn, "BK": bk, "num_warps": w, "num_stages": st}
+        grid = (cdiv(n, bn),)
+    else:
+        cfgs = TRITON_VEC_CONFIGS if n * k >= TRITON_VEC_TUNE_MIN else TRITON_VEC_CONFIGS[:1]
+        kern = triton.autotune([triton.Config({"BN": bn, "BK": bk}, num_warps=w, num_stages=st)
+                                for bn, bk, w, st in cfgs], key=["N", "K", "B"])(heur(gemv_lowbit_vec))
+        meta = {}
+        grid = lambda m: (triton.cdiv(n, m["BN"]),)  # noqa: E731
+
+    def launch(w, s, x, y):
+        kern[grid](w, s, x, y, n, k, b, stride, BITS=bits, BB=bb, OUT_BF16=out_bf16, **meta)
+
+    info = {}
+    if not interp:  # tune once here, on scratch operands of the case's shape (outside the timed runs)
+        import time
+
+        sdt = torch.bfloat16 if out_bf16 else torch.float16
+        ws = torch.zeros((n, stride), dtype=torch.int32, device=be.dev)
+        ss = torch.ones(lowbit_scale_shape(case), dtype=sdt, device=be.dev)
+        xs = torch.randn((b, k), device=be.dev).to(sdt)
+        ys = torch.empty((b, n), dtype=sdt, device=be.dev)
+        t0 = time.perf_counter()
+        launch(ws, ss, xs, ys)
+        be.synchronize()
+        best = kern.best_config
+        info = {"autotune_s": round(time.perf_counter() - t0, 3),
+                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
+
+    def run(ins, outs):
+        launch(ins["qweight"].view(torch.int32), _tv(ins["scales"], case), _tv(ins["x"], case),
+               _tv(outs["y"], case))
+
+    run.info = info
+    return run
+
+
+def lowbit_scale_shape(case) -> tuple[int, ...]:
+    n, k, _, bits = _dims(case)
+    return (n, k // GROUP) if bits == 4 else (n,)
+
+
 @kernel("gemv_lowbit", "triton", "fused_vec")
 def triton_fused_vec(be, case):
-    """Program per 32 rows; packed weights loaded as int32 word tiles (16-byte vectors along a
-    row), split into nibbles/bytes by a broadcast shift, ``tl.sum`` over each 128-wide tile."""
-    return _triton(be, case, 2)
+    """gemv_lowbit_vec: program per BN rows, [BN, BK·BITS/32] int32 word tiles (16-byte loads), one
+    tile per field position (never interleaved back to k order) times a strided x tile; the
+    2^23-magic unpack (one AND/OR + one subtraction per weight, x pre-scaled by 16^-e); fp32
+    accumulators, one tl.sum at the end; autotuned over (BN, BK, warps, stages) per (N, K, B)."""
+    return _triton_vec(be, case)
 
 
 # ---- webgpu ---------------------------------------------------------------------------------

@@ -170,10 +170,10 @@ _CU = source(__file__, "gemv_lowbit.cu")
 _CL = source(__file__, "gemv_lowbit.cl")
 
 
-def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool):
+def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool, extra: dict | None = None):
     n, k, b, bits = _dims(case)
     u, rpt = _SHAPES[shape]
-    defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt, "DT": _dt(case)}
+    defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt, "DT": _dt(case), **(extra or {})}
     defs.update({"WARPS": teams} if path == _CU else {"TEAM": team, "TEAMS": teams})
     prog = be.compile(path, "gemv_lowbit", defs)
     grid, block = (cdiv(n, teams * rpt),), (team * teams,)
@@ -199,7 +199,7 @@ def _c_kernels(be, case, path, variant: str):
         prog, grid, block = _c_gemv(be, case, path, "fused", 32 if path == _CU else 64,
                                     4 if path == _CU else 2, False)
     else:
-        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, 4 if path == _CU else 2, False)
+        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, _cl_teams(be), False, _cl_vec_defines(be))
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
                                                            nn, kk])
 
@@ -242,6 +242,22 @@ def _cuda_tc(be, case, **defines):
                                                            nn, kk], shared_mem=smem)
 
 
+def _cl_teams(be) -> int:
+    """Teams of 32 per work-group of OpenCL fused_vec: 4 (128 work-items), fewer where the device's
+    max work-group size is smaller (queried, not assumed)."""
+    dev = getattr(be, "cl_device", None)
+    wg = int(dev.max_work_group_size) if dev is not None else 128
+    return max(1, min(4, wg // 32))
+
+
+def _cl_vec_defines(be) -> dict:
+    """fused_vec's OpenCL defines: the magic unpack, and warp-shuffle reductions (inline PTX
+    shfl.sync) on NVIDIA (``cl_nv_device_attribute_query``); elsewhere (PoCL, other vendors) the
+    local-memory tree — a team of 32 is not one sub-group there."""
+    feats = set(be.device.features)
+    return {"MAGIC": 1, "SUBGROUPS": 2 if "cl_nv_device_attribute_query" in feats else 0}
+
+
 @kernel("gemv_lowbit", "cuda", "dequant_then_gemv")
 def cuda_dequant_then_gemv(be, case):
     """dequant_lowbit (thread per dense word) → dense fp16 W in memory → gemv_lowbit BITS=16
@@ -279,7 +295,9 @@ def opencl_fused(be, case):
 @kernel("gemv_lowbit", "opencl", "fused_vec")
 def opencl_fused_vec(be, case):
     """Team of 32 work-items per 4 rows, one 16-byte (uint4) packed load per row per step, x
-    shared by the rows, local-memory tree; 2 teams per work-group."""
+    shared by the rows (pre-scaled per field position), 2^23-magic unpack (one AND/OR and one
+    subtraction per weight); warp shuffles on NVIDIA, else a local-memory tree; up to 4 teams per
+    work-group (the device's max work-group size permitting)."""
     return _c_kernels(be, case, _CL, "fused_vec")
 
 

@@ -198,8 +198,9 @@ def _c_kernels(be, case, path, variant: str):
     if variant == "fused":
         prog, grid, block = _c_gemv(be, case, path, "fused", 32 if path == _CU else 64,
                                     4 if path == _CU else 2, False)
-    else:
-        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, _cl_teams(be), False, _cl_vec_defines(be))
+    else:  # OpenCL fused_vec (CUDA's is gemv_lowbit_tc, _cuda_tc)
+        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, _cl_teams(be), False,
+                                    _cl_vec_defines(be))
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
                                                            nn, kk])
 

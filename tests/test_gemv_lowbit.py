@@ -137,18 +137,22 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
 
 def test_triton_kernels_compile_for_hopper():
     """fused (fp16; byte-indexed nibbles) and fused_vec (bf16; int32 word tiles, which must become
-    16-byte loads) compile for sm_90 (about 3 s each on 2 cores; the other modes run in the interpreter)."""
+    16-byte loads, also the prefetched next tile) compile for sm_90 without spills (about 3 s each
+    on 2 cores; the other modes run in the interpreter)."""
     from backends.triton import compile_many_for_hopper
-    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit, gemv_lowbit_vec
 
     sig = {"s_ptr": "*fp16", "x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32", "K": "i32", "B": "i32",
            "W_STRIDE": "i32"}
     opts = {"num_warps": 4, "divisible_by_16": ("w_ptr", "s_ptr", "x_ptr", "y_ptr", "K", "W_STRIDE")}
     sig_bf16 = {**sig, "s_ptr": "*bf16", "x_ptr": "*bf16", "y_ptr": "*bf16"}
-    cx = {"BITS": 4, "BN": 32, "BK": 128, "BB": 1}
     out = compile_many_for_hopper([
-        (gemv_lowbit, {"w_ptr": "*u8", **sig}, {**cx, "MODE": 1, "OUT_BF16": False}, opts),
-        (gemv_lowbit, {"w_ptr": "*i32", **sig_bf16}, {**cx, "MODE": 2, "OUT_BF16": True}, opts)])
+        (gemv_lowbit, {"w_ptr": "*u8", **sig}, {"BITS": 4, "BN": 32, "BK": 128, "BB": 1, "MODE": 1,
+                                                "OUT_BF16": False}, opts),
+        (gemv_lowbit_vec, {"w_ptr": "*i32", **sig_bf16}, {"BITS": 4, "BN": 16, "BK": 512, "BB": 1,
+                                                          "EVEN_K": True, "OUT_BF16": True}, opts)])
     for o in out:
         assert "error" not in o, o.get("error")
-    assert "ld.global.v4" in out[1]["ptx"]  # fused_vec: 16-byte packed loads
+    vec = out[1]
+    assert vec["global_accesses"].get("ld.global.v4.b32", 0) >= 4, vec["global_accesses"]  # 2 tiles × 2
+    assert vec["spill_bytes"] == 0

@@ -8,13 +8,17 @@
 //
 // Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per load: 1, or 4 =
 // one 16-byte uint4 load), RPT (rows per team), TEAM (work-items per team, a power of two),
-// TEAMS (teams per work-group).
+// TEAMS (teams per work-group), MAGIC (0/1), SUBGROUPS (0 tree, 2 NVIDIA shuffles).
 // Thread → data: team t of work-group g owns rows n = (g·TEAMS + t)·RPT + r, r < RPT; its
 // work-item l loads units l, l+TEAM, ... of each row (unit = U words = U·32/BITS k values, inside
 // one scale group), sums the unit's exact q·x products in fp32, scales them (w4a16) and adds
 // them to an fp32 accumulator per (row, batch). The RPT·NB accumulators are reduced across the
-// team by a local-memory tree (PoCL and most CPU devices have no subgroup shuffles; the same
-// tree serves every device); work-item 0 of the team rounds once to fp16 and stores.
+// team by warp butterflies (SUBGROUPS=2: NVIDIA, TEAM = 32 = one warp, inline PTX shfl.sync as in
+// softmax.cl) or else a local-memory tree (PoCL and other devices: a team need not be one
+// sub-group there); work-item 0 of the team rounds once to fp16 and stores.
+// fused_vec (MAGIC=1) unpacks with the 2^23 magic (FIELD below: one AND/OR and one subtraction per
+// weight, x pre-scaled by 2^-SH per field position, exact) instead of shift, mask, subtract and
+// int→float; each x value is loaded and converted once per unit and serves the RPT rows.
 // Launch: groups = (⌈N / (TEAMS·RPT)⌉), block = (TEAM·TEAMS).
 //
 //   gemv_lowbit      the GEMV above (fused: U=1, RPT=1, TEAM=64; fused_vec: U=4, RPT=4, TEAM=32)
@@ -80,6 +84,46 @@ inline float wval(uint w, int e) {
 #endif
 }
 
+#ifndef MAGIC
+#define MAGIC 0  // 1 (fused_vec): 2^23-magic unpack with x pre-scaled per field position
+#endif
+#ifndef SUBGROUPS
+#define SUBGROUPS 0  // 2: NVIDIA warp shuffles (inline PTX) for the team reduction (TEAM = 32)
+#endif
+
+// MAGIC: field e of a packed word w as (q·2^SH(e)) exactly: (src & (MASK << SH)) | 2^23 read as a
+// float is 2^23 + field·2^SH (the field stays inside the 23-bit mantissa), minus 2^23 + HALF·2^SH;
+// int4: nibbles 0..4 from w (SH 4e), 5..7 from w >> 12 (SH 4(e−3)); int8: bytes 0, 1 of
+// u = w ^ 0x80808080 (SH 8e), 2, 3 of u >> 16. The matching x is pre-scaled by 2^-SH (exact: a power
+// of two). One AND/OR (LOP3) and one subtraction per weight instead of shift, mask, sub, int→float.
+#if BITS == 4
+#define FSH(e) (4 * ((e) < 5 ? (e) : (e) - 3))
+#define FHALF 8.0f
+#define FMASK 15u
+#define FSRC(w, hiw, e) ((e) < 5 ? (w) : (hiw))
+#define FHI(w) ((w) >> 12)
+#define FPRE(w) (w)
+#else
+#define FSH(e) (8 * ((e) & 1))
+#define FHALF 128.0f
+#define FMASK 255u
+#define FSRC(w, hiw, e) ((e) < 2 ? (w) : (hiw))
+#define FHI(w) ((w) >> 16)
+#define FPRE(w) ((w) ^ 0x80808080u)
+#endif
+#define FIELD(src, e) (as_float(((src) & (FMASK << FSH(e))) | 0x4B000000u) - (8388608.0f + FHALF * (float)(1 << FSH(e))))
+
+#if SUBGROUPS == 2
+inline float team_sum(float v) {  // NVIDIA: a team of 32 is one warp
+    for (int off = 16; off > 0; off >>= 1) {
+        uint r;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(as_uint(v)), "r"(off));
+        v += as_float(r);
+    }
+    return v;
+}
+#endif
+
 __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales, __global const ushort* x,
                           __global ushort* y, int N, int K) {
     __local float red[TEAMS * TEAM];
@@ -110,6 +154,25 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
             float part[RPT][NB];
             for (int r = 0; r < RPT; ++r)
                 for (int b = 0; b < NB; ++b) part[r][b] = 0.0f;
+#if MAGIC
+            for (int j = 0; j < U; ++j) {
+                uint src[RPT], hiw[RPT];
+                for (int r = 0; r < RPT; ++r) {
+                    src[r] = FPRE(wr[r][j]);
+                    hiw[r] = FHI(src[r]);
+                }
+                for (int e = 0; e < VPW; ++e) {
+                    const int k = k0 + j * VPW + e;
+                    const float pre = 1.0f / (float)(1 << FSH(e));
+                    float xv[NB];
+                    for (int b = 0; b < NB; ++b) xv[b] = ld16((size_t)b * K + k, x) * pre;
+                    for (int r = 0; r < RPT; ++r) {
+                        const float w = FIELD(FSRC(src[r], hiw[r], e), e);
+                        for (int b = 0; b < NB; ++b) part[r][b] = fma(w, xv[b], part[r][b]);
+                    }
+                }
+            }
+#else
             for (int j = 0; j < U; ++j) {
                 for (int e = 0; e < VPW; ++e) {
                     const int k = k0 + j * VPW + e;
@@ -121,6 +184,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
                     }
                 }
             }
+#endif
             for (int r = 0; r < RPT; ++r) {
 #if BITS == 4
                 const int n = min(n0 + r, N - 1);
@@ -132,7 +196,26 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
             }
         }
     }
-    // team reductions: one local-memory tree per (row, batch); every work-item reaches every barrier
+#if SUBGROUPS == 2 && TEAM == 32
+    // team reductions: warp butterflies, no local memory or barriers
+    for (int r = 0; r < RPT; ++r) {
+        for (int b = 0; b < NB; ++b) {
+            const float total = team_sum(acc[r][b]);
+            const int n = n0 + r;
+            if (lane == 0 && n < N) {
+#if BITS == 8
+                const float s = ld16(n, scales);
+#else
+                const float s = 1.0f;
+#endif
+                st16(total * s, (size_t)b * N + n, y);
+            }
+        }
+    }
+    (void)red;
+}
+#else
+    // team reductions (no shuffles): one local-memory tree per (row, batch); every work-item reaches every barrier
     for (int r = 0; r < RPT; ++r) {
         for (int b = 0; b < NB; ++b) {
             red[lid] = acc[r][b];
@@ -155,6 +238,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
         }
     }
 }
+#endif
 
 __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* scales, __global ushort* wd,
                              int N, int K) {

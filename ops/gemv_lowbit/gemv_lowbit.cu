@@ -186,3 +186,287 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
     const u32 hi = f2o(q1 * s);
     wd[i] = lo | (hi << 16);
 }
+
+// ---- gemv_lowbit_tc: fused_vec, tensor-core dot products (mma.sync m16n8k16, fp32 accumulators) ----
+//
+// Why tensor cores for a memory-bound GEMV: at 4.4 TB/s an H200 SM must consume ~33 int4 weights
+// per clock; a CUDA-core kernel spends ≥ 3 instructions per weight (unpack, int→float, FMA), most
+// of the SM's 128 issue slots per clock, and stays instruction-bound. Here one mma.sync consumes
+// 256 weights × up to 8 batch columns; the unpack is 1.25 instructions per weight (below), a
+// whole step ≈ 2 per weight. Batch 4 and 8 cost the same instructions as batch 1 (batch is the
+// mma's N dimension).
+//
+// Thread → data: block = KW warps on 16 rows (row0 = 16·blockIdx.x); lane l = 4g + t (g = l/4,
+// t = l%4) loads the weights of rows row0+g and row0+g+8 (the A fragment's rows) and the x values
+// of batch row g (the B fragment's column; columns ≥ NB duplicate the last batch row and are never
+// stored). A step = 64 bytes of each of the 16 rows: lane t loads 16 bytes (one uint4,
+// ld.global.nc.L1::no_allocate: streamed, L1 left to x) at byte 16t of the step: 32 int4 (k =
+// 128·step + 32t + 0..31, one scale group per step) or 16 int8 (k = 64·step + 16t + 0..15). Steps
+// go in chunks of US consecutive steps (256 contiguous bytes per row at US = 4); warp w of the
+// block takes chunks w, w+KW, ... (split-K inside the block) in a register double buffer: the
+// 2·US loads of its next chunk are issued (in their own basic block, so ptxas cannot sink them)
+// before the current chunk is consumed, 2·US·16 bytes in flight per lane at all times. The steps
+// left over (< US) go one per warp; the KW partial accumulators are summed through shared memory
+// and warp 0 rounds and stores y. x is read from L1/L2 (__ldg, 16-byte loads; 64 KiB at most for
+// K = 16384 in fp16 per batch row, shared by every block).
+//
+// k permutation: a dot product may take its k in any order if A and B use the same order. The
+// m16n8k16 fragments (PTX ISA): A a0 = (row g, kk 2t, 2t+1), a1 = (row g+8, kk 2t, 2t+1),
+// a2 = (row g, kk 2t+8, 2t+9), a3 = (row g+8, kk 2t+8, 2t+9); B b0 = (kk 2t, 2t+1; col g),
+// b1 = (kk 2t+8, 2t+9; col g); C/D c0,c1 = (row g; col 2t, 2t+1), c2,c3 = (row g+8; same cols).
+// Every kk is held by the lanes of one t only, so lane t may map its kk to any of its own k: for
+// a word of 4 consecutive k (int8), or a half word (int4: bytes 0-1 and 2-3 of a word are k = 0..3
+// and 4..7), the unpack below yields the pairs (e0, e2) and (e1, e3) (a pair = one f16x2/bf16x2
+// register, low half first): {a0..a3} = {(e0,e2)_g, (e0,e2)_g+8, (e1,e3)_g, (e1,e3)_g+8} and
+// b = {(x0,x2), (x1,x3)}, each x pair one prmt of the 16-byte x load (x stays fp16/bf16: it is the
+// mma's B operand, never converted). Checked lane by lane against a direct dot product by a NumPy
+// emulation of these fragments while writing it.
+//
+// Unpack (exact: a magic exponent byte puts the integer in the mantissa, one f16x2 FMA removes it):
+//   int4 fp16:  lo = w & 0x0F0F0F0F (bytes e0, e2, e4, e6), hi = w & 0xF0F0F0F0 (16·e1, ...);
+//               prmt(lo, 0x64646464) = f16x2(1024 + n_e0, 1024 + n_e2), − 1032 → q;
+//               prmt(hi, 0x64646464) = f16x2(1024 + 16·n_e1, ...), ·1/16 − 72 → q (fp16 has ulp 1
+//               on [1024, 2048); every intermediate is an exact small integer): 2 LOP3 + 4 PRMT +
+//               4 HFMA2 per 8 weights.
+//   int4 bf16:  the same with hi = (w >> 4) & 0x0F0F0F0F, magic 0x43 (bf16 128 + n, ulp 1 on
+//               [128, 256)), − 136 (bf16's 7-bit mantissa has no room for 16·n).
+//   int8 fp16:  u = w ^ 0x80808080 (q + 128); prmt(u, 0x64646464) = f16x2(1024 + u_e0, 1024 + u_e2)
+//               (u ≤ 255 fits the 10-bit mantissa), − 1152 → q.
+//   int8 bf16:  2^23 + u as an fp32 (prmt into 0x4B000000), − (2^23 + 128) → q exactly, then
+//               cvt.rn.bf16x2.f32 (|q| ≤ 128 has ≤ 8 significant bits: exact in bf16).
+// Arithmetic: the tensor core forms the exact products q·x and sums them in fp32 accumulators;
+// w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
+// w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
+//
+// Defines: BITS (4, 8), NB (batch ≤ 8), DT, KW (warps per block), US (steps per chunk).
+// Launch: groups = (⌈N / 16⌉), block = (32·KW). Needs sm_80+ (mma.sync f16/bf16 → f32).
+
+#ifndef KW
+#define KW 4
+#endif
+#ifndef US
+#define US 4
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
+#define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
+
+__device__ __forceinline__ uint4 ld_stream(const unsigned char* p) {
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ u32 h2fma(u32 a, u32 b, u32 c) {  // a·b + c on two halves (exact here)
+    u32 d;
+#if DT == 2
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+#else
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+#endif
+    return d;
+}
+
+// d += A·B, A 16×16 (a0..a3), B 16×8 (b0, b1), fp32 accumulators
+__device__ __forceinline__ void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+#if DT == 2
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+#if BITS == 4
+#define TC_PAIRS 4  // pairs per weight word
+// int4 word (k = e0..e7): p = (e0,e2), (e1,e3), (e4,e6), (e5,e7) as exact f16x2/bf16x2 q values
+__device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
+#if DT == 2
+    const u32 lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu, m = 0x43434343u;
+    const u32 one = 0x3F803F80u, sub = 0xC308C308u;  // bf16x2 1.0, −136
+    p[0] = h2fma(__byte_perm(lo, m, 0x4140), one, sub);
+    p[1] = h2fma(__byte_perm(hi, m, 0x4140), one, sub);
+    p[2] = h2fma(__byte_perm(lo, m, 0x4342), one, sub);
+    p[3] = h2fma(__byte_perm(hi, m, 0x4342), one, sub);
+#else
+    const u32 lo = w & 0x0F0F0F0Fu, hi = w & 0xF0F0F0F0u, m = 0x64646464u;
+    const u32 one = 0x3C003C00u, sub = 0xE408E408u;    // f16x2 1.0, −1032
+    const u32 inv16 = 0x2C002C00u, off = 0xD480D480u;  // f16x2 1/16, −72
+    p[0] = h2fma(__byte_perm(lo, m, 0x4140), one, sub);
+    p[1] = h2fma(__byte_perm(hi, m, 0x4140), inv16, off);
+    p[2] = h2fma(__byte_perm(lo, m, 0x4342), one, sub);
+    p[3] = h2fma(__byte_perm(hi, m, 0x4342), inv16, off);
+#endif
+}
+#else
+#define TC_PAIRS 2
+// int8 word (k = e0..e3): p = (e0,e2), (e1,e3) as exact f16x2/bf16x2 q values
+__device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[2]) {
+    const u32 u = w ^ 0x80808080u;  // q + 128 per byte
+#if DT == 2
+    float f[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) f[e] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440 + e)) - 8388736.0f;
+    __nv_bfloat162 lo = __floats2bfloat162_rn(f[0], f[2]), hi = __floats2bfloat162_rn(f[1], f[3]);
+    p[0] = *reinterpret_cast<u32*>(&lo);
+    p[1] = *reinterpret_cast<u32*>(&hi);
+#else
+    const u32 one = 0x3C003C00u, sub = 0xE480E480u;  // f16x2 1.0, −1152
+    p[0] = h2fma(__byte_perm(u, 0x64646464u, 0x4240), one, sub);
+    p[1] = h2fma(__byte_perm(u, 0x64646464u, 0x4341), one, sub);
+#endif
+}
+#endif
+
+// one step: 16 bytes of rows g (va) and g+8 (vb); xp → the lane's TC_VPL x values of this step.
+// Every 4 consecutive k (x words X0 = (x0,x1), X1 = (x2,x3)) feed one mma with pairs (e0,e2), (e1,e3).
+__device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uint4 vb,
+                                        const unsigned short* __restrict__ xp) {
+    const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+#pragma unroll
+    for (int h = 0; h < TC_VPL / 8; ++h) {  // x uint4 h: k = 8h + 0..7
+        const uint4 xv = __ldg(reinterpret_cast<const uint4*>(xp) + h);
+        const u32 xw[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {  // k = 8h + 4j + 0..3: x words xw[2j], xw[2j+1]
+            const u32 b0 = __byte_perm(xw[2 * j], xw[2 * j + 1], 0x5410);  // (x0, x2)
+            const u32 b1 = __byte_perm(xw[2 * j], xw[2 * j + 1], 0x7632);  // (x1, x3)
+#if BITS == 4
+            // int4: word h holds k = 8h + 0..7; pairs 0, 1 are its k 0..3, pairs 2, 3 its k 4..7
+            u32 pa[4], pb[4];
+            unpack_pairs(wa[h], pa);
+            unpack_pairs(wb[h], pb);
+            mma16816(d, pa[2 * j], pb[2 * j], pa[2 * j + 1], pb[2 * j + 1], b0, b1);
+#else
+            // int8: word 2h + j holds k = 8h + 4j + 0..3
+            u32 pa[2], pb[2];
+            unpack_pairs(wa[2 * h + j], pa);
+            unpack_pairs(wb[2 * h + j], pb);
+            mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
+#endif
+        }
+    }
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const unsigned char* gmem) {
+    const u32 sa = (u32)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int n>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(n)); }
+
+extern "C" __global__ void __launch_bounds__(32 * KW)
+gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __restrict__ scales,
+               const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K) {
+    // dynamic: KW·STAGES·2·US·32 uint4 (the weight ring), then (KW−1)·4·32 floats (split-K partials)
+    extern __shared__ uint4 ring[];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int row0 = blockIdx.x * 16;
+    const int ra = min(row0 + g, N - 1), rb = min(row0 + g + 8, N - 1);  // rows past N: never stored
+    const size_t bpr = (size_t)K * BITS / 8;  // bytes per row
+    const unsigned char* pa = wq + (size_t)ra * bpr + 16 * t;
+    const unsigned char* pb = wq + (size_t)rb * bpr + 16 * t;
+    const unsigned short* xp = x + (size_t)min(g, NB - 1) * K + TC_VPL * t;
+#if BITS == 4
+    const unsigned short* sa = scales + (size_t)ra * (K / GROUP);
+    const unsigned short* sb = scales + (size_t)rb * (K / GROUP);
+#endif
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const int steps = K / TC_STEPK;
+    const int chunks = steps / US;
+    uint4* my = ring + (size_t)warp * STAGES * 2 * US * 32 + lane;  // this lane's slots: [stage][piece]·32
+
+// step st of weights already in registers (va, vb)
+#if BITS == 4
+#define TC_STEP(st, va, vb)                                              \
+    {                                                                     \
+        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                            \
+        tc_step(d, va, vb, xp + (size_t)(st) * TC_STEPK);                 \
+        const float s0 = h2f(sa[st]), s1 = h2f(sb[st]);                   \
+        acc[0] = fmaf(d[0], s0, acc[0]);                                  \
+        acc[1] = fmaf(d[1], s0, acc[1]);                                  \
+        acc[2] = fmaf(d[2], s1, acc[2]);                                  \
+        acc[3] = fmaf(d[3], s1, acc[3]);                                  \
+    }
+#else
+#define TC_STEP(st, va, vb) tc_step(acc, va, vb, xp + (size_t)(st) * TC_STEPK);
+#endif
+
+    // chunk c (US steps of rows g, g+8) → stage s of this lane's ring slots, one commit group;
+    // each lane reads back only what it copied itself, so cp.async.wait_group alone orders them
+#define TC_ISSUE(c, s)                                                                           \
+    {                                                                                            \
+        _Pragma("unroll") for (int j = 0; j < US; ++j) {                                         \
+            cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)((c) * US + j) * 64);      \
+            cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)((c) * US + j) * 64);  \
+        }                                                                                        \
+    }
+    // prologue: this warp's first STAGES−1 chunks in flight (a group per stage, empty or not)
+#pragma unroll
+    for (int i = 0; i < STAGES - 1; ++i) {
+        if (warp + i * KW < chunks) TC_ISSUE(warp + i * KW, i)
+        cp_async_commit();
+    }
+    int stage = 0;
+    for (int c = warp; c < chunks; c += KW) {
+        const int cn = c + (STAGES - 1) * KW;  // into the stage consumed in the previous iteration
+        const int sn = stage == 0 ? STAGES - 1 : stage - 1;
+        if (cn < chunks) TC_ISSUE(cn, sn)
+        cp_async_commit();
+        cp_async_wait<STAGES - 1>();  // chunk c's group has landed
+        uint4 va[US], vb[US];
+#pragma unroll
+        for (int j = 0; j < US; ++j) {
+            va[j] = my[(stage * 2 * US + 2 * j) * 32];
+            vb[j] = my[(stage * 2 * US + 2 * j + 1) * 32];
+        }
+#pragma unroll
+        for (int j = 0; j < US; ++j) TC_STEP(c * US + j, va[j], vb[j])
+        stage = stage == STAGES - 1 ? 0 : stage + 1;
+    }
+#undef TC_ISSUE
+    for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
+        const uint4 va = ld_stream(pa + (size_t)st * 64), vb = ld_stream(pb + (size_t)st * 64);
+        TC_STEP(st, va, vb)
+    }
+#undef TC_STEP
+
+    if (KW > 1) {  // split-K partials: warps 1..KW-1 → shared memory → warp 0
+        float* red = reinterpret_cast<float*>(ring + (size_t)KW * STAGES * 2 * US * 32);
+        if (warp > 0) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) red[((warp - 1) * 4 + e) * 32 + lane] = acc[e];
+        }
+        __syncthreads();
+        if (warp > 0) return;
+        for (int w = 0; w < KW - 1; ++w)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[e] += red[(w * 4 + e) * 32 + lane];
+    }
+    // lane (g, t) holds rows row0+g (acc 0, 1) and row0+g+8 (acc 2, 3), batch columns 2t, 2t+1
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int n = row0 + g + 8 * h;
+        if (n >= N) continue;
+#if BITS == 8
+        const float s = h2f(scales[n]);
+#else
+        const float s = 1.0f;
+#endif
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int b = 2 * t + j;
+            if (b < NB) y[(size_t)b * N + n] = f2o(acc[2 * h + j] * s);
+        }
+    }
+}

@@ -5,6 +5,9 @@
 // Bytes: packed W + scales + x + y, plus 2 × 4·B·N of the fp32 staging below (dequant_then_gemv
 // adds the dense W written and read, 2·2·N·K); flops 2·N·K·B. K is a multiple of 128.
 //
+// Loops over the private arrays (acc, part, the weight words) and over constant trip counts are
+// `// @unroll` (backends/wgsl_unroll.py): constant indices keep them in registers on NVIDIA Vulkan;
+// packed fields unpack with the 2^23 magic (wval: one AND/OR + one subtraction, exact).
 // Core WGSL only (no shader-f16, no subgroups): fp16 is read with unpack2x16float (exact) and
 // written by f2h (round to nearest even in integer arithmetic; WGSL leaves pack2x16float's
 // rounding open). The weights are bound as array<vec4<u32>> (every row starts on 16 bytes), so
@@ -68,8 +71,10 @@ fn wword(i: u32) -> u32 { return wq[i >> 2u][i & 3u]; }
 
 // value e of a weight word, as f32 (exact)
 fn wval(w: u32, e: u32) -> f32 {
-    if (BITS == 4u) { return f32(i32((w >> (4u * e)) & 15u) - 8); }
-    if (BITS == 8u) { return f32(bitcast<i32>(w << (24u - 8u * e)) >> 24u); }
+    // 2^23 magic: the field (offset binary; int8 made so by ^ 0x80) in the low mantissa bits of
+    // 2^23, one subtraction: exact, no int→float conversion
+    if (BITS == 4u) { return bitcast<f32>(((w >> (4u * e)) & 15u) | 0x4B000000u) - 8388616.0; }
+    if (BITS == 8u) { return bitcast<f32>((((w >> (8u * e)) & 255u) ^ 128u) | 0x4B000000u) - 8388736.0; }
     return half_of(w, e == 1u);
 }
 
@@ -108,6 +113,7 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     if (n0 < n_rows) {
         for (var u = lane; u < upr; u += TEAM) {
             let k0 = u * U * VPW;
+            // @unroll
             for (var r = 0u; r < RPT; r++) {
                 let n = min(n0 + r, n_rows - 1u);  // rows past N recompute row N-1, never stored
                 let base = n * wpr + u * U;
@@ -116,21 +122,27 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 var part: array<f32, NB>;
                 // zeroed explicitly: lavapipe (Naga → SPIR-V) keeps the values of the previous
                 // iteration in a loop-scoped var without an initializer
+                // @unroll
                 for (var b = 0u; b < NB; b++) { part[b] = 0.0; }
+                // @unroll
                 for (var j = 0u; j < U; j++) {
                     let w = ws[j];
+                    // @unroll
                     for (var e = 0u; e < VPW; e++) {
                         let k = k0 + j * VPW + e;
                         let wv = wval(w, e);
+                        // @unroll
                         for (var b = 0u; b < NB; b++) { part[b] = fma(wv, xval(b * k_len + k), part[b]); }
                     }
                 }
                 var s = 1.0;
                 if (BITS == 4u) { s = scale(n * (k_len / GROUP) + k0 / GROUP); }
+                // @unroll
                 for (var b = 0u; b < NB; b++) { acc[r * NB + b] = fma(part[b], s, acc[r * NB + b]); }
             }
         }
     }
+    // @unroll
     for (var i = 0u; i < RN; i++) {
         red[lid] = acc[i];
         workgroupBarrier();

@@ -12,9 +12,9 @@ vector loads of the word tiles. Bytes: packed W + scales + x + y; 2·N·K·B flo
   sums them over the tile (``tl.sum``), multiplies by the group scale (w4a16) and adds to a
   [BB, BN] fp32 accumulator; w8a16 applies the row scale at the end; y is rounded once to fp16.
   Weight loads, by constexpr MODE: 0 dense fp16 W (dequant_then_gemv's second kernel); 1 packed
-  bytes, each k's byte indexed and its nibble shifted out in registers (fused); 2 int32 words of
-  packed weights ([BN, BK·BITS/32] tile: 16-byte vectors along a row), each word split into its
-  8 nibbles / 4 bytes by a broadcast shift and reshaped to [BN, BK] (fused_vec).
+  bytes, each k's byte indexed and its nibble shifted out in registers (fused).
+- ``gemv_lowbit_vec`` (fused_vec): int32 word tiles, one tile per field position, the 2^23-magic
+  unpack, a loop-carried prefetch of the next word tile; see its docstring.
 - ``dequant_lowbit``: program = BN rows × one 128-wide K tile; writes W_dense = fp16(q·s).
 """
 
@@ -28,7 +28,7 @@ def _q_tile(w_ptr, rows, k0, ws, BITS: tl.constexpr, MODE: tl.constexpr, BK: tl.
     if MODE == 0:
         ks = k0 + tl.arange(0, BK)
         return tl.load(w_ptr + rows[:, None] * ws + ks[None, :]).to(tl.float32)
-    elif MODE == 1:
+    else:
         ks = k0 + tl.arange(0, BK)
         if BITS == 4:
             byte = tl.load(w_ptr + rows[:, None] * ws + (ks // 2)[None, :]).to(tl.int32)
@@ -36,18 +36,6 @@ def _q_tile(w_ptr, rows, k0, ws, BITS: tl.constexpr, MODE: tl.constexpr, BK: tl.
         else:
             q = tl.load(w_ptr + rows[:, None] * ws + ks[None, :]).to(tl.int32)
         return q.to(tl.float32)
-    else:
-        VPW: tl.constexpr = 32 // BITS
-        WPT: tl.constexpr = BK // VPW
-        j = tl.arange(0, WPT)
-        words = tl.load(w_ptr + rows[:, None] * ws + (k0 // VPW + j)[None, :])
-        sh = (tl.arange(0, VPW) * BITS)[None, None, :]
-        v = (words[:, :, None] >> sh) & ((1 << BITS) - 1)
-        if BITS == 4:
-            q = v - 8
-        else:
-            q = (v ^ 128) - 128
-        return tl.reshape(q, (rows.shape[0], BK)).to(tl.float32)
 
 
 @triton.jit
@@ -103,3 +91,88 @@ def dequant_lowbit(w_ptr, s_ptr, wd_ptr, N, K, W_STRIDE, BITS: tl.constexpr, BN:
     ks = k0 + tl.arange(0, BK)
     wv = _out(q * s[:, None], OUT_BF16).to(wd_ptr.dtype.element_ty)
     tl.store(wd_ptr + rows[:, None] * K + ks[None, :], wv, mask=rmask[:, None])
+
+
+@triton.jit
+def _term(src, xp, xm, SH: tl.constexpr, MASK: tl.constexpr, HALF: tl.constexpr):
+    """[BB, BN, BW] products of the offset-binary field (src >> SH) & MASK (offset HALF) with the x
+    tile at xp: (src & (MASK << SH)) | 2^23 read as fp32 is 2^23 + field·2^SH exactly (the field
+    stays inside the 23-bit mantissa), so one subtraction gives (field − HALF)·2^SH = q·2^SH
+    exactly, and x is pre-scaled by 2^-SH (exact: a power of two, far from fp32 underflow)."""
+    q = ((src & (MASK << SH)) | 0x4B000000).to(tl.float32, bitcast=True) - (8388608.0 + HALF * (1 << SH))
+    xe = tl.load(xp, mask=xm, other=0.0).to(tl.float32) * (1.0 / (1 << SH))
+    return q[None, :, :] * xe[:, None, :]
+
+
+@triton.jit
+def _words(wrow, k0, K, wi, VPW: tl.constexpr, UNMASKED):
+    """The [BN, BW] int32 word tile of the rows at k0 (UNMASKED: the whole tile is inside K; else
+    words at or past K read as 0)."""
+    if UNMASKED:
+        return tl.load(wrow + k0 // VPW)
+    else:
+        return tl.load(wrow + k0 // VPW, mask=(k0 + wi * VPW < K)[None, :], other=0)
+
+
+@triton.jit
+def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr, BB: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr):
+    """fused_vec: program = BN rows × all B batch rows; per BK-wide K tile a [BN, BW] tile of int32
+    words (BW = BK·BITS/32; 16-byte vectors along a row), never interleaved back to k order: the
+    field at position e of every word (nibble e: k = 8w + e; byte e: k = 4w + e) is its own [BN, BW]
+    tile, multiplied by the matching x tile (x[k0 + 8w + e], a strided load shared by the BN rows).
+    Unpack without shifts or int→float conversion: (w & (15 << 4e)) | 2^23 read as fp32 is
+    2^23 + n·16^e exactly (e ≤ 4; the field stays inside the 23-bit mantissa), so one subtraction
+    gives (n − 8)·16^e exactly and x is pre-scaled by 16^-e (exact: a power of two, far from fp32
+    underflow); nibbles 5..7 come from w >> 12 the same way, int8 bytes 0, 1 from w ^ 0x80808080
+    and 2, 3 from its >> 16 (scale 256^-(e%2)). Products and sums fp32: [BB, BN, BW] accumulators,
+    w4a16 scales (one per 128 k: 16 words) multiplied per word tile, w8a16 row scale at the end;
+    one tl.sum over the words at the end."""
+    pid = tl.program_id(0)
+    rows = pid * BN + tl.arange(0, BN)
+    rmask = rows < N
+    rows_ld = tl.minimum(rows, N - 1)  # rows past N reload row N-1, never stored
+    bi = tl.arange(0, BB)
+    bmask = bi < B
+    VPW: tl.constexpr = 32 // BITS  # values per word
+    BW: tl.constexpr = BK // VPW  # words per tile
+    wi = tl.arange(0, BW)
+    acc = tl.zeros((BB, BN, BW), dtype=tl.float32)
+    wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
+    nxt = _words(wrow, 0, K, wi, VPW, EVEN_K)
+    for k0 in range(0, K, BK):
+        # software pipeline: the next tile's words are loaded (a loop-carried value, so they stay
+        # in flight across the compute below) before this tile is consumed
+        words = nxt
+        if EVEN_K:  # past the last tile: reload tile 0 (in bounds, unused), no masks; the product
+            # keeps the offset's divisibility by BK visible (16-byte loads)
+            nxt = _words(wrow, (k0 + BK) * (k0 + BK < K).to(tl.int32), K, wi, VPW, True)
+        else:
+            nxt = _words(wrow, k0 + BK, K, wi, VPW, False)
+        xk = k0 + wi * VPW  # k of each word's field 0
+        xm = bmask[:, None] & (xk < K)[None, :]
+        xb = x_ptr + bi[:, None] * K + xk[None, :]
+        part = tl.zeros((BB, BN, BW), dtype=tl.float32)
+        if BITS == 4:
+            hi = words >> 12  # nibbles 5, 6, 7 at bits 8, 12, 16 (arithmetic shift: high bits masked)
+            for e in tl.static_range(5):
+                part += _term(words, xb + e, xm, 4 * e, 15, 8.0)
+            for e in tl.static_range(5, 8):
+                part += _term(hi, xb + e, xm, 4 * (e - 3), 15, 8.0)
+            gs = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + (xk // 128)[None, :], mask=(xk < K)[None, :],
+                         other=0.0).to(tl.float32)
+            acc += part * gs[None, :, :]
+        else:
+            u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
+            hi = u >> 16  # bytes 2, 3 at bits 0, 8
+            for e in tl.static_range(2):
+                part += _term(u, xb + e, xm, 8 * e, 255, 128.0)
+            for e in tl.static_range(2, 4):
+                part += _term(hi, xb + e, xm, 8 * (e - 2), 255, 128.0)
+            acc += part
+    out = tl.sum(acc, axis=2)
+    if BITS == 8:
+        out = out * tl.load(s_ptr + rows_ld).to(tl.float32)[None, :]
+    omask = bmask[:, None] & rmask[None, :]
+    o = _out(out, OUT_BF16).to(y_ptr.dtype.element_ty)
+    tl.store(y_ptr + bi[:, None] * N + rows[None, :], o, mask=omask)

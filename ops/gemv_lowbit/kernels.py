@@ -191,10 +191,10 @@ _CU = source(__file__, "gemv_lowbit.cu")
 _CL = source(__file__, "gemv_lowbit.cl")
 
 
-def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool):
+def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool, extra: dict | None = None):
     n, k, b, bits = _dims(case)
     u, rpt = _SHAPES[shape]
-    defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt, "DT": _dt(case)}
+    defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt, "DT": _dt(case), **(extra or {})}
     defs.update({"WARPS": teams} if path == _CU else {"TEAM": team, "TEAMS": teams})
     prog = be.compile(path, "gemv_lowbit", defs)
     grid, block = (cdiv(n, teams * rpt),), (team * teams,)
@@ -219,10 +219,65 @@ def _c_kernels(be, case, path, variant: str):
     if variant == "fused":
         prog, grid, block = _c_gemv(be, case, path, "fused", 32 if path == _CU else 64,
                                     4 if path == _CU else 2, False)
-    else:
-        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, 4 if path == _CU else 2, False)
+    else:  # OpenCL fused_vec (CUDA's is gemv_lowbit_tc, _cuda_tc)
+        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, _cl_teams(be), False,
+                                    _cl_vec_defines(be))
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
                                                            nn, kk])
+
+
+#: steps (64 bytes of each of 16 rows) per chunk of gemv_lowbit_tc, and chunks per warp in its
+#: cp.async ring (STAGES − 1 in flight while one is consumed): (STAGES − 1)·2·US·16 = 256 bytes per
+#: lane in flight, in shared memory (no registers held)
+TC_US, TC_STAGES = 4, 3
+#: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
+TC_WARPS_PER_SM = 12
+#: most warps per block (split-K inside the block): 8 × 12 KiB of ring = 96 KiB of shared memory
+TC_KW_MAX = 8
+
+
+def tc_geometry(case, sms: int) -> tuple[int, int]:
+    """(KW warps per block, blocks) of gemv_lowbit_tc: one block per 16 rows; K split over KW
+    warps of the block, doubled until the grid holds ``TC_WARPS_PER_SM`` warps per SM or a warp
+    would get less than one chunk (TC_US steps) of K."""
+    n, k, _, bits = _dims(case)
+    blocks = cdiv(n, 16)
+    chunks = k // (128 if bits == 4 else 64) // TC_US
+    kw = 1
+    while kw < TC_KW_MAX and blocks * kw < sms * TC_WARPS_PER_SM and 2 * kw <= chunks:
+        kw *= 2
+    return kw, blocks
+
+
+def _cuda_tc(be, case, **defines):
+    """fused_vec on CUDA: gemv_lowbit_tc (tensor-core mma.sync dot products, split-K warps, a
+    cp.async ring per warp); ``defines`` override the planned KW/US/STAGES (probes)."""
+    n, k, b, bits = _dims(case)
+    kw, blocks = tc_geometry(case, be.device.compute_units or 132)
+    defs = {"BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "STAGES": TC_STAGES, **defines}
+    prog = be.compile(_CU, "gemv_lowbit_tc", defs)
+    kw = defs["KW"]
+    smem = kw * defs["STAGES"] * 2 * defs["US"] * 32 * 16 + (kw - 1) * 4 * 32 * 4
+    grid, block = (blocks,), (32 * kw,)
+    nn, kk = np.int32(n), np.int32(k)
+    return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
+                                                           nn, kk], shared_mem=smem)
+
+
+def _cl_teams(be) -> int:
+    """Teams of 32 per work-group of OpenCL fused_vec: 4 (128 work-items), fewer where the device's
+    max work-group size is smaller (queried, not assumed)."""
+    dev = getattr(be, "cl_device", None)
+    wg = int(dev.max_work_group_size) if dev is not None else 128
+    return max(1, min(4, wg // 32))
+
+
+def _cl_vec_defines(be) -> dict:
+    """fused_vec's OpenCL defines: the magic unpack, and warp-shuffle reductions (inline PTX
+    shfl.sync) on NVIDIA (``cl_nv_device_attribute_query``); elsewhere (PoCL, other vendors) the
+    local-memory tree — a team of 32 is not one sub-group there."""
+    feats = set(be.device.features)
+    return {"MAGIC": 1, "SUBGROUPS": 2 if "cl_nv_device_attribute_query" in feats else 0}
 
 
 @kernel("gemv_lowbit", "cuda", "dequant_then_gemv")
@@ -240,9 +295,10 @@ def cuda_fused(be, case):
 
 @kernel("gemv_lowbit", "cuda", "fused_vec")
 def cuda_fused_vec(be, case):
-    """Warp per 4 rows, one 16-byte (uint4) packed load per row per step, x shared by the rows,
-    warp-shuffle reduction; 4 warps per block."""
-    return _c_kernels(be, case, _CU, "fused_vec")
+    """Tensor cores: block per 16 rows, lane loads 16 bytes of 2 rows per step (2·4 loads in
+    flight), magic-exponent unpack to f16x2/bf16x2, mma.sync m16n8k16 with fp32 accumulators
+    (batch = the mma's N), K split over the block's warps (gemv_lowbit.cu: gemv_lowbit_tc)."""
+    return _cuda_tc(be, case)
 
 
 @kernel("gemv_lowbit", "opencl", "dequant_then_gemv")
@@ -261,7 +317,9 @@ def opencl_fused(be, case):
 @kernel("gemv_lowbit", "opencl", "fused_vec")
 def opencl_fused_vec(be, case):
     """Team of 32 work-items per 4 rows, one 16-byte (uint4) packed load per row per step, x
-    shared by the rows, local-memory tree; 2 teams per work-group."""
+    shared by the rows (pre-scaled per field position), 2^23-magic unpack (one AND/OR and one
+    subtraction per weight); warp shuffles on NVIDIA, else a local-memory tree; up to 4 teams per
+    work-group (the device's max work-group size permitting)."""
     return _c_kernels(be, case, _CL, "fused_vec")
 
 
@@ -269,8 +327,8 @@ def opencl_fused_vec(be, case):
 
 #: K tile of every Triton kernel: one w4a16 scale group
 TRITON_BK = 128
-#: rows per program (fused: byte-indexed loads; fused_vec: int32 word tiles; dense GEMV)
-TRITON_BN = {0: 16, 1: 16, 2: 32}
+#: rows per program (fused: byte-indexed loads; dense GEMV)
+TRITON_BN = {0: 16, 1: 16}
 #: rows per program in the interpreter (its cost is per program and per tile, not per element)
 TRITON_BN_INTERPRET = 128
 
@@ -303,10 +361,10 @@ def _triton(be, case, mode: int):
 
         return run
 
-    stride = k * bits // 32 if mode == 2 else k * bits // 8
+    stride = k * bits // 8
 
     def run(ins, outs):
-        w = ins["qweight"].view(torch.int32) if mode == 2 else ins["qweight"]
+        w = ins["qweight"]
         gemv_lowbit[grid](w, _tv(ins["scales"], case), _tv(ins["x"], case), _tv(outs["y"], case), n, k, b,
                           stride, **kw)
 
@@ -325,11 +383,80 @@ def triton_fused(be, case):
     return _triton(be, case, 1)
 
 
+#: fused_vec autotune configs (BN rows, BK k per tile, num_warps, num_stages): narrow row panels
+#: with long K tiles keep many 16-byte loads in flight (the kernel prefetches the next word tile
+#: itself: Triton's pipeliner does not stage loads that feed no tl.dot); the winner and the
+#: tuning time are recorded in the row (``kernel_info``)
+TRITON_VEC_CONFIGS = [(16, 512, 4, 1), (32, 256, 4, 1), (16, 1024, 4, 1), (32, 512, 8, 1), (8, 512, 2, 1),
+                      (64, 256, 8, 1), (8, 1024, 4, 1)]
+#: the interpreter's one config (its cost is per program and per tile, not per element)
+TRITON_VEC_INTERPRET = (128, 128, 4, 1)
+#: below this N·K no autotuning (test shapes): the first config is used
+TRITON_VEC_TUNE_MIN = 2**24
+
+
+def _triton_vec(be, case):
+    import torch
+    import triton
+
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_vec
+
+    n, k, b, bits = _dims(case)
+    interp = be.device.mode == "interpret"
+    bb = _pow2(b)
+    stride = k * bits // 32
+    out_bf16 = case.dtype == "bf16"
+    heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
+    if interp:
+        bn, bk, w, st = TRITON_VEC_INTERPRET
+        kern, meta = heur(gemv_lowbit_vec), {"BN": bn, "BK": bk, "num_warps": w, "num_stages": st}
+        grid = (cdiv(n, bn),)
+    else:
+        cfgs = TRITON_VEC_CONFIGS if n * k >= TRITON_VEC_TUNE_MIN else TRITON_VEC_CONFIGS[:1]
+        kern = triton.autotune([triton.Config({"BN": bn, "BK": bk}, num_warps=w, num_stages=st)
+                                for bn, bk, w, st in cfgs], key=["N", "K", "B"])(heur(gemv_lowbit_vec))
+        meta = {}
+        grid = lambda m: (triton.cdiv(n, m["BN"]),)  # noqa: E731
+
+    def launch(w, s, x, y):
+        kern[grid](w, s, x, y, n, k, b, stride, BITS=bits, BB=bb, OUT_BF16=out_bf16, **meta)
+
+    info = {}
+    if not interp:  # tune once here, on scratch operands of the case's shape (outside the timed runs)
+        import time
+
+        sdt = torch.bfloat16 if out_bf16 else torch.float16
+        ws = torch.zeros((n, stride), dtype=torch.int32, device=be.dev)
+        ss = torch.ones(lowbit_scale_shape(case), dtype=sdt, device=be.dev)
+        xs = torch.randn((b, k), device=be.dev).to(sdt)
+        ys = torch.empty((b, n), dtype=sdt, device=be.dev)
+        t0 = time.perf_counter()
+        launch(ws, ss, xs, ys)
+        be.synchronize()
+        best = kern.best_config
+        info = {"autotune_s": round(time.perf_counter() - t0, 3),
+                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
+
+    def run(ins, outs):
+        launch(ins["qweight"].view(torch.int32), _tv(ins["scales"], case), _tv(ins["x"], case),
+               _tv(outs["y"], case))
+
+    run.info = info
+    return run
+
+
+def lowbit_scale_shape(case) -> tuple[int, ...]:
+    n, k, _, bits = _dims(case)
+    return (n, k // GROUP) if bits == 4 else (n,)
+
+
 @kernel("gemv_lowbit", "triton", "fused_vec")
 def triton_fused_vec(be, case):
-    """Program per 32 rows; packed weights loaded as int32 word tiles (16-byte vectors along a
-    row), split into nibbles/bytes by a broadcast shift, ``tl.sum`` over each 128-wide tile."""
-    return _triton(be, case, 2)
+    """gemv_lowbit_vec: program per BN rows, [BN, BK·BITS/32] int32 word tiles (16-byte loads), one
+    tile per field position (never interleaved back to k order) times a strided x tile; the
+    2^23-magic unpack (one AND/OR + one subtraction per weight, x pre-scaled by 16^-e); fp32
+    accumulators, one tl.sum at the end; autotuned over (BN, BK, warps, stages) per (N, K, B)."""
+    return _triton_vec(be, case)
 
 
 # ---- webgpu ---------------------------------------------------------------------------------

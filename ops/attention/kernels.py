@@ -202,3 +202,78 @@ def opencl_flash(be, case):
 
     run.info = {"tile": {"BM": bm, "BN": bn, "TM": tm, "TN": tn}}
     return run
+
+
+# ---- triton ---------------------------------------------------------------------------------
+
+#: autotune configs (BLOCK_M, BLOCK_N, num_warps, num_stages) per (head dim, tensor cores or not);
+#: the winner and the tuning time land in the row (kernel_info)
+_TRITON_CONFIGS = {
+    (64, True): [(128, 64, 4, 3), (128, 128, 8, 3), (128, 64, 4, 4), (128, 128, 4, 2), (64, 64, 4, 3)],
+    (128, True): [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (128, 32, 4, 4), (64, 64, 4, 3)],
+    (64, False): [(64, 32, 4, 2), (64, 64, 4, 2), (128, 32, 8, 2), (32, 32, 4, 2)],
+    (128, False): [(64, 32, 4, 2), (32, 32, 4, 2), (64, 64, 8, 2), (64, 16, 4, 2)],
+}
+#: below this many flops no autotuning (test shapes): the first config is used
+_TRITON_TUNE_MIN = 2**30
+#: the interpreter's block shape (its cost is per block operation: large blocks, BN < BM so the
+#: causal diagonal spans two key blocks)
+_TRITON_INTERPRET = (64, 32)
+
+
+def _torch_dtype(case):
+    import torch
+
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[case.dtype]
+
+
+@kernel("attention", "triton", "flash")
+def triton_flash(be, case):
+    """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
+    softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
+    "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
+    non-causal: whole blocks, then the masked tail. Autotuned over 4–5 (BLOCK_M, BLOCK_N,
+    num_warps, num_stages) per head dim on compiled devices."""
+    import time
+
+    import torch
+    import triton
+
+    from ops.attention.attention_triton import attention_flash
+
+    b, h, s, d = _dims(case)
+    is_causal = causal(case)
+    prec = "ieee"
+    qk = float(_qk_scale(case))
+    interp = be.device.mode == "interpret"
+    if interp:
+        bm, bn = _TRITON_INTERPRET
+        kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
+    else:
+        cfgs = _TRITON_CONFIGS[(d, case.dtype != "fp32")]
+        if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
+            cfgs = cfgs[:1]
+        kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
+                                for bm, bn, w, st in cfgs], key=["S"])(attention_flash)
+        meta = {}
+
+    def launch(q, k, v, o):
+        grid = lambda mt: (triton.cdiv(s, mt["BLOCK_M"]), b * h)  # noqa: E731
+        kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec, **meta)
+
+    info = {}
+    if not interp:  # tune once here on scratch tensors of the case's shape (out of the timed runs)
+        x = torch.randn((b, h, s, d), device=be.dev).to(_torch_dtype(case))
+        t0 = time.perf_counter()
+        launch(x, x, x, torch.empty_like(x))
+        be.synchronize()
+        best = kern.best_config
+        info = {"autotune_s": round(time.perf_counter() - t0, 3),
+                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
+        del x
+
+    def run(ins, outs):
+        launch(*(_torch_view(ins[n], case.dtype) for n in ("Q", "K", "V")), _torch_view(outs["O"], case.dtype))
+
+    run.info = info
+    return run

@@ -277,3 +277,94 @@ def triton_flash(be, case):
 
     run.info = info
     return run
+
+
+# ---- webgpu ---------------------------------------------------------------------------------
+
+_WGSL = source(__file__, "attention.wgsl")
+#: workgroup memory of attention.wgsl's shared reduction / row-staging array (1024 floats)
+_WGSL_RED_BYTES = 4096
+
+
+def _wgsl_defs(case, **over) -> dict:
+    """Every placeholder of attention.wgsl (the variant's own in ``over``; the others get small
+    valid values: a workgroup array an entry does not use takes no memory)."""
+    defs = {"DT": _DT[case.dtype], "HD": case["d"], "CAUSAL": int(causal(case)), "WG": _NAIVE_WG,
+            "SEQ": 1, "ROWS": 1, "BM": 16, "BN": 16, "TM": 2, "TN": 2}
+    return {**defs, **over}
+
+
+def _webgpu_case(be, case):
+    b, h, s, d = _dims(case)
+    if b * h * s * d >= 2**32:
+        raise Unsupported("attention.wgsl indexes with u32: B·H·S·D ≥ 2^32")
+    if b * h > be.limits["max-compute-workgroups-per-dimension"]:
+        raise Unsupported(f"B·H = {b * h} workgroups exceed the grid's y limit")
+    return b, h, s, d
+
+
+def _wgsl_params(case, bh0: int = 0) -> np.ndarray:
+    return np.array([case["s"], bh0, int(_qk_scale(case).view(np.uint32)), 0], np.uint32)
+
+
+@kernel("attention", "webgpu", "naive")
+def webgpu_naive(be, case):
+    """Three dispatches: scores (16×16 workgroups) into an f32 S×S scratch per head, a softmax
+    workgroup per row, a P·V workgroup of D per row (heads in chunks: ≤ 1 GiB scratch)."""
+    b, h, s, d = _webgpu_case(be, case)
+    defs = _wgsl_defs(case)
+    ks, kx, kp = (be.compile(_WGSL, e, defs) for e in ("attention_scores", "attention_softmax", "attention_pv"))
+    lim = be.limits["max-compute-workgroups-per-dimension"]
+    if s > lim:
+        raise Unsupported(f"naive: one workgroup per row, S = {s} > {lim} per grid dimension")
+    cap = min(be.limits["max-storage-buffer-binding-size"], be.limits["max-buffer-size"])
+    nz = max(1, min(_naive_chunk(b, h, s), cap // (4 * s * s), lim))
+    if 4 * s * s > cap:
+        raise Unsupported(f"naive: one head's S×S scratch ({4 * s * s} bytes) exceeds the binding limit {cap}")
+    scratch = be.empty((nz * s * s,), np.float32)
+
+    def run(ins, outs):
+        for z0 in range(0, b * h, nz):
+            z = min(nz, b * h - z0)
+            args = [ins["Q"], ins["K"], ins["V"], outs["O"], scratch, _wgsl_params(case, z0)]
+            be.launch(ks, (cdiv(s, 16), cdiv(s, 16), z), None, args)
+            be.launch(kx, (s, 1, z), None, args)
+            be.launch(kp, (s, 1, z), None, args)
+
+    return run
+
+
+@kernel("attention", "webgpu", "fused_rows")
+def webgpu_fused_rows(be, case):
+    """Workgroup of D invocations per block of ROWS query rows (ROWS ≤ 8 from the adapter's
+    workgroup-storage limit), the block's scores over all S keys in workgroup memory."""
+    b, h, s, d = _webgpu_case(be, case)
+    rows = fused_rows_count(s, d, be.limits["max-compute-workgroup-storage-size"] - _WGSL_RED_BYTES)
+    k = be.compile(_WGSL, "attention_fused_rows", _wgsl_defs(case, SEQ=s, ROWS=rows))
+    dummy = be.empty((4,), np.float32)
+    prm = _wgsl_params(case)
+
+    def run(ins, outs):
+        be.launch(k, (cdiv(s, rows), b * h, 1), None, [ins["Q"], ins["K"], ins["V"], outs["O"], dummy, prm])
+
+    run.info = {"rows": rows}
+    return run
+
+
+@kernel("attention", "webgpu", "flash")
+def webgpu_flash(be, case):
+    """attention.cl's flash in WGSL: BM query rows per workgroup, K/V tiles of BN keys through
+    workgroup memory, TM×TN score tiles, online softmax; tiles from the adapter's workgroup-storage
+    and invocation limits (32 KiB on lavapipe: 64×32 at D = 64, 32×16 at D = 128)."""
+    b, h, s, d = _webgpu_case(be, case)
+    bm, bn, tm, tn = flash_tiles(d, be.limits["max-compute-workgroup-storage-size"],
+                                 be.limits["max-compute-invocations-per-workgroup"])
+    k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
+    dummy = be.empty((4,), np.float32)
+    prm = _wgsl_params(case)
+
+    def run(ins, outs):
+        be.launch(k, (cdiv(s, bm), b * h, 1), None, [ins["Q"], ins["K"], ins["V"], outs["O"], dummy, prm])
+
+    run.info = {"tile": {"BM": bm, "BN": bn, "TM": tm, "TN": tn}}
+    return run

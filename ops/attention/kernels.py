@@ -368,3 +368,82 @@ def webgpu_flash(be, case):
 
     run.info = {"tile": {"BM": bm, "BN": bn, "TM": tm, "TN": tn}}
     return run
+
+
+# ---- cuda -----------------------------------------------------------------------------------
+
+_CU = source(__file__, "attention.cu")
+#: static shared memory per block the SIMT flash tiles may use (no opt-in needed)
+_CUDA_STATIC_SMEM = 48 * 1024
+#: dynamic shared memory the fused_rows scores may take (an H100/H200 block opts in to 227 KiB)
+_CUDA_FUSED_SMEM = 200 * 1024
+
+
+def _cu_defs(case, **extra) -> dict:
+    return {"DT": _DT[case.dtype], "HD": case["d"], "CAUSAL": int(causal(case)), **extra}
+
+
+@kernel("attention", "cuda", "naive")
+def cuda_naive(be, case):
+    """Three kernels: scores (16×16 blocks, one score each) into an fp32 S×S scratch per head, a
+    softmax block per row, a P·V block of D threads per row (heads in chunks: ≤ 1 GiB scratch)."""
+    b, h, s, d = _dims(case)
+    defs = _cu_defs(case, WG=_NAIVE_WG)
+    ks, kx, kp = (be.compile(_CU, e, defs) for e in ("attention_scores", "attention_softmax", "attention_pv"))
+    nz = min(_naive_chunk(b, h, s), 65535)
+    scratch = be.empty((nz * s * s,), np.float32)
+    qk, sn = _qk_scale(case), np.int32(s)
+
+    def run(ins, outs):
+        for z0 in range(0, b * h, nz):
+            z = min(nz, b * h - z0)
+            be.launch(ks, (cdiv(s, 16), cdiv(s, 16), z), (16, 16, 1), [ins["Q"], ins["K"], scratch, sn,
+                                                                        np.int32(z0), qk])
+            be.launch(kx, (s, z), (_NAIVE_WG, 1), [scratch, sn])
+            be.launch(kp, (s, z), (d, 1), [scratch, ins["V"], outs["O"], sn, np.int32(z0)])
+
+    return run
+
+
+@kernel("attention", "cuda", "fused_rows")
+def cuda_fused_rows(be, case):
+    """Block of D threads per ROWS query rows (ROWS ≤ 8, ROWS·S scores ≤ 200 KiB of dynamic
+    shared memory: 4 rows at S = 8192), the rows' scores on chip: K and V read once per block."""
+    b, h, s, d = _dims(case)
+    rows = fused_rows_count(s, d, _CUDA_FUSED_SMEM)
+    k = be.compile(_CU, "attention_fused_rows", _cu_defs(case, ROWS=rows))
+    smem = 4 * rows * s
+    qk, sn = _qk_scale(case), np.int32(s)
+
+    def run(ins, outs):
+        be.launch(k, (cdiv(s, rows), b * h), (d, 1), [ins["Q"], ins["K"], ins["V"], outs["O"], sn, qk],
+                  shared_mem=smem)
+
+    run.info = {"rows": rows}
+    return run
+
+
+@kernel("attention", "cuda", "flash")
+def cuda_flash(be, case):
+    """fp16/bf16: tensor cores (mma.sync m16n8k16, FA2 layout: 4 warps × 16 query rows, 64-key
+    K/V tiles double-buffered by cp.async, P re-used from registers as the A operand of P·V).
+    fp32: the SIMT kernel of attention.cl (BM×BN tiles in shared memory, TM×TN per thread)."""
+    b, h, s, d = _dims(case)
+    qk, sn = _qk_scale(case), np.int32(s)
+    if case.dtype in ("fp16", "bf16"):
+        k = be.compile(_CU, "attention_flash_mma", _cu_defs(case, MMA=1))
+        smem = (64 + 4 * 64) * d * 2
+        grid, block = (cdiv(s, 64), b * h), (128, 1)
+        info = {"kernel": "attention_flash_mma", "tile": {"BM": 64, "BN": 64}}
+    else:
+        bm, bn, tm, tn = flash_tiles(d, _CUDA_STATIC_SMEM, 1024)
+        k = be.compile(_CU, "attention_flash", _cu_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
+        smem = 0
+        grid, block = (cdiv(s, bm), b * h), ((bm // tm) * (bn // tn), 1)
+        info = {"kernel": "attention_flash", "tile": {"BM": bm, "BN": bn, "TM": tm, "TN": tn}}
+
+    def run(ins, outs):
+        be.launch(k, grid, block, [ins["Q"], ins["K"], ins["V"], outs["O"], sn, qk], shared_mem=smem)
+
+    run.info = info
+    return run

@@ -31,12 +31,12 @@ def rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, idx: np.ndarray, causal: b
         s[np.arange(k.shape[0])[None, :] > idx[:, None]] = -np.inf
     m = s.max(axis=1, keepdims=True)
     e = np.exp(s - m)
-    l = e.sum(axis=1, keepdims=True)
-    p = e / l
+    total = e.sum(axis=1, keepdims=True)
+    p = e / total
     seen = np.isfinite(s)
     amax = np.where(seen, scale * (np.abs(q) @ np.abs(k).T), 0.0)
     return {"O": p @ v, "absO": p @ np.abs(v), "rssO": np.sqrt((p * p) @ (v * v)),
-            "vsub": np.sqrt(seen.astype(np.float64) @ (v * v)) / l, "amax": amax.max(axis=1)}
+            "vsub": np.sqrt(seen.astype(np.float64) @ (v * v)) / total, "amax": amax.max(axis=1)}
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, scale: float) -> np.ndarray:

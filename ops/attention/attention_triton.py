@@ -66,7 +66,7 @@ def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scal
 
 
 @triton.jit
-def attention_flash(Q, K, V, O, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
                     UPCAST: tl.constexpr = False):
     pid_m = tl.program_id(0)
@@ -97,5 +97,5 @@ def attention_flash(Q, K, V, O, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl
         acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
                                 HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
     out = acc / l_i[:, None]
-    o_ptrs = O + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
-    tl.store(o_ptrs, _epilogue(out, O.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O
+    o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    tl.store(o_ptrs, _epilogue(out, Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O

@@ -273,7 +273,8 @@ def triton_flash(be, case):
         del x
 
     def run(ins, outs):
-        launch(*(_torch_view(ins[n], case.dtype) for n in ("Q", "K", "V")), _torch_view(outs["O"], case.dtype))
+        q, k, v = (_torch_view(ins[n], case.dtype) for n in ("Q", "K", "V"))
+        launch(q, k, v, _torch_view(outs["O"], case.dtype))
 
     run.info = info
     return run
@@ -313,14 +314,16 @@ def webgpu_naive(be, case):
     workgroup per row, a P·V workgroup of D per row (heads in chunks: ≤ 1 GiB scratch)."""
     b, h, s, d = _webgpu_case(be, case)
     defs = _wgsl_defs(case)
-    ks, kx, kp = (be.compile(_WGSL, e, defs) for e in ("attention_scores", "attention_softmax", "attention_pv"))
+    ks, kx, kp = (be.compile(_WGSL, e, defs)
+                  for e in ("attention_scores", "attention_softmax", "attention_pv"))
     lim = be.limits["max-compute-workgroups-per-dimension"]
     if s > lim:
         raise Unsupported(f"naive: one workgroup per row, S = {s} > {lim} per grid dimension")
     cap = min(be.limits["max-storage-buffer-binding-size"], be.limits["max-buffer-size"])
     nz = max(1, min(_naive_chunk(b, h, s), cap // (4 * s * s), lim))
     if 4 * s * s > cap:
-        raise Unsupported(f"naive: one head's S×S scratch ({4 * s * s} bytes) exceeds the binding limit {cap}")
+        raise Unsupported(f"naive: one head's S×S scratch ({4 * s * s} bytes) exceeds the binding "
+                          f"limit {cap}")
     scratch = be.empty((nz * s * s,), np.float32)
 
     def run(ins, outs):

@@ -143,7 +143,7 @@ def test_compiled_torch_variants_checked_on_their_test_cases(pool):
 
 
 @pytest.mark.parametrize("args, valid", [
-    (["--op", "nope"], "valid: gemv_lowbit, grayscale"), (["--backend", "metal"], "valid: cuda"),
+    (["--op", "nope"], "valid: attention, gemv_lowbit"), (["--backend", "metal"], "valid: cuda"),
     (["--variant", "v9"], "valid:"), (["--device", "tpu9"], "valid: all, gpu, cpu"),
     (["--size", "huge"], "valid: test, bench")])
 def test_cli_unknown_names_list_valid_ones(args, valid):

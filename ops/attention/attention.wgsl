@@ -1,0 +1,374 @@
+// attention.wgsl — O = softmax(Q·Kᵀ·scale)·V per (batch, head); Q, K, V, O row-major [B, H, S, HD]
+// (head bh starts at element bh·S·HD); the algorithms of attention.cl, with the same entry names.
+// Reads Q, K, V and writes O: 4·B·H·S·HD·s bytes at the fewest (s = element size); 4·B·H·S²·HD
+// flops (half causal). Causal: query i sees keys j ≤ i.
+//
+// Placeholders: DT (0 fp32, 1 fp16, 2 bf16 storage; math is fp32), HD (64/128), CAUSAL (0/1), WG
+// (naive softmax workgroup), SEQ and ROWS (fused_rows), BM BN TM TN (flash). Tensors are bound as
+// raw u32 words (array<u32>) and reinterpreted: fp16 through unpack2x16float and bf16 as the top
+// half of an f32 word (exact, core WGSL: no shader-f16 needed); outputs are rounded to nearest even
+// in integer arithmetic. Two 16-bit outputs share a word, so every kernel stages its output rows
+// in workgroup memory and writes whole words (HD is even: a word never straddles two rows).
+// Indices are u32 (B·H·S·HD < 2^32). Scores in the log2 domain (qk_scale = log2(e)/√HD, exp2);
+// "no score yet" is −FLT_MAX, never −inf. Every entry binds Q, K, V, O, P (the naive scratch;
+// a 16-byte dummy elsewhere) and the uniform params, in that order, touching each (phony
+// assignments) so that one bind-group layout serves all.
+//
+//   attention_scores   naive 1/3: workgroup 16×16, invocation (j, i) of head bh0 + wid.z writes
+//                      P[z][i][j] = t (−inf where masked) into the f32 scratch [nbh][S][S]
+//   attention_softmax  naive 2/3: workgroup WG per row (wid.x = row, wid.z = head in chunk):
+//                      max, Σ exp2, then the row is overwritten with exp2(t − m)/Σ
+//   attention_pv       naive 3/3: workgroup HD per row, invocation d: O[i][d] = Σ_j P[i][j]·V[j][d]
+//   attention_fused_rows  workgroup HD per ROWS query rows (wid.x = row block, wid.y = head): all
+//                      ROWS·SEQ scores in workgroup memory, then Σ_j p·V[j][d] per invocation d
+//   attention_flash    workgroup NT = (BM/TM)·(BN/TN) per BM query rows (wid.x = block, wid.y =
+//                      head): Q tile in workgroup memory, K/V tiles of BN keys through one buffer,
+//                      TM×TN score tiles and TM×DN accumulators per invocation, online softmax
+//                      (see attention.cl for the layout; rows padded to HD + 1 floats)
+
+struct Params { s: u32, bh0: u32, qk: u32, pad: u32 }
+
+@group(0) @binding(0) var<storage, read> Qw: array<u32>;
+@group(0) @binding(1) var<storage, read> Kw: array<u32>;
+@group(0) @binding(2) var<storage, read> Vw: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Ow: array<u32>;
+@group(0) @binding(4) var<storage, read_write> P: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+const DT: u32 = {{DT}}u;
+const HD: u32 = {{HD}}u;
+const CAUSAL: bool = {{CAUSAL}} == 1;
+const WG: u32 = {{WG}}u;
+const SEQ: u32 = {{SEQ}}u;
+const ROWS: u32 = {{ROWS}}u;
+const BM: u32 = {{BM}}u;
+const BN: u32 = {{BN}}u;
+const TM: u32 = {{TM}}u;
+const TN: u32 = {{TN}}u;
+const NX: u32 = BN / TN;
+const NY: u32 = BM / TM;
+const NT: u32 = NX * NY;
+const DN: u32 = HD / NX;
+const HP: u32 = HD + 1u;
+const NEG: f32 = -3.4028234663852886e38;
+const NEG_INF_BITS: u32 = 0xff800000u;
+
+fn touch() {  // every binding statically used by every entry (one layout for all)
+    _ = arrayLength(&Qw);
+    _ = arrayLength(&Kw);
+    _ = arrayLength(&Vw);
+    _ = arrayLength(&Ow);
+    _ = arrayLength(&P);
+    _ = p.pad;
+}
+
+// ---- conversions ----------------------------------------------------------------------------
+
+fn h2f(h: u32) -> f32 {
+    if (DT == 1u) { return unpack2x16float(h).x; }
+    return bitcast<f32>(h << 16u);  // bf16: the top half of an f32
+}
+
+// f32 → fp16 bits, round to nearest even (overflow → ±inf, subnormals rounded)
+fn f2half(f: f32) -> u32 {
+    let u = bitcast<u32>(f);
+    let sign = (u >> 16u) & 0x8000u;
+    let a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) { return sign | 0x7e00u; }
+    if (a >= 0x477ff000u) { return sign | 0x7c00u; }
+    if (a >= 0x38800000u) {
+        let r = a - 0x38000000u;
+        return sign | ((r + 0xfffu + ((r >> 13u) & 1u)) >> 13u);
+    }
+    if (a < 0x33000000u) { return sign; }
+    let e = a >> 23u;
+    let m = (a & 0x7fffffu) | 0x800000u;
+    let s = 126u - e;
+    let q = m >> s;
+    let rem = m & ((1u << s) - 1u);
+    let half = 1u << (s - 1u);
+    return sign | (q + select(0u, 1u, rem > half || (rem == half && (q & 1u) == 1u)));
+}
+
+fn f2bf(f: f32) -> u32 {  // outputs are finite
+    let u = bitcast<u32>(f);
+    return (u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u;
+}
+
+fn enc16(v: f32) -> u32 {
+    if (DT == 1u) { return f2half(v); }
+    return f2bf(v);
+}
+
+fn half_of(w: u32, e: u32) -> f32 { return h2f((w >> ((e & 1u) * 16u)) & 0xffffu); }
+
+fn ldq(e: u32) -> f32 {
+    if (DT == 0u) { return bitcast<f32>(Qw[e]); }
+    return half_of(Qw[e >> 1u], e);
+}
+fn ldk(e: u32) -> f32 {
+    if (DT == 0u) { return bitcast<f32>(Kw[e]); }
+    return half_of(Kw[e >> 1u], e);
+}
+fn ldv(e: u32) -> f32 {
+    if (DT == 0u) { return bitcast<f32>(Vw[e]); }
+    return half_of(Vw[e >> 1u], e);
+}
+
+// output word w of O from two (or, fp32, one) values
+fn st_word(w: u32, v0: f32, v1: f32) {
+    if (DT == 0u) {
+        Ow[w] = bitcast<u32>(v0);
+    } else {
+        Ow[w] = enc16(v0) | (enc16(v1) << 16u);
+    }
+}
+
+// words per row of O and elements per word
+const WPR: u32 = select(HD / 2u, HD, DT == 0u);
+const EPW: u32 = select(2u, 1u, DT == 0u);
+
+var<workgroup> red: array<f32, 1024>;  // reductions, staged output rows of naive / fused_rows
+
+// tree over n (a power of two ≤ 1024) invocations; every invocation gets the result
+fn wg_reduce(v: f32, is_max: bool, t: u32, n: u32) -> f32 {
+    red[t] = v;
+    workgroupBarrier();
+    for (var s = n / 2u; s > 0u; s >>= 1u) {
+        if (t < s) {
+            red[t] = select(red[t] + red[t + s], max(red[t], red[t + s]), is_max);
+        }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();  // red is reused
+    return r;
+}
+
+// ---- naive ----------------------------------------------------------------------------------
+
+@compute @workgroup_size(16, 16)
+fn attention_scores(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    touch();
+    let j = wid.x * 16u + lid.x;
+    let i = wid.y * 16u + lid.y;
+    let s = p.s;
+    if (i >= s || j >= s) { return; }
+    let head = (p.bh0 + wid.z) * s * HD;
+    var acc = 0.0;
+    for (var d = 0u; d < HD; d++) {
+        acc = fma(ldq(head + i * HD + d), ldk(head + j * HD + d), acc);
+    }
+    var t = acc * bitcast<f32>(p.qk);
+    if (CAUSAL && j > i) { t = bitcast<f32>(NEG_INF_BITS); }
+    P[(wid.z * s + i) * s + j] = t;
+}
+
+@compute @workgroup_size(WG)
+fn attention_softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    touch();
+    let s = p.s;
+    let row = (wid.z * s + wid.x) * s;
+    var m = NEG;
+    for (var j = t; j < s; j += WG) { m = max(m, P[row + j]); }
+    m = wg_reduce(m, true, t, WG);
+    var l = 0.0;
+    for (var j = t; j < s; j += WG) { l += exp2(P[row + j] - m); }
+    l = wg_reduce(l, false, t, WG);
+    let inv = 1.0 / l;
+    for (var j = t; j < s; j += WG) { P[row + j] = exp2(P[row + j] - m) * inv; }
+}
+
+// the staged row red[0..HD) → O row i of head (whole words)
+fn write_row(head: u32, i: u32, t: u32) {
+    if (t < WPR) {
+        st_word(head / EPW + i * WPR + t, red[t * EPW], red[t * EPW + EPW - 1u]);
+    }
+}
+
+@compute @workgroup_size(HD)
+fn attention_pv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) d: u32) {
+    touch();
+    let s = p.s;
+    let i = wid.x;
+    let head = (p.bh0 + wid.z) * s * HD;
+    let row = (wid.z * s + i) * s;
+    let jend = select(s, i + 1u, CAUSAL);  // P is 0 past the diagonal
+    var acc = 0.0;
+    for (var j = 0u; j < jend; j++) { acc = fma(P[row + j], ldv(head + j * HD + d), acc); }
+    red[d] = acc;
+    workgroupBarrier();
+    write_row(head, i, d);
+}
+
+// ---- fused_rows -----------------------------------------------------------------------------
+
+var<workgroup> fq: array<f32, ROWS * HD>;
+var<workgroup> fs: array<f32, ROWS * SEQ>;
+
+@compute @workgroup_size(HD)
+fn attention_fused_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    touch();
+    let s = p.s;
+    let qk = bitcast<f32>(p.qk);
+    let i0 = wid.x * ROWS;
+    let head = wid.y * s * HD;
+    for (var r = 0u; r < ROWS; r++) {
+        fq[r * HD + t] = select(0.0, ldq(head + (i0 + r) * HD + t), i0 + r < s);
+    }
+    workgroupBarrier();
+    let jend = select(s, min(s, i0 + ROWS), CAUSAL);
+    for (var j = t; j < jend; j += HD) {  // invocation t: keys t, t + HD, ...
+        var acc: array<f32, ROWS>;
+        for (var r = 0u; r < ROWS; r++) { acc[r] = 0.0; }  // (explicitly: a var in a loop body
+        // may be zeroed only once by some compilers)
+        for (var d = 0u; d < HD; d++) {
+            let k = ldk(head + j * HD + d);
+            for (var r = 0u; r < ROWS; r++) { acc[r] = fma(fq[r * HD + d], k, acc[r]); }
+        }
+        for (var r = 0u; r < ROWS; r++) {
+            var v = acc[r] * qk;
+            if (CAUSAL && j > i0 + r) { v = bitcast<f32>(NEG_INF_BITS); }
+            fs[r * SEQ + j] = v;
+        }
+    }
+    workgroupBarrier();
+    var inv: array<f32, ROWS>;
+    for (var r = 0u; r < ROWS; r++) {
+        var m = NEG;
+        for (var j = t; j < jend; j += HD) { m = max(m, fs[r * SEQ + j]); }
+        m = wg_reduce(m, true, t, HD);
+        var l = 0.0;
+        for (var j = t; j < jend; j += HD) {
+            let e = exp2(fs[r * SEQ + j] - m);
+            fs[r * SEQ + j] = e;
+            l += e;
+        }
+        inv[r] = 1.0 / wg_reduce(l, false, t, HD);  // (its barriers also publish fs)
+    }
+    var acc: array<f32, ROWS>;
+    for (var r = 0u; r < ROWS; r++) { acc[r] = 0.0; }
+    for (var j = 0u; j < jend; j++) {  // invocation t = column d
+        let v = ldv(head + j * HD + t);
+        for (var r = 0u; r < ROWS; r++) { acc[r] = fma(fs[r * SEQ + j], v, acc[r]); }
+    }
+    for (var r = 0u; r < ROWS; r++) {
+        red[t] = acc[r] * inv[r];
+        workgroupBarrier();
+        if (i0 + r < s) { write_row(head, i0 + r, t); }
+        workgroupBarrier();
+    }
+}
+
+// ---- flash ----------------------------------------------------------------------------------
+
+var<workgroup> qs: array<f32, BM * HP>;       // Q tile; at the end partial sums, then the O tile
+var<workgroup> kv: array<f32, BN * HP>;       // K tile, then V tile
+var<workgroup> ps: array<f32, BM * (BN + 1u)>;  // scores, then exp2(t − m)
+
+@compute @workgroup_size(NT)
+fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+    touch();
+    let s = p.s;
+    let qk = bitcast<f32>(p.qk);
+    let tx = tid % NX;
+    let ty = tid / NX;
+    let m0 = wid.x * BM;
+    let head = wid.y * s * HD;
+    for (var e = tid; e < BM * HD; e += NT) {  // read Q tile (zeros past S)
+        let r = e / HD;
+        let d = e % HD;
+        qs[r * HP + d] = select(0.0, ldq(head + (m0 + r) * HD + d), m0 + r < s);
+    }
+    var acc: array<array<f32, DN>, TM>;
+    var m: array<f32, TM>;
+    var l: array<f32, TM>;
+    for (var i = 0u; i < TM; i++) {
+        m[i] = NEG;
+        l[i] = 0.0;
+        for (var j = 0u; j < DN; j++) { acc[i][j] = 0.0; }
+    }
+    let kend = select(s, min(s, m0 + BM), CAUSAL);
+    for (var n0 = 0u; n0 < kend; n0 += BN) {
+        workgroupBarrier();  // the last tile's P·V is done with kv and ps
+        for (var e = tid; e < BN * HD; e += NT) {  // read K tile
+            let c = e / HD;
+            let d = e % HD;
+            kv[c * HP + d] = select(0.0, ldk(head + (n0 + c) * HD + d), n0 + c < s);
+        }
+        workgroupBarrier();
+        var sc: array<array<f32, TN>, TM>;
+        for (var i = 0u; i < TM; i++) {
+            for (var j = 0u; j < TN; j++) { sc[i][j] = 0.0; }  // explicitly (see fused_rows)
+        }
+        for (var d = 0u; d < HD; d++) {
+            var a: array<f32, TM>;
+            var b: array<f32, TN>;
+            for (var i = 0u; i < TM; i++) { a[i] = qs[(ty + i * NY) * HP + d]; }
+            for (var j = 0u; j < TN; j++) { b[j] = kv[(tx + j * NX) * HP + d]; }
+            for (var i = 0u; i < TM; i++) {
+                for (var j = 0u; j < TN; j++) { sc[i][j] = fma(a[i], b[j], sc[i][j]); }
+            }
+        }
+        for (var i = 0u; i < TM; i++) {
+            let row = m0 + ty + i * NY;
+            for (var j = 0u; j < TN; j++) {
+                let key = n0 + tx + j * NX;
+                var v = sc[i][j] * qk;
+                if (key >= s || (CAUSAL && key > row)) { v = bitcast<f32>(NEG_INF_BITS); }
+                sc[i][j] = v;
+                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = v;
+            }
+        }
+        workgroupBarrier();  // scores complete; K no longer read
+        for (var e = tid; e < BN * HD; e += NT) {  // read V tile
+            let c = e / HD;
+            let d = e % HD;
+            kv[c * HP + d] = select(0.0, ldv(head + (n0 + c) * HD + d), n0 + c < s);
+        }
+        for (var i = 0u; i < TM; i++) {  // new running max of each row from the score tile
+            var rm = NEG;
+            for (var c = 0u; c < BN; c++) { rm = max(rm, ps[(ty + i * NY) * (BN + 1u) + c]); }
+            let mn = max(m[i], rm);
+            let alpha = exp2(m[i] - mn);
+            m[i] = mn;
+            l[i] *= alpha;
+            for (var j = 0u; j < DN; j++) { acc[i][j] *= alpha; }
+        }
+        workgroupBarrier();  // every row max read before ps is overwritten
+        for (var i = 0u; i < TM; i++) {
+            for (var j = 0u; j < TN; j++) {
+                let e = exp2(sc[i][j] - m[i]);
+                l[i] += e;
+                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = e;
+            }
+        }
+        workgroupBarrier();  // P and the V tile complete
+        for (var c = 0u; c < BN; c++) {
+            var vv: array<f32, DN>;
+            for (var j = 0u; j < DN; j++) { vv[j] = kv[c * HP + tx + j * NX]; }
+            for (var i = 0u; i < TM; i++) {
+                let pe = ps[(ty + i * NY) * (BN + 1u) + c];
+                for (var j = 0u; j < DN; j++) { acc[i][j] = fma(pe, vv[j], acc[i][j]); }
+            }
+        }
+    }
+    workgroupBarrier();  // qs is free: the NX partial sums of each row meet in ps
+    for (var i = 0u; i < TM; i++) { ps[(ty + i * NY) * (BN + 1u) + tx] = l[i]; }
+    workgroupBarrier();
+    for (var i = 0u; i < TM; i++) {  // the normalised O tile into qs
+        let r = ty + i * NY;
+        var sum = 0.0;
+        for (var x = 0u; x < NX; x++) { sum += ps[r * (BN + 1u) + x]; }
+        let inv = 1.0 / sum;
+        for (var j = 0u; j < DN; j++) { qs[r * HP + tx + j * NX] = acc[i][j] * inv; }
+    }
+    workgroupBarrier();
+    for (var w = tid; w < BM * WPR; w += NT) {  // write O tile, whole words, rows < S
+        let r = w / WPR;
+        let c = (w % WPR) * EPW;
+        if (m0 + r < s) {
+            st_word(head / EPW + (m0 + r) * WPR + w % WPR, qs[r * HP + c], qs[r * HP + c + EPW - 1u]);
+        }
+    }
+}

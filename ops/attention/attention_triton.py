@@ -1,0 +1,101 @@
+"""attention in Triton: O = softmax(Q·Kᵀ·scale)·V per (batch, head), [B, H, S, HEAD_DIM] contiguous.
+
+``attention_flash``: program (m, bh) → BLOCK_M query rows of head bh; Q tile loaded once; K/V tiles
+of BLOCK_N keys streamed with an online softmax (running max m, running sum l, accumulator
+rescaled by exp2(m_old − m_new)); scores in the log2 domain (qk_scale = log2(e)/√D folded into one
+product), P cast to the input type for the P·V tl.dot (tensor cores for fp16/bf16; fp32 keeps
+"ieee" precision). Reads Q, K, V once per program's rows and writes O: 4·B·H·S·D·itemsize bytes
+when K/V stay in L2; 4·B·H·S²·D flops (half causal).
+
+The key range is split in two loops so that only blocks that need a mask pay for it: causal —
+blocks left of the diagonal (keys < m·BLOCK_M, every row sees them) unmasked, then the diagonal
+block(s) with the causal mask (BLOCK_M is a multiple of BLOCK_N); non-causal — whole BLOCK_N
+blocks unmasked, then the ragged tail (S % BLOCK_N keys) with the key mask. "No score yet" is
+−FLT_MAX (never −inf), so a row with every key masked in a block keeps its state (no NaN).
+
+``UPCAST`` (interpreter only; see ops/matmul/matmul_triton.py): tiles are converted to fp32 before
+tl.dot (the interpreter's bf16 dot is wrong) and bf16 outputs are rounded to nearest even by hand
+(the interpreter truncates); P then stays fp32, which only makes it more exact. Compiled kernels
+never take these paths.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from ops.matmul.matmul_triton import _epilogue
+
+NEG = tl.constexpr(-3.4028234663852886e38)
+
+
+@triton.jit
+def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scale,
+            HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr,
+            PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    """Keys [lo, hi) in BLOCK_N steps; MASK: the key < S mask, and the causal one when CAUSAL."""
+    for start in tl.range(lo, hi, BLOCK_N):
+        keys = start + offs_n
+        if MASK:
+            k = tl.load(k_ptrs + start * HEAD_DIM, mask=keys[None, :] < S, other=0.0)  # read K block [D, BN]
+        else:
+            k = tl.load(k_ptrs + start * HEAD_DIM)
+        if UPCAST:
+            k = k.to(tl.float32)
+        qk = tl.dot(q, k, input_precision=PRECISION) * qk_scale
+        if MASK:
+            ok = keys[None, :] < S
+            if CAUSAL:
+                ok = ok & (keys[None, :] <= offs_m[:, None])
+            qk = tl.where(ok, qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(qk - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        if MASK:
+            v = tl.load(v_ptrs + start * HEAD_DIM, mask=keys[:, None] < S, other=0.0)  # read V block [BN, D]
+        else:
+            v = tl.load(v_ptrs + start * HEAD_DIM)
+        if UPCAST:
+            acc = tl.dot(p, v.to(tl.float32), acc, input_precision=PRECISION)
+        else:
+            acc = tl.dot(p.to(v.dtype), v, acc, input_precision=PRECISION)
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.jit
+def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                    BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
+                    UPCAST: tl.constexpr = False):
+    pid_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < S,
+                other=0.0)  # read Q tile once
+    if UPCAST:
+        q = q.to(tl.float32)
+    k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ block [D, BN] at key 0
+    v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block [BN, D] at key 0
+    m_i = tl.full((BLOCK_M,), NEG, tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        diag = pid_m * BLOCK_M  # keys below the block's first row: unmasked for every row
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, diag, S, qk_scale,
+                                HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, diag,
+                                tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True,
+                                PRECISION, UPCAST)
+    else:
+        full = (S // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full, S, qk_scale,
+                                HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
+                                HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
+    out = acc / l_i[:, None]
+    o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    tl.store(o_ptrs, _epilogue(out, Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O

@@ -1,0 +1,258 @@
+"""attention: the float64 reference is the textbook formula; bytes and flops as the issue says; the
+sampled bench check accepts honest fp32 / FA2-style (P rounded to bf16) results and rejects a
+causal mask off by one, a skipped K/V tile and an unwritten row at a bench-like shape; planted torch
+kernels (no max subtraction, mask off by one, skipped tile) fail through the harness at test
+size; the Triton kernel compiles for sm_90 with tensor-core instructions and the CUDA mma.sync
+kernel compiles without spills. (Every registered variant on every CPU backend is checked on the
+test cases by tests/test_kernels.py.)"""
+
+from __future__ import annotations
+
+import functools
+import math
+import multiprocessing as mp
+
+import numpy as np
+import pytest
+
+from ops.attention import spec as att
+from ops.attention.spec import SPEC
+from references.attention import attention
+from references.numerics import decode, encode
+from suite.spec import Case
+from tests.wrong import registered
+
+
+def _textbook(q, k, v, is_causal):
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    out = np.empty_like(q)
+    for b, h in np.ndindex(q.shape[:2]):
+        for i in range(q.shape[2]):
+            n = i + 1 if is_causal else q.shape[2]
+            s = k[b, h, :n] @ q[b, h, i] / math.sqrt(q.shape[3])
+            w = np.exp(s - s.max())
+            out[b, h, i] = w @ v[b, h, :n] / w.sum()
+    return out
+
+
+@pytest.mark.parametrize("name", ["b2h3s7d64,causal,fp32", "b1h2s77d64,fp32", "b1h1s77d64,causal,big,fp32"])
+def test_reference_is_the_textbook_formula(name):
+    c = SPEC.case(name)
+    x = SPEC.inputs(c)
+    q, k, v = (decode(x[n], c.dtype) for n in "QKV")
+    want = _textbook(q, k, v, att.causal(c))
+    assert np.allclose(attention(q, k, v, att.causal(c), 1 / math.sqrt(c["d"])), want, rtol=1e-12, atol=1e-14)
+    r = SPEC.reference(c, x)
+    assert np.allclose(r["O"].reshape(want.shape), want, rtol=1e-12, atol=1e-14)
+    if att.causal(c):
+        assert np.array_equal(want[:, :, 0], v[:, :, 0])  # row 0 sees key 0 alone
+
+
+def test_big_case_overflows_without_max_subtraction():
+    c = SPEC.case("b1h1s77d64,causal,big,fp32")
+    x = SPEC.inputs(c)
+    q, k = decode(x["Q"], c.dtype), decode(x["K"], c.dtype)
+    s = (q[0, 0] @ k[0, 0].T) / 8.0
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(np.exp(s.astype(np.float32))).all()
+
+
+def test_bytes_and_flops():
+    c = SPEC.case("b4h32s8192d128,causal,bf16")
+    n = 4 * 32 * 8192 * 128
+    assert SPEC.bytes_moved(c) == 4 * n * 2
+    assert SPEC.flops(c) == 4 * n * 8192 // 2
+    c = SPEC.case("b1h16s4096d64,fp32")
+    assert SPEC.bytes_moved(c) == 4 * 16 * 4096 * 64 * 4 and SPEC.flops(c) == 4 * 16 * 4096**2 * 64
+
+
+def test_sample_covers_first_last_middle_windows_and_every_head():
+    c = SPEC.case("b4h32s8192d128,causal,bf16")
+    sel = att.sample(c)
+    heads = {(int(b), int(h)) for b, h, _ in sel}
+    assert heads == {(b, h) for b in range(4) for h in range(32)}
+    for bh in ((0, 0), (3, 31)):
+        rows = set(sel[(sel[:, 0] == bh[0]) & (sel[:, 1] == bh[1]), 2].tolist())
+        assert set(range(128)) <= rows and set(range(8192 - 128, 8192)) <= rows
+        assert set(range(4096 - 64, 4096 + 64)) <= rows
+
+
+# -- the sampled check at a bench-like shape (CPU-cheap: wrong outputs made at the sampled rows) --
+
+BENCH = Case("b2h4s2048d64,causal,bf16", {"b": 2, "h": 4, "s": 2048, "d": 64, "causal": 1}, "bf16", seed=77)
+BENCH32 = Case("b1h4s2048d64,fp32", {"b": 1, "h": 4, "s": 2048, "d": 64, "causal": 0}, "fp32", seed=78)
+
+
+def _rows32(q, k, v, idx, is_causal, *, p16: str | None = None, shift: int = 0, skip=None, tile: int = 0):
+    """fp32 attention of rows ``idx`` as a kernel computes it: scores, max, exp and sums in fp32;
+    ``p16``: P rounded to that type before P·V (FA2); ``tile``: online softmax over key tiles of
+    that size (rescaled accumulator); the bugs: mask j ≤ i + shift, keys ``skip`` dropped."""
+    q, k, v = (np.asarray(a, np.float32) for a in (q[idx], k, v))
+    s = (q @ k.T) * np.float32(1 / math.sqrt(q.shape[1]))
+    j = np.arange(k.shape[0])[None, :]
+    drop = (j > idx[:, None] + shift) if is_causal else np.zeros(s.shape, bool)
+    if skip is not None:
+        drop |= (j >= skip[0]) & (j < skip[1])
+    s[drop] = -np.inf
+    n = k.shape[0]
+    bounds = [(t, min(t + tile, n)) for t in range(0, n, tile)] if tile else [(0, n)]
+    m = np.full((len(idx), 1), -np.float32(3e38), np.float32)
+    acc = np.zeros((len(idx), v.shape[1]), np.float32)
+    lsum = np.zeros((len(idx), 1), np.float32)
+    for t0, t1 in bounds:
+        mn = np.maximum(m, s[:, t0:t1].max(axis=1, keepdims=True))
+        alpha = np.exp(m - mn).astype(np.float32)
+        p = np.exp(s[:, t0:t1] - mn).astype(np.float32)
+        lsum = lsum * alpha + p.sum(axis=1, keepdims=True, dtype=np.float32)
+        pp = decode(encode(p, p16), p16).astype(np.float32) if p16 else p
+        acc = acc * alpha + pp @ v[t0:t1]
+        m = mn
+    return acc / lsum
+
+
+@functools.cache
+def _data(name: str):
+    case = {c.name: c for c in (BENCH, BENCH32)}[name]
+    x = SPEC.inputs(case)
+    return x, SPEC.reference(case, x)
+
+
+def _bench_check(case, **bug):
+    """verify() of an output whose sampled rows are what ``_rows32`` computes with ``bug``; the
+    other rows hold finite stand-ins (the sampled check reads only the sample and finiteness)."""
+    x, r = _data(case.name)
+    q, k, v = (decode(x[n], case.dtype) for n in "QKV")
+    out = np.zeros((case["b"], case["h"], case["s"], case["d"]), np.float32)
+    sel = r["sel"]
+    for b, h in {(int(b), int(h)) for b, h, _ in sel}:
+        rows = sel[(sel[:, 0] == b) & (sel[:, 1] == h), 2]
+        out[b, h, rows] = _rows32(q[b, h], k[b, h], v[b, h], rows, att.causal(case), **bug)
+    got = decode(encode(out, case.dtype), case.dtype)
+    assert len(sel) < case["b"] * case["h"] * case["s"]  # the sampled path
+    return att.verify(case, x, {"O": got}, r, SPEC.tolerance(case)), got, x, r
+
+
+@pytest.mark.parametrize("bug", [{"p16": "bf16"}, {"p16": "bf16", "tile": 64}, {}])
+def test_bench_check_accepts_fa2_style_bf16(bug):
+    res = _bench_check(BENCH, **bug)[0]
+    assert res.ok, res.message
+
+
+def test_bench_check_accepts_online_fp32():
+    res = _bench_check(BENCH32, tile=64)[0]
+    assert res.ok, res.message
+
+
+@pytest.mark.parametrize("case, bug", [(BENCH, {"shift": 1, "p16": "bf16"}), (BENCH, {"shift": -1}),
+                                       (BENCH, {"skip": (64, 128), "p16": "bf16"}),
+                                       (BENCH32, {"skip": (1984, 2048), "tile": 64})])
+def test_bench_check_rejects(case, bug):
+    """A causal mask off by one either way (j ≤ i + 1; j ≤ i − 1, whose row 0 is 0/0) and a skipped
+    64-key tile (the second of a causal bf16 case; the last of a non-causal fp32 one), each in an
+    otherwise FA2-style kernel, fail the sampled check."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = _bench_check(case, **bug)[0]
+    assert not res.ok, res.message
+
+
+def test_bench_check_rejects_unwritten_row_outside_the_sample():
+    res, got, x, r = _bench_check(BENCH, p16="bf16")
+    sel = r["sel"]
+    seen = set(sel[(sel[:, 0] == 1) & (sel[:, 1] == 2), 2].tolist())
+    missing = next(i for i in range(BENCH["s"]) if i not in seen)
+    got = got.copy()
+    got[1, 2, missing] = np.nan  # what a poisoned, never-written row reads as
+    res = att.verify(BENCH, x, {"O": got}, r, SPEC.tolerance(BENCH))
+    assert not res.ok and "not finite" in res.message
+
+
+# -- planted kernels through the harness ----------------------------------------------------------
+
+EXTRA = {"SOLBENCH_EXTRA_KERNELS": "tests.wrong.attention_wrong"}
+
+
+@pytest.fixture(scope="module")
+def planted_rows():
+    from suite.runner import execute, plan
+    from suite.worker import Pool
+
+    with registered("tests.wrong.attention_wrong"):
+        pool = Pool(env=EXTRA)
+        try:
+            p = plan(pool, size="test", check_only=True, ops=["attention"], backends=["torch"],
+                     variants=["control_fp32", "wrong_mask_off_by_one", "wrong_no_max", "wrong_skip_tile"],
+                     device="all")
+            rows = execute(pool, p.items, timeout=120)
+        finally:
+            pool.close()
+    return {(r["variant"], r["case"]): r["status"] for r in rows}
+
+
+@pytest.mark.parametrize("variant, must_fail", [
+    ("wrong_mask_off_by_one", lambda c: att.causal(c) and c["s"] > 1),
+    ("wrong_no_max", lambda c: bool(c.dims.get("big"))),
+    ("wrong_skip_tile", lambda c: c["s"] > 64),
+    ("control_fp32", lambda c: False)])
+def test_planted_kernels_rejected(planted_rows, variant, must_fail):
+    got = {case: st for (v, case), st in planted_rows.items() if v == variant}
+    assert set(got) == {c.name for c in SPEC.test_cases}, got
+    want = {c.name: "failed" if must_fail(c) else "ok" for c in SPEC.test_cases}
+    assert any(s == "failed" for s in want.values()) or variant == "control_fp32"
+    assert got == want
+
+
+# -- compiled for Hopper without a GPU ----------------------------------------------------------
+
+def _hopper_jobs() -> dict:
+    try:
+        from backends.triton import compile_many_for_hopper
+        from ops.attention.attention_triton import attention_flash
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    jobs = []
+    for d, bm, bn, w, st, c in ((128, 128, 64, 8, 3, True), (64, 128, 64, 4, 3, False)):
+        sig = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Out": "*bf16", "S": "i32", "qk_scale": "fp32"}
+        cx = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": c, "PRECISION": "ieee", "UPCAST": False}
+        jobs.append((attention_flash, sig, cx, {"num_warps": w, "num_stages": st,
+                                                "divisible_by_16": ("Q", "K", "V", "Out")}))
+    fails = []
+    for o in compile_many_for_hopper(jobs):
+        if "error" in o:
+            fails.append(o["error"][:2000])
+        elif "mma" not in o["ptx"] or (o["spill_bytes"] or 0) > 0:
+            fails.append(f"{o['name']}: no tensor-core instruction or spills ({o['spill_bytes']})")
+    return {"fails": fails}
+
+
+def _child(q):
+    try:
+        q.put(_hopper_jobs())
+    except BaseException as e:  # noqa: BLE001
+        q.put({"fails": [repr(e)]})
+
+
+def test_triton_flash_compiles_for_hopper():
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(q,), daemon=True)
+    p.start()
+    try:
+        res = q.get(timeout=900)
+    finally:
+        p.join(5)
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    assert not res["fails"], "\n".join(res["fails"])
+
+
+@pytest.mark.parametrize("hd", [64, 128])
+def test_cuda_mma_flash_compiles_without_spills(hd):
+    from backends.cuda import compile_nvrtc, nvrtc_available
+    from ops.attention.kernels import _CU
+
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    reps = compile_nvrtc(_CU.read_text(), _CU.name, "attention_flash_mma",
+                         {"DT": 2, "HD": hd, "CAUSAL": 1, "MMA": 1}, archs=("sm_90",))
+    for rep in reps:
+        assert rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import multiprocessing as mp
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from ops.attention.spec import SPEC
 from references.attention import attention
 from references.numerics import decode, encode
 from suite.spec import Case
+from tests.spawn import in_process
 from tests.wrong import registered
 
 
@@ -224,22 +224,8 @@ def _hopper_jobs() -> dict:
     return {"fails": fails}
 
 
-def _child(q):
-    try:
-        q.put(_hopper_jobs())
-    except BaseException as e:  # noqa: BLE001
-        q.put({"fails": [repr(e)]})
-
-
 def test_triton_flash_compiles_for_hopper():
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(q,), daemon=True)
-    p.start()
-    try:
-        res = q.get(timeout=900)
-    finally:
-        p.join(5)
+    res = in_process(_hopper_jobs)
     if "skip" in res:
         pytest.skip(res["skip"])
     assert not res["fails"], "\n".join(res["fails"])

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import traceback
 
 import numpy as np
@@ -23,6 +22,7 @@ import pytest
 
 from suite.check import compare
 from suite.spec import Case, Tolerance
+from tests.spawn import in_process
 
 #: variants whose fp32 result legitimately depends on timing (order-dependent atomics, look-back)
 NONDETERMINISTIC = {("reduction", "naive"), ("scan", "decoupled_lookback")}
@@ -276,28 +276,6 @@ def _traps(backend: str, sizes: list[int], lookback_patch: dict) -> dict:
     return {"fails": t.fails, "notes": t.notes, "device": dev.name}
 
 
-def _child(q, fn, args):
-    try:
-        q.put(fn(*args))
-    except BaseException:  # noqa: BLE001
-        q.put({"fails": [traceback.format_exc()]})
-
-
-def _in_process(fn, args: tuple, timeout: float) -> dict:
-    """``fn(*args)`` in a fresh spawned process (its own LLVM); a hang or crash is a failure."""
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(q, fn, args), daemon=True)
-    p.start()
-    try:
-        return q.get(timeout=timeout)
-    except Exception:  # noqa: BLE001 - queue.Empty: hung (a look-back that never finishes?)
-        why = f"no answer within {timeout:.0f} s (hang or crash, exit code {p.exitcode})"
-        return {"fails": [f"{fn.__name__}{args[:1]}: {why}"]}
-    finally:
-        p.join(5)
-        if p.is_alive():
-            p.kill()
 
 
 _RNG = np.random.default_rng(7)
@@ -315,7 +293,7 @@ TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
     ("torch", SIZES, {}, 600),
 ])
 def test_traps(backend, sizes, patch, timeout):
-    res = _in_process(_traps, (backend, sizes, patch), timeout)
+    res = in_process(_traps, (backend, sizes, patch), timeout)
     if "skip" in res:
         pytest.skip(res["skip"])
     assert not res["fails"], f"{backend} on {res.get('device')}:\n" + "\n".join(res["fails"])
@@ -366,7 +344,7 @@ def _hopper_jobs() -> dict:
 def test_triton_kernels_compile_for_hopper():
     """Every Triton kernel compiles for sm_90 (the interpreter checks semantics, not this), and
     the bandwidth kernels load 16 bytes per access."""
-    res = _in_process(_hopper_jobs, (), 900)
+    res = in_process(_hopper_jobs, (), 900)
     if "skip" in res:
         pytest.skip(res["skip"])
     assert not res["fails"], "\n".join(res["fails"])

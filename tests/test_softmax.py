@@ -4,8 +4,6 @@ harness), the blockwise bench check, and the Triton kernels compiled for sm_90."
 
 from __future__ import annotations
 
-import multiprocessing as mp
-
 import numpy as np
 import pytest
 
@@ -13,6 +11,7 @@ from references.numerics import decode, encode
 from references.softmax import softmax_rows
 from suite.check import compare
 from suite.spec import Case
+from tests.spawn import in_process
 from tests.wrong import registered
 
 
@@ -172,22 +171,8 @@ def _hopper_jobs() -> dict:
     return {"fails": fails}
 
 
-def _child(q):
-    try:
-        q.put(_hopper_jobs())
-    except BaseException as e:  # noqa: BLE001
-        q.put({"fails": [repr(e)]})
-
-
 def test_triton_softmax_compiles_for_hopper():
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(q,), daemon=True)
-    p.start()
-    try:
-        res = q.get(timeout=900)
-    finally:
-        p.join(5)
+    res = in_process(_hopper_jobs)
     if "skip" in res:
         pytest.skip(res["skip"])
     assert not res["fails"], "\n".join(res["fails"])

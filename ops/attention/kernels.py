@@ -144,14 +144,14 @@ def _cl_common(be, case) -> dict:
     return {"DT": _DT[case.dtype], "HD": case["d"], "CAUSAL": int(causal(case))}
 
 
-@kernel("attention", "opencl", "naive")
-def opencl_naive(be, case):
-    """Three kernels: scores (16×16 work-groups, one score each) into an fp32 S×S scratch per head,
-    a softmax work-group per row, a P·V work-group of D per row (heads in chunks: ≤ 1 GiB scratch)."""
+def _naive_c(be, case, path, defs: dict, max_heads: int | None = None):
+    """``run`` of attention.cu / attention.cl ``naive`` (both dialects launch alike): per chunk
+    of heads (≤ 1 GiB of fp32 scores; ≤ ``max_heads``: CUDA's grid z limit) the scores, softmax
+    and P·V kernels."""
     b, h, s, d = _dims(case)
-    defs = {**_cl_common(be, case), "WG": _NAIVE_WG}
-    ks, kx, kp = (be.compile(_CL, e, defs) for e in ("attention_scores", "attention_softmax", "attention_pv"))
-    nz = _naive_chunk(b, h, s)
+    ks, kx, kp = (be.compile(path, e, defs) for e in ("attention_scores", "attention_softmax",
+                                                       "attention_pv"))
+    nz = min(_naive_chunk(b, h, s), max_heads or b * h)
     scratch = be.empty((nz * s * s,), np.float32)
     qk, sn = _qk_scale(case), np.int32(s)
 
@@ -164,6 +164,13 @@ def opencl_naive(be, case):
             be.launch(kp, (s, z), (d, 1), [scratch, ins["V"], outs["O"], sn, np.int32(z0)])
 
     return run
+
+
+@kernel("attention", "opencl", "naive")
+def opencl_naive(be, case):
+    """Three kernels: scores (16×16 work-groups, one score each) into an fp32 S×S scratch per head,
+    a softmax work-group per row, a P·V work-group of D per row (heads in chunks: ≤ 1 GiB scratch)."""
+    return _naive_c(be, case, _CL, {**_cl_common(be, case), "WG": _NAIVE_WG})
 
 
 def _cl_local(be) -> int:
@@ -390,22 +397,7 @@ def _cu_defs(case, **extra) -> dict:
 def cuda_naive(be, case):
     """Three kernels: scores (16×16 blocks, one score each) into an fp32 S×S scratch per head, a
     softmax block per row, a P·V block of D threads per row (heads in chunks: ≤ 1 GiB scratch)."""
-    b, h, s, d = _dims(case)
-    defs = _cu_defs(case, WG=_NAIVE_WG)
-    ks, kx, kp = (be.compile(_CU, e, defs) for e in ("attention_scores", "attention_softmax", "attention_pv"))
-    nz = min(_naive_chunk(b, h, s), 65535)
-    scratch = be.empty((nz * s * s,), np.float32)
-    qk, sn = _qk_scale(case), np.int32(s)
-
-    def run(ins, outs):
-        for z0 in range(0, b * h, nz):
-            z = min(nz, b * h - z0)
-            be.launch(ks, (cdiv(s, 16), cdiv(s, 16), z), (16, 16, 1), [ins["Q"], ins["K"], scratch, sn,
-                                                                        np.int32(z0), qk])
-            be.launch(kx, (s, z), (_NAIVE_WG, 1), [scratch, sn])
-            be.launch(kp, (s, z), (d, 1), [scratch, ins["V"], outs["O"], sn, np.int32(z0)])
-
-    return run
+    return _naive_c(be, case, _CU, _cu_defs(case, WG=_NAIVE_WG), max_heads=65535)
 
 
 @kernel("attention", "cuda", "fused_rows")

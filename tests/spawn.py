@@ -1,0 +1,32 @@
+"""Run a test body in a fresh spawned process (its own LLVM/driver: Triton, PoCL, lavapipe and
+CuPy in one process have crashed here); a hang or crash is a failure, not a stuck test run."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import traceback
+
+
+def _child(q, fn, args):
+    try:
+        q.put(fn(*args))
+    except BaseException:  # noqa: BLE001 - reported to the parent as a failure
+        q.put({"fails": [traceback.format_exc()]})
+
+
+def in_process(fn, args: tuple = (), timeout: float = 900) -> dict:
+    """``fn(*args)`` (a module-level function returning a picklable dict) in a spawned process;
+    ``{"fails": [...]}`` when it raised, hung or crashed."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(q, fn, args), daemon=True)
+    p.start()
+    try:
+        return q.get(timeout=timeout)
+    except Exception:  # noqa: BLE001 - queue.Empty: hung or crashed
+        why = f"no answer within {timeout:.0f} s (hang or crash, exit code {p.exitcode})"
+        return {"fails": [f"{fn.__name__}{args[:1]}: {why}"]}
+    finally:
+        p.join(5)
+        if p.is_alive():
+            p.kill()

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import time as _time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,10 +176,10 @@ def compile_nvrtc(src: str, name: str, entry: str, defines: dict | None = None,
     in Triton's wheel accepts; that ptxas is only a fallback for an NVRTC without ptxas options.)
     Raises RuntimeError with the compiler log on an error or when ``entry`` is not a kernel.
     """
-    reports = []
     want, extra = split_arch(options)
     inc = tuple(f"-I{d}" for d in cuda_include_dirs())
-    for arch in ([want] if want else archs):
+
+    def one(arch: str) -> dict[str, Any]:
         opts = [*BASE_OPTIONS, *_define_options(defines), *extra, *inc, f"-arch={arch}", "--ptxas-options=-v"]
         ok, log, ptx = _nvrtc_compile(src, name, opts)
         if not ok and "ptxas-options" in log:  # an NVRTC without built-in ptxas options
@@ -191,9 +192,15 @@ def compile_nvrtc(src: str, name: str, entry: str, defines: dict | None = None,
         if not re.search(rf"\.entry\s+{re.escape(entry)}\s*\(", ptx):
             raise RuntimeError(f"{name}: no kernel {entry!r} (extern \"C\" __global__); "
                                f"kernels found: {', '.join(_entries(src)) or 'none'}")
-        reports.append({"entry": entry, "arch": arch, **parse_ptxas_report(log, entry),
-                        "options": " ".join(opts), "log": log})
-    return reports
+        return {"entry": entry, "arch": arch, **parse_ptxas_report(log, entry), "options": " ".join(opts),
+                "log": log}
+
+    arch_list = [want] if want else list(archs)
+    if len(arch_list) == 1:
+        return [one(arch_list[0])]
+    # the architectures in parallel: NVRTC runs without the GIL (~1.7 × faster for two on 2 cores)
+    with ThreadPoolExecutor(len(arch_list)) as ex:
+        return list(ex.map(one, arch_list))
 
 
 def _external_ptxas(ptx: str, arch: str) -> str | None:

@@ -124,6 +124,15 @@ inline float team_sum(float v) {  // NVIDIA: a team of 32 is one warp
 }
 #endif
 
+// y[b, n] from the fp32 total of row n (w8a16: times the row's scale; w4a16 applied its group
+// scales in the sum)
+void store_total(float total, int n, int b, int N, __global const ushort* scales, __global ushort* y) {
+#if BITS == 8
+    total *= ld16(n, scales);
+#endif
+    st16(total, (size_t)b * N + n, y);
+}
+
 __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales, __global const ushort* x,
                           __global ushort* y, int N, int K) {
     __local float red[TEAMS * TEAM];
@@ -202,14 +211,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
         for (int b = 0; b < NB; ++b) {
             const float total = team_sum(acc[r][b]);
             const int n = n0 + r;
-            if (lane == 0 && n < N) {
-#if BITS == 8
-                const float s = ld16(n, scales);
-#else
-                const float s = 1.0f;
-#endif
-                st16(total * s, (size_t)b * N + n, y);
-            }
+            if (lane == 0 && n < N) store_total(total, n, b, N, scales, y);
         }
     }
     (void)red;
@@ -227,14 +229,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
             const float total = red[team * TEAM];
             barrier(CLK_LOCAL_MEM_FENCE);
             const int n = n0 + r;
-            if (lane == 0 && n < N) {
-#if BITS == 8
-                const float s = ld16(n, scales);
-#else
-                const float s = 1.0f;
-#endif
-                st16(total * s, (size_t)b * N + n, y);
-            }
+            if (lane == 0 && n < N) store_total(total, n, b, N, scales, y);
         }
     }
 }

@@ -77,6 +77,17 @@ __device__ __forceinline__ float wval(u32 w, int e) {
 #endif
 }
 
+// the per-row scale applied to a finished sum: w8a16's row scale, 1 for w4a16 (its group scales
+// are applied inside the sum)
+__device__ __forceinline__ float row_scale(const unsigned short* scales, int n) {
+#if BITS == 8
+    return h2f(scales[n]);
+#else
+    (void)scales, (void)n;
+    return 1.0f;
+#endif
+}
+
 extern "C" __global__ void gemv_lowbit(const u32* __restrict__ wq, const unsigned short* __restrict__ scales,
                                        const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
                                        int N, int K) {
@@ -152,11 +163,7 @@ extern "C" __global__ void gemv_lowbit(const u32* __restrict__ wq, const unsigne
         for (int r = 0; r < RPT; ++r) {
             const int n = n0 + r;
             if (n >= N) continue;
-#if BITS == 8
-            const float s = h2f(scales[n]);
-#else
-            const float s = 1.0f;
-#endif
+            const float s = row_scale(scales, n);
 #pragma unroll
             for (int b = 0; b < NB; ++b)
                 y[(size_t)b * N + n] = f2o(acc[r][b] * s);
@@ -458,11 +465,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     for (int h = 0; h < 2; ++h) {
         const int n = row0 + g + 8 * h;
         if (n >= N) continue;
-#if BITS == 8
-        const float s = h2f(scales[n]);
-#else
-        const float s = 1.0f;
-#endif
+        const float s = row_scale(scales, n);
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             const int b = 2 * t + j;

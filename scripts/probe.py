@@ -67,9 +67,20 @@ def _softmax_webgpu():
              lambda be, c, b=b: sk._webgpu(be, c, "split", b)) for b in (None, 8 << 10, 8 << 20, 32 << 20)]
 
 
+def _gemv_cuda():
+    import ops.gemv_lowbit.kernels as gk
+
+    shapes = [(kw, us, st) for kw in (1, 2, 4, 8) for us, st in ((2, 4), (4, 3), (4, 4), (8, 2), (8, 3))
+              if kw * st * us <= 160]  # KiB of cp.async ring per block
+    return [(f"fused_vec KW={kw} US={us} STAGES={st}",
+             lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
+            for kw, us, st in shapes]
+
+
 #: (op, backend) → extra configurations beyond the registered variants
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
-           ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu}
+           ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
+           ("gemv_lowbit", "cuda"): _gemv_cuda}
 
 
 def main() -> None:

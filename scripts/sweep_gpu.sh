@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The issue sweeps on the GPU host, one part per device call (each under 10 minutes):
+#
+#   source .device/bootstrap.sh && bash scripts/sweep_gpu.sh PART
+#
+# PART: peaks_attention_gemv | integrity | softmax | probes. Everything lands under $OUT as one
+# tarball (run files under results/, JSON rows, logs) plus the log, because only a few files come
+# back from the host. Each step runs under its own `timeout`, shorter than the call's limit, since
+# a run file is written only when its invocation ends; the committed peaks file is copied in so
+# rows are rated against it, and a fresh `peaks` replaces it in part peaks_attention_gemv.
+set -u
+cd "$(dirname "$0")/.."
+PART=${1:?part: peaks_attention_gemv | integrity | softmax | probes}
+OUT=${OUT:-$(pwd)/sweep-out}
+W="$OUT/$PART"
+mkdir -p "$W/results/nvidia-h200"
+export SOLBENCH_RESULTS="$W/results" PYTHONPATH="$(pwd)${PYTHONPATH:+:$PYTHONPATH}"
+cp results/nvidia-h200/peaks.json "$W/results/nvidia-h200/" 2>/dev/null || true
+PY=${PYTHON:-python3}
+T0=$(date +%s)
+step() { echo "== [$(( $(date +%s) - T0 )) s] $*" | tee -a "$OUT/log-$PART.txt"; }
+cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
+    local t=$1 name=$2; shift 2
+    step "$name"
+    timeout "$t" "$PY" -m suite.cli "$@" --json "$W/$name.json" > "$W/$name.txt" 2>&1
+    echo "rc=$?" >> "$W/$name.txt"
+    tail -n 40 "$W/$name.txt" >> "$OUT/log-$PART.txt"
+}
+
+case "$PART" in
+peaks_attention_gemv)
+    step "peaks"
+    timeout 150 "$PY" -m suite.cli peaks --repeats 3 --timeout 120 > "$W/peaks.txt" 2>&1
+    tail -n 30 "$W/peaks.txt" >> "$OUT/log-$PART.txt"
+    cli 220 attention run --op attention --variant flash --variant sdpa --timeout 60 \
+        --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16 \
+        --case b1h16s4096d64,fp32
+    cli 170 gemv run --op gemv_lowbit --variant fused_vec --variant dense --variant tinygemm --timeout 60 \
+        --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
+        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    ;;
+integrity)
+    step "integrity steps ${STEPS:=1 2 3}"
+    OUT="$W" STEPS="$STEPS" timeout 520 bash scripts/integrity_gpu.sh > "$W/integrity.txt" 2>&1
+    cat "$W/verdicts.md" >> "$OUT/log-$PART.txt" 2>/dev/null
+    tail -n 30 "$W/crosscheck.txt" >> "$OUT/log-$PART.txt" 2>/dev/null
+    ;;
+softmax)
+    V=(--variant fused_row --variant split_row --variant eager --variant compile --timeout 90)
+    cli 230 softmax_16384 run --op softmax --case 16384x16384 "${V[@]}"
+    cli 150 softmax_65536 run --op softmax --case 65536x1024 "${V[@]}"
+    cli 160 softmax_16384_bf16 run --op softmax --case 16384x16384,bf16 "${V[@]}"
+    ;;
+probes)
+    step "probe gemv cuda"
+    timeout 200 "$PY" scripts/probe.py gemv_lowbit cuda --case w4a16,n16384,k16384,b1,bf16 --out "$W" \
+        > "$W/probe_gemv.txt" 2>&1
+    cat "$W/probe_gemv.txt" >> "$OUT/log-$PART.txt"
+    cli 300 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant eager \
+        --variant compile --timeout 120
+    ;;
+*)
+    echo "unknown part $PART: peaks_attention_gemv | integrity | softmax | probes" >&2
+    exit 2
+    ;;
+esac
+step "done"
+tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && rm -rf "$W"

@@ -64,21 +64,25 @@ def harness(be, fn) -> float:
     return measure(be, fn, Protocol()).median_s
 
 
+#: what the last method call saw beyond its number (kernel names per launch), copied into the row
+LAST: dict = {}
+
+
 def cupti(be, fn, iters: int = 30) -> float:
-    """Median over launches of the summed CUDA kernel time of one ``fn`` (torch.profiler/CUPTI)."""
+    """Median over launches of the summed CUDA kernel time of one ``fn`` (torch.profiler/CUPTI).
+
+    Kernels per launch are counted in the profiled loop itself (its kernels, flushes removed by
+    name, divided by ``iters``), not in a single first call: a first call may add one-time
+    kernels (seen on the H200: torch.sum counted 2 kernels per launch, so the loop's launches were
+    summed in pairs and CUPTI read 1.98 × the harness)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     def kernels(prof):
         return [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
+    fn()  # warm: one-time kernels (lazy init, autotuning) stay out of the profile
     be.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as p1:  # kernels of one launch
-        fn()
-        be.synchronize()
-    per = len(kernels(p1))
-    if per == 0:
-        raise RuntimeError("CUPTI saw no kernel of fn")
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
             be.flush_l2()
@@ -87,9 +91,13 @@ def cupti(be, fn, iters: int = 30) -> float:
             be.synchronize()
     ks = sorted(kernels(prof), key=lambda e: e.time_range.start)
     flush = re.compile(r"fill|Fill|memset", re.I)
-    mine = [e for e in ks if not flush.search(e.name)] if len(ks) > iters * per else ks
-    sums = [sum(e.time_range.elapsed_us() for e in mine[i:i + per])
-            for i in range(0, len(mine) - per + 1, per)]
+    mine = [e for e in ks if not flush.search(e.name)]
+    if not mine or len(mine) % iters:
+        raise RuntimeError(f"CUPTI saw {len(mine)} non-flush kernels in {iters} launches: "
+                           f"not a whole number per launch ({sorted({e.name for e in mine})[:4]})")
+    per = len(mine) // iters
+    LAST["cupti_kernels"] = [e.name[:80] for e in mine[:per]]  # one launch's kernels, for the row
+    sums = [sum(e.time_range.elapsed_us() for e in mine[i:i + per]) for i in range(0, len(mine), per)]
     return statistics.median(sums) * 1e-6
 
 
@@ -162,7 +170,9 @@ def main() -> None:
                    **({} if a.no_ncu else {"ncu": lambda be, fn, key=key: ncu(key)})}
         for name, f in methods.items():
             try:
+                LAST.clear()
                 row[name] = f(be, fn)
+                row.update(LAST)
             except Exception as e:  # noqa: BLE001
                 row[f"{name}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
         rows.append(row)

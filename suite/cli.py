@@ -234,6 +234,9 @@ def run(
     seed: Annotated[int | None, typer.Option(
         help=f"override every case's seed (fresh inputs), 0..{SEED_MAX}")] = None,
     timeout: Annotated[float, typer.Option(help="seconds per kernel before it is killed (> 0)")] = 300.0,
+    time_cap: Annotated[float | None, typer.Option(
+        help="seconds of timed samples per kernel (> 0; default 5: fewer for a quick look, the "
+             "0.5 % convergence target is then reached less often and flagged)")] = None,
     json_out: Annotated[str | None, typer.Option("--json", metavar="FILE",
                                                  help="also write all rows to this JSON")] = None,
     csv_out: Annotated[str | None, typer.Option("--csv", metavar="FILE",
@@ -257,6 +260,8 @@ def run(
     if size not in SIZES:
         _fail(f"unknown size {size!r}; valid: {', '.join(SIZES)}")
     _check_positive_finite("--timeout", timeout)
+    if time_cap is not None:
+        _check_positive_finite("--time-cap", time_cap)
     if seed is not None and not 0 <= seed <= SEED_MAX:
         _fail(f"--seed {seed}: give an integer in 0..{SEED_MAX}")
     try:
@@ -272,7 +277,8 @@ def run(
     pool = Pool(env={SPLIT_CPU_ENV: "1"} if split_cpu else None)
     try:
         try:
-            p = plan(pool, op, backend, variant, devices or device, size, check_only, hot, seed, dtype, case)
+            p = plan(pool, op, backend, variant, devices or device, size, check_only, hot, seed, dtype, case,
+                     timing={"time_cap_s": time_cap} if time_cap is not None else None)
         except ValueError as e:
             _fail(str(e))
         if not p.items:

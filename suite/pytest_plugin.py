@@ -50,6 +50,8 @@ def pytest_addoption(parser):
     g.addoption("--solbench-backend", action="append", default=None, help="only this backend (repeatable)")
     g.addoption("--solbench-op", action="append", default=None, help="only this op (repeatable)")
     g.addoption("--solbench-timeout", type=float, default=300.0, help="seconds per kernel")
+    g.addoption("--solbench-time-cap", type=float, default=None,
+                help="seconds of timed samples per benchmark (default 5)")
     g.addoption("--solbench-seed", type=int, default=None, help="override the cases' seeds")
     g.addoption("--solbench-no-save", action="store_true", help="do not write benchmark rows to results/")
 
@@ -81,6 +83,9 @@ def _validate_options(config) -> None:
     t = o("solbench_timeout")
     if not math.isfinite(t) or t <= 0:
         raise pytest.UsageError(f"solbench: --solbench-timeout {t}: give a number of seconds > 0 (finite)")
+    cap = o("solbench_time_cap")
+    if cap is not None and (not math.isfinite(cap) or cap <= 0):
+        raise pytest.UsageError(f"solbench: --solbench-time-cap {cap}: give a number of seconds > 0 (finite)")
     seed = o("solbench_seed")
     if seed is not None and not 0 <= seed <= 2**63 - 1:
         raise pytest.UsageError(f"solbench: --solbench-seed {seed}: give an integer in 0..{2**63 - 1}")
@@ -138,7 +143,8 @@ def _benchmarking(config) -> bool:
 def _params(config, size: str):
     o = config.getoption
     p = plan(config._sb_pool, ops=o("solbench_op"), backends=o("solbench_backend"),
-             device=o("solbench_device"), size=size, check_only=size == "test", seed=o("solbench_seed"))
+             device=o("solbench_device"), size=size, check_only=size == "test", seed=o("solbench_seed"),
+             timing={"time_cap_s": o("solbench_time_cap")} if o("solbench_time_cap") is not None else None)
     config._sb_devices.update(p.devices)
     out = [pytest.param(it, id=it.id) for it in p.items]
     for n in p.notes:

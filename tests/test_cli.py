@@ -240,6 +240,7 @@ def test_loader_reads_committed_and_user_runs(tmp_path, monkeypatch):
     (["--timeout", "-1"], "--timeout -1.0: give a number of seconds > 0"),
     (["--timeout", "0"], "--timeout 0.0: give a number of seconds > 0"),
     (["--timeout", "nan"], "--timeout nan: give a number of seconds > 0"),
+    (["--time-cap", "0"], "--time-cap 0.0: give a number of seconds > 0"),
     (["--device", ""], "--device '' names no device; valid: all, gpu, cpu"),
     (["--seed", "-1"], "--seed -1: give an integer in 0.."),
     (["--size", "huge"], "unknown size 'huge'; valid: test, bench"),

@@ -73,8 +73,9 @@ def cupti(be, fn, iters: int = 30) -> float:
 
     Kernels per launch are counted in the profiled loop itself (its kernels, flushes removed by
     name, divided by ``iters``), not in a single first call: a first call may add one-time
-    kernels (seen on the H200: torch.sum counted 2 kernels per launch, so the loop's launches were
-    summed in pairs and CUPTI read 1.98 × the harness)."""
+    kernels, and the loop's launches would then be summed in pairs (the suspected cause of
+    torch.sum reading 1.98 × the harness on the H200, 2026-12-01; the kernel names per launch are
+    now kept in the row to show it)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Measurement-integrity proofs on the GPU host (issue 9), about 4 minutes on an H200:
+# Measurement-integrity proofs on the GPU host (issue 9); steps 1 and 3 take ~8 minutes on an
+# H200, step 2 ~7 minutes alone (one device call each, at most 10 minutes a call):
 #
 #   source .device/bootstrap.sh && bash scripts/integrity_gpu.sh
 #
@@ -37,7 +38,9 @@ fi
 
 if want 2; then
 step "2. start rule, clocks during the window, x torch (bench size)"
-timeout 170 "$PY" -m suite.cli run --size bench --op vector_add --op grayscale \
+# ~7 minutes on the H200 (2^28-element inputs, checks and torch.compile per backend worker): it
+# needs a device call of its own (STEPS=2); 170 s cut it off after 14 of 21 rows (2026-12-01)
+timeout 420 "$PY" -m suite.cli run --size bench --op vector_add --op grayscale \
     --backend cuda --backend triton --backend torch --dtype fp32 --dtype u8 \
     --case 'n=2^28' --case 2160x3840 --case 8192x8192 --json "$OUT/start_rule.json" \
     > "$OUT/start_rule.txt" 2>&1 || true

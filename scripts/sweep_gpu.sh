@@ -3,14 +3,14 @@
 #
 #   source .device/bootstrap.sh && bash scripts/sweep_gpu.sh PART
 #
-# PART: peaks_attention_gemv | integrity | softmax | probes. Everything lands under $OUT as one
+# PART: peaks | attention_gemv | integrity | start_rule | softmax | probes. Everything lands under $OUT as one
 # tarball (run files under results/, JSON rows, logs) plus the log, because only a few files come
 # back from the host. Each step runs under its own `timeout`, shorter than the call's limit, since
 # a run file is written only when its invocation ends; the committed peaks file is copied in so
-# rows are rated against it, and a fresh `peaks` replaces it in part peaks_attention_gemv.
+# rows are rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PART=${1:?part: peaks_attention_gemv | integrity | softmax | probes}
+PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | probes}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
 mkdir -p "$W/results/nvidia-h200"
@@ -28,39 +28,49 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
-peaks_attention_gemv)
+peaks)  # 37 candidates (each backend's vector_add and reduction, torch copy/dot, GEMM per dtype)
     step "peaks"
-    timeout 150 "$PY" -m suite.cli peaks --repeats 3 --timeout 120 > "$W/peaks.txt" 2>&1
+    timeout 560 "$PY" -m suite.cli peaks --repeats 3 --timeout 200 > "$W/peaks.txt" 2>&1
     tail -n 30 "$W/peaks.txt" >> "$OUT/log-$PART.txt"
-    cli 220 attention run --op attention --variant flash --variant sdpa --timeout 60 \
-        --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16 \
-        --case b1h16s4096d64,fp32
+    ;;
+attention_gemv)
+    cli 250 attention run --op attention --backend cuda --backend triton --backend torch --variant flash \
+        --variant sdpa --timeout 60 --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 \
+        --case b16h16s2048d64,bf16
+    cli 120 attention_simt run --op attention --backend opencl --backend webgpu --backend torch \
+        --variant flash --variant sdpa --timeout 60 --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32
     cli 170 gemv run --op gemv_lowbit --variant fused_vec --variant dense --variant tinygemm --timeout 60 \
         --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
         --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
     ;;
 integrity)
-    step "integrity steps ${STEPS:=1 2 3}"
-    OUT="$W" STEPS="$STEPS" timeout 520 bash scripts/integrity_gpu.sh > "$W/integrity.txt" 2>&1
+    step "integrity steps ${STEPS:=1 3}"
+    OUT="$W" STEPS="$STEPS" timeout 540 bash scripts/integrity_gpu.sh > "$W/integrity.txt" 2>&1
     cat "$W/verdicts.md" >> "$OUT/log-$PART.txt" 2>/dev/null
     tail -n 30 "$W/crosscheck.txt" >> "$OUT/log-$PART.txt" 2>/dev/null
     ;;
+start_rule)
+    step "integrity step 2 (the start rule: x torch with the blocking start, clocks during the window)"
+    OUT="$W" STEPS=2 timeout 540 bash scripts/integrity_gpu.sh > "$W/integrity.txt" 2>&1
+    tail -n 40 "$W/start_rule.txt" >> "$OUT/log-$PART.txt" 2>/dev/null
+    ;;
 softmax)
-    V=(--variant fused_row --variant split_row --variant eager --variant compile --timeout 90)
-    cli 230 softmax_16384 run --op softmax --case 16384x16384 "${V[@]}"
-    cli 150 softmax_65536 run --op softmax --case 65536x1024 "${V[@]}"
-    cli 160 softmax_16384_bf16 run --op softmax --case 16384x16384,bf16 "${V[@]}"
+    V=(--variant fused_row --variant split_row --variant eager --variant compile --timeout 120)
+    cli 300 softmax_131072 run --op softmax --case 4096x131072 "${V[@]}"
+    cli 250 softmax_16384_bf16 run --op softmax --case 16384x16384,bf16 "${V[@]}"
     ;;
 probes)
     step "probe gemv cuda"
-    timeout 200 "$PY" scripts/probe.py gemv_lowbit cuda --case w4a16,n16384,k16384,b1,bf16 --out "$W" \
+    timeout 240 "$PY" scripts/probe.py gemv_lowbit cuda --case w4a16,n16384,k16384,b1,bf16 --out "$W" \
         > "$W/probe_gemv.txt" 2>&1
     cat "$W/probe_gemv.txt" >> "$OUT/log-$PART.txt"
-    cli 300 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant eager \
-        --variant compile --timeout 120
+    step "probe gemv cuda w8"
+    timeout 240 "$PY" scripts/probe.py gemv_lowbit cuda --case w8a16,n16384,k16384,b1,bf16 --out "$W" \
+        > "$W/probe_gemv8.txt" 2>&1
+    cat "$W/probe_gemv8.txt" >> "$OUT/log-$PART.txt"
     ;;
 *)
-    echo "unknown part $PART: peaks_attention_gemv | integrity | softmax | probes" >&2
+    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | probes" >&2
     exit 2
     ;;
 esac

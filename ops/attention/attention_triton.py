@@ -2,10 +2,10 @@
 
 ``attention_flash``: program (m, bh) → BLOCK_M query rows of head bh; Q tile loaded once; K/V tiles
 of BLOCK_N keys streamed with an online softmax (running max m, running sum l, accumulator
-rescaled by exp2(m_old − m_new)); scores in the log2 domain (qk_scale = log2(e)/√D folded into one
-product), P cast to the input type for the P·V tl.dot (tensor cores for fp16/bf16; fp32 keeps
-"ieee" precision). Reads Q, K, V once per program's rows and writes O: 4·B·H·S·D·itemsize bytes
-when K/V stay in L2; 4·B·H·S²·D flops (half causal).
+rescaled by exp2(m_old − m_new)); scores in the log2 domain (qk_scale = log2(e)/√D, applied inside
+the exp2's argument: one FMA per score, qk·s − m), P cast to the input type for the P·V tl.dot
+(tensor cores for fp16/bf16; fp32 keeps "ieee" precision). Reads Q, K, V once per program's rows
+and writes O: 4·B·H·S·D·itemsize bytes when K/V stay in L2; 4·B·H·S²·D flops (half causal).
 
 The key range is split in two loops so that only blocks that need a mask pay for it: causal —
 blocks left of the diagonal (keys < m·BLOCK_M, every row sees them) unmasked, then the diagonal
@@ -42,15 +42,15 @@ def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scal
             k = tl.load(k_ptrs + start * HEAD_DIM)
         if UPCAST:
             k = k.to(tl.float32)
-        qk = tl.dot(q, k, input_precision=PRECISION) * qk_scale
+        qk = tl.dot(q, k, input_precision=PRECISION)  # unscaled: the scale joins the exp2's FMA
         if MASK:
             ok = keys[None, :] < S
             if CAUSAL:
                 ok = ok & (keys[None, :] <= offs_m[:, None])
             qk = tl.where(ok, qk, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # qk_scale > 0: max(qk)·s = max(qk·s)
         alpha = tl.exp2(m_i - m_new)
-        p = tl.exp2(qk - m_new[:, None])
+        p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
         if MASK:

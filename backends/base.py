@@ -73,6 +73,37 @@ class Device:
         return asdict(self)
 
 
+#: shared kernel snippets (one per dialect and purpose), pulled in by ``#include "name"`` lines
+COMMON_SOURCES = Path(__file__).resolve().parent.parent / "ops" / "common"
+_INCLUDE = re.compile(r'^[ \t]*#include[ \t]+"([\w.\-]+)"[ \t]*$', re.M)
+
+
+def read_source(path: Path | str) -> str:
+    """A kernel file's text with each ``#include "name"`` line (quoted form, own line) replaced by
+    the file ``name`` from the kernel's folder or ``ops/common/``, recursively, each file once
+    (WGSL and OpenCL through the same rule; ``<...>`` includes are left to the compiler). The
+    compile steps and the row provenance both read sources through this."""
+    seen: set[Path] = set()
+
+    def expand(p: Path) -> str:
+        def one(m: re.Match) -> str:
+            for d in (p.parent, COMMON_SOURCES):
+                f = (d / m.group(1)).resolve()
+                if f.is_file():
+                    if f in seen:
+                        return f"// (#include \"{m.group(1)}\": already included)"
+                    seen.add(f)
+                    return f"// ---- begin {m.group(1)}\n{expand(f)}\n// ---- end {m.group(1)}"
+            raise FileNotFoundError(f"{p.name}: #include \"{m.group(1)}\" not found in {p.parent} "
+                                    f"or {COMMON_SOURCES}")
+
+        return _INCLUDE.sub(one, p.read_text())
+
+    path = Path(path).resolve()
+    seen.add(path)
+    return expand(path)
+
+
 def slugify(text: str) -> str:
     s = re.sub(r"\(r\)|\(tm\)|\bcorporation\b|\binc\b", "", text.lower())
     return re.sub(r"[^a-z0-9]+", "-", s).strip("-")

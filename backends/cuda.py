@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Device, Unsupported, cuda_visible_env, flush_bytes
+from backends.base import Backend, Device, Unsupported, cuda_visible_env, flush_bytes, read_source
 from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
 
 #: options of every compile (run and compile-only): no fast math, line info for profilers
@@ -310,7 +310,7 @@ class CudaBackend(Backend):
                entry)
         if key in self._cache:
             return self._cache[key]
-        src = path.read_text()
+        src = read_source(path)
         if self.compile_only:
             prog = CompiledOnly(path, entry, compile_nvrtc(src, path.name, entry, defines, options=options))
             self.compile_reports.extend(prog.reports)

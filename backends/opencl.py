@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from backends.base import Backend, Device, flush_bytes
+from backends.base import Backend, Device, flush_bytes, read_source
 from backends.nvml import find_index, gpu_clocks
 
 
@@ -152,7 +152,7 @@ class OpenCLBackend(Backend):
         prog = self._programs.get(pkey)
         if prog is None:
             opts = [f"-D{k}={v}" for k, v in defs] + list(options) + ["-I", str(path.parent)]
-            prog = cl.Program(self.ctx, path.read_text())
+            prog = cl.Program(self.ctx, read_source(path))
             try:
                 prog.build(options=opts, devices=[self.cl_device])
             except cl.Error as e:

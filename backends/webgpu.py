@@ -39,7 +39,7 @@ if not os.environ.get("XDG_RUNTIME_DIR"):
     os.environ["XDG_RUNTIME_DIR"] = str(_xdg)
 import wgpu  # noqa: E402
 
-from backends.base import Backend, Device, Unsupported, flush_bytes, host_memory_bytes
+from backends.base import Backend, Device, Unsupported, flush_bytes, host_memory_bytes, read_source
 from backends.nvml import find_index, gpu_clocks
 
 #: optional features requested when the adapter has them
@@ -237,7 +237,7 @@ class WebGPUBackend(Backend):
         defs = tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items()))
         key = (str(path), path.stat().st_mtime_ns, defs, entry)
         if key not in self._pipelines:
-            src = path.read_text()
+            src = read_source(path)
             used = set(_PLACEHOLDER.findall(src))
             unused = sorted(k for k, _ in defs if k not in used)
             if unused:

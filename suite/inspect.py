@@ -121,7 +121,9 @@ def _cuda(calls, arch: str) -> list[dict[str, Any]]:
         inc = tuple(f"-I{d}" for d in cu.cuda_include_dirs())
         opts = [*cu.BASE_OPTIONS, *cu._define_options(defines), *extra, *inc, f"-arch={a}",
                 "--ptxas-options=-v"]
-        ptx, cubin, log = _nvrtc(path.read_text(), path.name, opts)
+        from backends.base import read_source
+
+        ptx, cubin, log = _nvrtc(read_source(path), path.name, opts)
         rep = cu.parse_ptxas_report(log, entry)
         sass = sass_of(cubin) if cubin else "(NVRTC gave no CUBIN)"
         out.append({"entry": entry, "file": path.name, "arch": a, "options": " ".join(opts[:-1]),

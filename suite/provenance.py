@@ -64,6 +64,13 @@ def file_sha(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def source_sha(path: Path) -> str:
+    """sha256 of a kernel source as compiled: its ``#include "..."`` snippets expanded."""
+    from backends.base import read_source
+
+    return hashlib.sha256(read_source(path).encode()).hexdigest()
+
+
 @contextlib.contextmanager
 def recording_compiles(be):
     """Within the block, every ``be.compile(*args, **kwargs)`` is noted in the yielded list."""
@@ -105,7 +112,7 @@ def kernel_source(op: str, calls: list[tuple[tuple, dict]]) -> dict[str, Any]:
         if isinstance(src, (str, Path)) and Path(src).is_file():
             full = Path(src).resolve()
             rec["file"] = str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else str(src)
-            rec["sha256"] = file_sha(Path(src))
+            rec["sha256"] = source_sha(Path(src))
         elif src is not None:
             rec["sha256"] = hashlib.sha256(str(src).encode()).hexdigest()
         rec["args"] = _plain(list(args[1:]))

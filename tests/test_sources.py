@@ -1,0 +1,52 @@
+"""Kernel sources with ``#include "name"`` (backends.base.read_source): shared snippets of
+ops/common/ expanded once, the compiled text and the row provenance both see them."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends import base
+from suite import provenance
+
+
+def test_include_expands_from_the_folder_then_common_once(tmp_path, monkeypatch):
+    common = tmp_path / "common"
+    common.mkdir()
+    (common / "shared.h").write_text("int shared_one;\n#include \"inner.h\"")
+    (common / "inner.h").write_text("int inner_one;")
+    (tmp_path / "local.h").write_text("int local_one;")
+    k = tmp_path / "k.cu"
+    k.write_text('#include <cuda_fp16.h>\n#include "local.h"\n#include "shared.h"\n'
+                 '  #include "inner.h"\nint x;')
+    monkeypatch.setattr(base, "COMMON_SOURCES", common)
+    src = base.read_source(k)
+    assert "#include <cuda_fp16.h>" in src  # system headers are the compiler's
+    assert src.count("int local_one;") == 1 and src.count("int shared_one;") == 1
+    assert src.count("int inner_one;") == 1 and "already included" in src  # once, however reached
+    assert src.rstrip().endswith("int x;")
+
+
+def test_missing_include_names_where_it_looked(tmp_path):
+    k = tmp_path / "k.cl"
+    k.write_text('#include "nowhere.h"\n')
+    with pytest.raises(FileNotFoundError, match=r'k.cl: #include "nowhere.h" not found'):
+        base.read_source(k)
+
+
+def test_provenance_hash_covers_included_snippets(tmp_path, monkeypatch):
+    monkeypatch.setattr(base, "COMMON_SOURCES", tmp_path)
+    (tmp_path / "s.h").write_text("int a;")
+    k = tmp_path / "k.cu"
+    k.write_text('#include "s.h"\n')
+    before = provenance.source_sha(k)
+    (tmp_path / "s.h").write_text("int b;")
+    assert provenance.source_sha(k) != before
+
+
+def test_shared_mma_helpers_are_defined_once_in_the_repo():
+    """The mma.sync kernels take their cp.async/ldmatrix/mma helpers from ops/common."""
+    root = base.COMMON_SOURCES.parent.parent
+    for f in ("ops/matmul/matmul_mma.cu", "ops/attention/attention.cu"):
+        text = (root / f).read_text()
+        assert '#include "mma_sm80.cuh"' in text and "ldmatrix.sync" not in text, f
+        assert base.read_source(root / f).count("ldmatrix.sync.aligned.m8n8.x4.shared") == 1

@@ -121,11 +121,12 @@ def test_triton_matmul_compiles_for_hopper():
 
 @pytest.mark.parametrize("bk,stages", [(32, 4), (64, 3)])
 def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages):
+    from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.matmul.kernels import _MMA_CU
 
     if nvrtc_available():
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    (rep,) = compile_nvrtc(_MMA_CU.read_text(), _MMA_CU.name, "matmul_mma_sync",
+    (rep,) = compile_nvrtc(read_source(_MMA_CU), _MMA_CU.name, "matmul_mma_sync",
                            {"BF16": 1, "STAGES": stages, "BK": bk}, options=("-arch=sm_90a",))
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255

@@ -43,10 +43,16 @@ def test_provenance_hash_covers_included_snippets(tmp_path, monkeypatch):
     assert provenance.source_sha(k) != before
 
 
-def test_shared_mma_helpers_are_defined_once_in_the_repo():
-    """The mma.sync kernels take their cp.async/ldmatrix/mma helpers from ops/common."""
+def test_shared_helpers_are_defined_once_in_the_repo():
+    """The mma.sync kernels take their cp.async/ldmatrix/mma helpers from ops/common, the OpenCL
+    and WGSL matmul/attention kernels their fp16/bf16 conversions."""
     root = base.COMMON_SOURCES.parent.parent
     for f in ("ops/matmul/matmul_mma.cu", "ops/attention/attention.cu"):
         text = (root / f).read_text()
         assert '#include "mma_sm80.cuh"' in text and "ldmatrix.sync" not in text, f
         assert base.read_source(root / f).count("ldmatrix.sync.aligned.m8n8.x4.shared") == 1
+    for f, snippet in (("ops/matmul/matmul.cl", "f16.cl"), ("ops/attention/attention.cl", "f16.cl"),
+                       ("ops/matmul/matmul.wgsl", "f16.wgsl"), ("ops/attention/attention.wgsl", "f16.wgsl")):
+        text = (root / f).read_text()
+        assert f'#include "{snippet}"' in text, f
+        assert "vstore_half_rte(v" not in text and "fn f2half" not in text, f

@@ -39,36 +39,9 @@
 #define WG 64
 #endif
 
-#if DT == 0
-typedef float T;
-#elif DT == 1
-typedef half T;  // pointer use only: vload_half / vstore_half_rte
-#else
-typedef ushort T;
-#endif
+#include "f16.cl"
 
 #define NEG (-FLT_MAX)
-
-inline float ld(__global const T* p, size_t i) {
-#if DT == 0
-    return p[i];
-#elif DT == 1
-    return vload_half(i, p);
-#else
-    return as_float((uint)p[i] << 16);
-#endif
-}
-
-inline void st(__global T* p, size_t i, float v) {
-#if DT == 0
-    p[i] = v;
-#elif DT == 1
-    vstore_half_rte(v, i, p);
-#else
-    const uint u = as_uint(v);  // outputs are finite: no NaN case
-    p[i] = (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-#endif
-}
 
 // tree over n (a power of two) work-items in local memory; every work-item gets the result
 inline float wg_reduce(float v, int is_max, __local float* scr, int n) {

@@ -64,41 +64,7 @@ fn touch() {  // every binding statically used by every entry (one layout for al
 
 // ---- conversions ----------------------------------------------------------------------------
 
-fn h2f(h: u32) -> f32 {
-    if (DT == 1u) { return unpack2x16float(h).x; }
-    return bitcast<f32>(h << 16u);  // bf16: the top half of an f32
-}
-
-// f32 → fp16 bits, round to nearest even (overflow → ±inf, subnormals rounded)
-fn f2half(f: f32) -> u32 {
-    let u = bitcast<u32>(f);
-    let sign = (u >> 16u) & 0x8000u;
-    let a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) { return sign | 0x7e00u; }
-    if (a >= 0x477ff000u) { return sign | 0x7c00u; }
-    if (a >= 0x38800000u) {
-        let r = a - 0x38000000u;
-        return sign | ((r + 0xfffu + ((r >> 13u) & 1u)) >> 13u);
-    }
-    if (a < 0x33000000u) { return sign; }
-    let e = a >> 23u;
-    let m = (a & 0x7fffffu) | 0x800000u;
-    let s = 126u - e;
-    let q = m >> s;
-    let rem = m & ((1u << s) - 1u);
-    let half = 1u << (s - 1u);
-    return sign | (q + select(0u, 1u, rem > half || (rem == half && (q & 1u) == 1u)));
-}
-
-fn f2bf(f: f32) -> u32 {  // outputs are finite
-    let u = bitcast<u32>(f);
-    return (u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u;
-}
-
-fn enc16(v: f32) -> u32 {
-    if (DT == 1u) { return f2half(v); }
-    return f2bf(v);
-}
+#include "f16.wgsl"
 
 fn half_of(w: u32, e: u32) -> f32 { return h2f((w >> ((e & 1u) * 16u)) & 0xffffu); }
 

@@ -41,44 +41,9 @@
 #define TN 8
 #endif
 
-#if DT == 0
-typedef float T;
-#elif DT == 1
-typedef half T;  // pointer use only: read/written through vload_half / vstore_half_rte
-#else
-typedef ushort T;
-#endif
+// ---- storage type and conversions: storage ↔ fp32 --------------------------------------------
 
-// ---- conversions: storage ↔ fp32 ------------------------------------------------------------
-
-#if DT == 2
-inline float bf2f(uint w) { return as_float(w << 16); }
-inline ushort f2bf(float f) {
-    uint u = as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);  // quiet NaN
-    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // round to nearest, ties to even
-}
-#endif
-
-inline float ld(__global const T* p, size_t i) {
-#if DT == 0
-    return p[i];
-#elif DT == 1
-    return vload_half(i, p);
-#else
-    return bf2f(p[i]);
-#endif
-}
-
-inline void st(__global T* p, size_t i, float v) {
-#if DT == 0
-    p[i] = v;
-#elif DT == 1
-    vstore_half_rte(v, i, p);
-#else
-    p[i] = f2bf(v);
-#endif
-}
+#include "f16.cl"
 
 // p[i..i+3]; i % 4 == 0 and the row 4-aligned (the caller checks)
 inline float4 ld4(__global const T* p, size_t i) {

@@ -11,7 +11,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,12 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
                     continue
                 p.items.append(Item(e.op, e.backend, e.variant, c.name, d["index"], d["slug"], size,
                                     check_only, hot, seed, dict(timing or {})))
+    # a case that several backend workers check shares its (large) inputs through files
+    users: dict[tuple, set] = {}
+    for it in p.items:
+        users.setdefault((it.op, it.case, it.seed), set()).add(it.backend)
+    p.items = [replace(it, share_inputs=len(users[(it.op, it.case, it.seed)]) > 1)
+               for it in p.items]
     # group by backend (one worker at a time), then by case so inputs are generated once
     order = {b: i for i, b in enumerate(["torch", "cuda", "triton", "opencl", "webgpu"])}
     p.items.sort(key=lambda it: (order.get(it.backend, 9), it.device_slug, it.op, it.case, it.variant))

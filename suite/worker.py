@@ -53,6 +53,7 @@ class Item:
     hot: bool = False
     seed: int | None = None  # overrides the case's seed (fresh inputs)
     timing: dict = field(default_factory=dict)  # overrides of timing.Protocol
+    share_inputs: bool = False  # other backend workers check this case too: share its inputs by file
 
     @property
     def id(self) -> str:
@@ -126,8 +127,9 @@ class Executor:
             self.opened[index] = self.cls(self.devices[index])
         return self.opened[index]
 
-    def data(self, spec, case, seed):
-        """Inputs and reference of a case (kept for the next item on the same case)."""
+    def data(self, spec, case, seed, share: bool = False):
+        """Inputs and reference of a case (kept for the next item on the same case); ``share``:
+        large inputs through refcache's files (other workers check the case too)."""
         import dataclasses
 
         if seed is not None:
@@ -137,12 +139,12 @@ class Executor:
             self._data = None  # free the previous case first
             from suite import refcache
 
-            inputs = spec.inputs(case)
+            inputs = refcache.inputs(spec, case) if share else spec.inputs(case)
             self._data = (inputs, refcache.reference(spec, case, inputs))
             self._data_key = key
         return self._data
 
-    def second_data(self, spec, case, seed):
+    def second_data(self, spec, case, seed, share: bool = False):
         """Inputs and reference of a second, different input set of the case (seed + ``SECOND_SEED``),
         kept apart from ``data``'s cache so the first set stays cached for the next item."""
         s = (seed if seed is not None else case.seed) + SECOND_SEED
@@ -150,7 +152,7 @@ class Executor:
             self._second = None
             saved = (self._data_key, self._data)
             try:
-                self._second = self.data(spec, case, s)
+                self._second = self.data(spec, case, s, share)
             finally:
                 self._data_key, self._data = saved
             self._second_key = (spec.name, case, s)
@@ -203,7 +205,7 @@ class Executor:
             reports.clear()
             return {**row, "status": "compiled", "message": "compiled only (no device to run on)"}
         try:
-            inputs, refs = self.data(spec, case, item.seed)
+            inputs, refs = self.data(spec, case, item.seed, item.share_inputs)
             sig = spec.signature(case)
             bufs = guard.allocate(be, sig, inputs)  # every buffer inside canary guard regions
             ins, outs = bufs.ins, bufs.outs
@@ -256,7 +258,7 @@ class Executor:
             # once more on a second input set the kernel has not seen (replayed answers, state
             # carried over from earlier launches, carries from the previous launch)
             ins = bufs.ins = {}  # free the first set's device buffers
-            inputs2, refs2 = self.second_data(spec, case, item.seed)
+            inputs2, refs2 = self.second_data(spec, case, item.seed, item.share_inputs)
             ins2, guards2 = guard.allocate_inputs(be, sig, inputs2)
             if not check("second-input", ins2, inputs2, refs2, guards2):
                 return row

@@ -96,6 +96,16 @@ def test_grayscale_rounding_rule_enforced(pool, variant):
 
 # -- failures become rows, the run goes on ------------------------------------------------------
 
+def test_inputs_shared_only_by_cases_several_backends_check(pool):
+    """refcache stores a case's large inputs for the other workers only where there are some."""
+    both = plan(pool, ops=["vector_add"], backends=["torch", "opencl"], size="test", check_only=True,
+                cases=["n=5"], variants=["eager", "naive"])
+    alone = plan(pool, ops=["vector_add"], backends=["torch"], size="test", check_only=True, cases=["n=5"],
+                 variants=["eager"])
+    assert {it.backend for it in both.items} == {"torch", "opencl"}
+    assert all(it.share_inputs for it in both.items) and not any(it.share_inputs for it in alone.items)
+
+
 def test_crash_hang_and_compile_error_become_rows(pool):
     p = plan(pool, ops=["vector_add"], backends=["torch"], size="test", check_only=True, device="all",
              variants=["crash_segfault", "broken_compile", "crash_hang", "eager"], cases=["n=5"])

@@ -7,8 +7,11 @@ trims the padding. ``compile`` substitutes whitelisted ``{{NAME}}`` placeholders
 preprocessor), expands ``// @unroll`` loops (backends/wgsl_unroll.py) and builds a compute
 pipeline with an automatic layout. ``launch`` binds the
 buffers to ``@group(0) @binding(0..k-1)`` and optional params to a uniform at ``@binding(k)``,
-and records the dispatch: recorded work is submitted by ``synchronize``, ``download``,
-``fill_bytes``, ``flush_l2`` and ``time``, one compute pass per dispatch. ``time`` encodes the
+and records the dispatch (a buffer larger than the adapter's storage-binding limit may be
+allocated, up to ``max-buffer-size``, but is bound only through ``window(buf, offset, size)``
+views, which ``launch`` takes in place of buffers: a kernel that binds it whole is unsupported);
+recorded work is submitted by ``synchronize``, ``download``, ``fill_bytes``, ``flush_l2`` and
+``time``, one compute pass per dispatch. ``time`` encodes the
 dispatches of ``fn`` in one command encoder with a timestamp at the beginning of the first pass
 and at the end of the last, converted to seconds with the queue's timestamp period.
 
@@ -87,6 +90,20 @@ class WgpuBuffer:
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass(eq=False)
+class Window:
+    """Bytes [offset, offset + size) of a buffer, bound in place of the whole of it (``be.window``):
+    how a kernel reaches a buffer larger than the adapter's storage-binding limit."""
+
+    base: WgpuBuffer
+    offset: int
+    size: int
+
+    @property
+    def buf(self):
+        return self.base.buf
 
 
 def grid_2d(n_groups: int, max_per_dim: int = 65535) -> tuple[int, int, int]:
@@ -186,10 +203,11 @@ class WebGPUBackend(Backend):
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         size = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
-        cap = min(self.limits["max-buffer-size"], self.limits["max-storage-buffer-binding-size"])
+        cap = self.limits["max-buffer-size"]
         if size > cap:
-            raise Unsupported(f"a {size / 2**20:.0f} MiB buffer exceeds this adapter's storage binding "
-                              f"limit ({cap / 2**20:.0f} MiB)")
+            raise Unsupported(f"a {size / 2**20:.0f} MiB buffer exceeds this adapter's buffer size limit "
+                              f"({cap / 2**20:.0f} MiB)")
+        # larger than the storage-binding limit is allowed: kernels bind windows of it (be.window)
         buf = self.wdev.create_buffer(
             size=size, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
         return WgpuBuffer(buf, tuple(shape), dtype)
@@ -219,10 +237,38 @@ class WebGPUBackend(Backend):
 
     def fill_bytes(self, buf: WgpuBuffer, value: int) -> None:
         """Every byte of the buffer (padding included) := ``value``, by a small compute shader."""
-        words = buf.buf.size // 4
-        params = np.array([words, (value & 0xFF) * 0x01010101], np.uint32)
-        self.launch(self._fill, self.grid_2d(-(-words // 256)), None, [buf, params])
+        pattern = (value & 0xFF) * 0x01010101
+        step = self._window_step()
+        for off in range(0, buf.buf.size, step):
+            size = min(step, buf.buf.size - off)
+            words = size // 4
+            part = buf if size == buf.buf.size else Window(buf, off, size)
+            self.launch(self._fill, self.grid_2d(-(-words // 256)), None,
+                        [part, np.array([words, pattern], np.uint32)])
         self._submit()
+
+    def binding_limit(self) -> int:
+        """Largest storage binding (bytes): a bigger buffer is bound through windows."""
+        return int(self.limits["max-storage-buffer-binding-size"])
+
+    def storage_offset_alignment(self) -> int:
+        return int(self.limits.get("min-storage-buffer-offset-alignment", 256))
+
+    def _window_step(self) -> int:
+        """The largest window size that is a multiple of the offset alignment (and of 4)."""
+        align = self.storage_offset_alignment()
+        return max(align, self.binding_limit() // align * align)
+
+    def window(self, buf: WgpuBuffer, offset: int, size: int) -> Window:
+        """Bytes [offset, offset + size) of ``buf`` as a binding (``launch`` takes it in place of a
+        buffer): offset a multiple of the adapter's storage offset alignment, size of 4 and at most
+        the binding limit; a kernel indexes it from 0."""
+        align, limit = self.storage_offset_alignment(), self.binding_limit()
+        if offset % align or size % 4 or not 0 < size <= limit or offset + size > buf.buf.size:
+            raise ValueError(f"window [{offset}, {offset + size}) of a {buf.buf.size}-byte buffer: the "
+                             f"offset must be a multiple of {align}, the size a multiple of 4 in "
+                             f"(0, {limit}] and inside the buffer")
+        return Window(buf, int(offset), int(size))
 
     # -- compile and launch ----------------------------------------------------------------
     def compile(self, path: Path, entry: str, defines: dict[str, Any] | None = None,
@@ -271,20 +317,28 @@ class WebGPUBackend(Backend):
         if shared_mem:
             raise ValueError("webgpu launch: declare var<workgroup> arrays; shared_mem must be 0")
         params = args[-1] if args and isinstance(args[-1], np.ndarray | np.void) else None
-        buffers: list[WgpuBuffer] = list(args[:-1] if params is not None else args)
+        buffers: list[WgpuBuffer | Window] = list(args[:-1] if params is not None else args)
+        limit = self.binding_limit()
+        for b in buffers:
+            if not isinstance(b, Window) and b.buf.size > limit:
+                raise Unsupported(f"a {b.buf.size / 2**20:.0f} MiB buffer is above this adapter's storage "
+                                  f"binding limit ({limit / 2**20:.0f} MiB) and this kernel binds it whole "
+                                  "(a kernel that binds windows of it, be.window, can run)")
         wg = tuple(int(w) for w in groups) + (1,) * (3 - len(groups))
         lim = self.limits["max-compute-workgroups-per-dimension"]
         if max(wg) > lim:
             raise ValueError(f"dispatch {wg} exceeds {lim} groups per dimension; use grid_2d()")
         pbytes = b"" if params is None else np.ascontiguousarray(params).tobytes()
-        key = (id(pipeline), tuple(id(b.buf) for b in buffers), pbytes)
-        hit = buffers[0]._bind.get(key)
+        spans = [(b.offset, b.size) if isinstance(b, Window) else (0, b.buf.size) for b in buffers]
+        key = (id(pipeline), tuple((id(b.buf), *sp) for b, sp in zip(buffers, spans, strict=True)), pbytes)
+        owner = buffers[0].base if isinstance(buffers[0], Window) else buffers[0]
+        hit = owner._bind.get(key)
         if hit is None:
             layout = self._layouts.get(id(pipeline))
             if layout is None:
                 layout = self._layouts[id(pipeline)] = (pipeline, pipeline.get_bind_group_layout(0))
-            entries = [{"binding": i, "resource": {"buffer": b.buf, "offset": 0, "size": b.buf.size}}
-                       for i, b in enumerate(buffers)]
+            entries = [{"binding": i, "resource": {"buffer": b.buf, "offset": off, "size": size}}
+                       for i, (b, (off, size)) in enumerate(zip(buffers, spans, strict=True))]
             keep = [b.buf for b in buffers]
             if params is not None:
                 ubuf = self._uniform(pbytes)
@@ -292,7 +346,7 @@ class WebGPUBackend(Backend):
                                 "resource": {"buffer": ubuf, "offset": 0, "size": ubuf.size}})
                 keep.append(ubuf)
             bg = self.wdev.create_bind_group(layout=layout[1], entries=entries)
-            hit = buffers[0]._bind[key] = (bg, keep)  # keep: the ids in key stay unique while cached
+            hit = owner._bind[key] = (bg, keep)  # keep: the ids in key stay unique while cached
         self._pending.append((pipeline, hit[0], wg))
 
     def _uniform(self, data: bytes):

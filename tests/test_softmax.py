@@ -176,3 +176,58 @@ def test_triton_softmax_compiles_for_hopper():
     if "skip" in res:
         pytest.skip(res["skip"])
     assert not res["fails"], "\n".join(res["fails"])
+
+
+# -- WebGPU: buffers above the storage-binding limit, bound as windows ---------------------------
+
+def _webgpu_windows(limit: int) -> dict:
+    try:
+        from backends.webgpu import WebGPUBackend
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"wgpu unavailable: {type(e).__name__}: {e}"}
+    from backends.base import Unsupported
+    from ops.softmax import kernels as sk
+    from suite.check import checked_launch
+    from suite.registry import discover, get_spec
+
+    devs = [d for d in WebGPUBackend.devices() if d.usable]
+    if not devs:
+        return {"skip": "no WebGPU adapter"}
+    discover()
+    be = WebGPUBackend(devs[0])
+    be.limits["max-storage-buffer-binding-size"] = limit  # the adapter allows more: windows are real
+    spec = get_spec("softmax")
+    fails = []
+    for m, n, dt in ((67, 4096, "fp32"), (40, 2048, "bf16")):  # x: 1072 / 160 KiB > the limit
+        case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, 77)
+        x = spec.inputs(case)
+        ins = {"x": be.upload(x["x"])}
+        outs = {"y": be.empty(x["x"].shape, x["x"].dtype)}
+        res = checked_launch(be, spec, case, sk._webgpu(be, case, "split", None), ins, outs, x,
+                             spec.reference(case, x), spec.tolerance(case))
+        if not res.ok:
+            fails.append(f"split {case.name},{dt}: {res.message}")
+        try:
+            sk._webgpu(be, case, "fused")(ins, outs)
+            fails.append(f"fused {case.name}: bound a buffer above the binding limit whole")
+        except Unsupported as e:
+            if "binding limit" not in str(e):
+                fails.append(f"fused {case.name}: {e}")
+        be.fill_bytes(outs["y"], 0x5A)  # the fill kernel goes window by window
+        if not (be.download(outs["y"]).view(np.uint8) == 0x5A).all():
+            fails.append(f"fill_bytes {case.name}: not every byte poisoned")
+    try:
+        be.window(ins["x"], 8, 64)
+        fails.append("a window at an unaligned offset was accepted")
+    except ValueError:
+        pass
+    return {"fails": fails}
+
+
+def test_webgpu_split_row_binds_windows_above_the_binding_limit():
+    """WebGPU 4096×131072 fp32 (2 GiB) is above the H200 adapter's storage-binding limit: split_row
+    binds each batch's rows as a window; kernels that bind a buffer whole say why they cannot."""
+    res = in_process(_webgpu_windows, (64 << 10,))
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    assert not res["fails"], "\n".join(res["fails"])

@@ -439,13 +439,26 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         k2 = be.compile(_WGSL, "softmax_part_write", defs)
         row_bytes = n * (2 if case.dtype == "bf16" else 4)
         rows = m if not batch_bytes else max(1, min(m, batch_bytes // row_bytes))
-        batches = [(np.array([min(m, r0 + rows), nu, chunk, g, r0, 0, 0, 0], np.uint32),
-                    be.grid_2d((min(m, r0 + rows) - r0) * g)) for r0 in range(0, m, rows)]
+        if m * row_bytes <= be.binding_limit():
+            batches = [(np.array([min(m, r0 + rows), nu, chunk, g, r0, 0, 0, 0], np.uint32),
+                        be.grid_2d((min(m, r0 + rows) - r0) * g), None) for r0 in range(0, m, rows)]
+        else:  # x and y above the binding limit: each batch binds its rows' window (rows from 0)
+            rows = min(rows, be.binding_limit() // row_bytes)
+            if rows == 0 or row_bytes % be.storage_offset_alignment():
+                raise Unsupported(f"rows of {row_bytes} bytes in a {m * row_bytes / 2**20:.0f} MiB x: "
+                                  f"windows need rows ≤ the binding limit ({be.binding_limit()} bytes) and a "
+                                  f"multiple of the offset alignment ({be.storage_offset_alignment()})")
+            batches = [(np.array([min(m, r0 + rows) - r0, nu, chunk, g, 0, 0, 0, 0], np.uint32),
+                        be.grid_2d((min(m, r0 + rows) - r0) * g),
+                        (r0 * row_bytes, (min(m, r0 + rows) - r0) * row_bytes)) for r0 in range(0, m, rows)]
 
         def run(ins, outs):
-            for bp, grid in batches:
-                be.launch(k1, grid, None, [ins["x"], outs["y"], scratch, bp])
-                be.launch(k2, grid, None, [ins["x"], outs["y"], scratch, bp])
+            x, y = ins["x"], outs["y"]
+            for bp, grid, win in batches:
+                if win is not None:
+                    x, y = be.window(ins["x"], *win), be.window(outs["y"], *win)
+                be.launch(k1, grid, None, [x, y, scratch, bp])
+                be.launch(k2, grid, None, [x, y, scratch, bp])
 
         return run
     k = be.compile(_WGSL, "softmax_three_pass" if mode == "three" else "softmax_rows", defs)

@@ -233,9 +233,12 @@ def test_ctrl_c_writes_no_file(tmp_path):
     import signal
     import time
 
+    # SIGINT's default action in the child, however pytest was started: a shell's background job
+    # ignores SIGINT, the child inherits that, and Python then installs no Ctrl-C handler
     proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch",
                              "--size", "bench", "--op", "vector_add", "--results-dir", str(tmp_path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(12)  # planned and running the first bench item
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=120)

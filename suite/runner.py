@@ -103,10 +103,10 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
                     continue
                 p.items.append(Item(e.op, e.backend, e.variant, c.name, d["index"], d["slug"], size,
                                     check_only, hot, seed, dict(timing or {})))
-    # a case that several backend workers check shares its (large) inputs through files
+    # a case that several workers (backend × device) check shares its (large) inputs through files
     users: dict[tuple, set] = {}
     for it in p.items:
-        users.setdefault((it.op, it.case, it.seed), set()).add(it.backend)
+        users.setdefault((it.op, it.case, it.seed), set()).add((it.backend, it.device_slug))
     p.items = [replace(it, share_inputs=len(users[(it.op, it.case, it.seed)]) > 1)
                for it in p.items]
     # group by backend (one worker at a time), then by case so inputs are generated once

@@ -104,20 +104,38 @@ def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance, name: str = "out",
     return res
 
 
-def compare_all(outs: dict[str, np.ndarray], refs: dict[str, np.ndarray], tol: Tolerance) -> CheckResult:
-    """Compare every output; the worst error figures and the first failure are kept."""
+def merge(parts: list[CheckResult]) -> CheckResult:
+    """One result from the compares of several outputs or parts of one: the worst errors (a
+    part's relative norm is against its own reference: the largest is kept), counts added, the
+    first failure's message, at most 5 mismatches."""
     total = CheckResult(True)
-    for name, ref in refs.items():
-        r = compare(outs[name], ref, tol, name)
+    for r in parts:
         total.max_abs_err = max(total.max_abs_err, r.max_abs_err)
         total.max_rel_err = max(total.max_rel_err, r.max_rel_err)
         total.rel_norm_err = max(total.rel_norm_err, r.rel_norm_err)
         total.n_bad += r.n_bad
         total.n_checked += r.n_checked
-        total.mismatches += r.mismatches
+        total.mismatches += r.mismatches[: max(0, 5 - len(total.mismatches))]
         if not r.ok and total.ok:
             total.ok, total.message = False, r.message
     return total
+
+
+def reindex(res: CheckResult, index) -> CheckResult:
+    """A compare of a slice (sampled rows, a row block) in the whole output's coordinates: each
+    mismatch's index through ``index(*i)``, and the message's "first at" with it."""
+    for mm in res.mismatches:
+        mm["index"] = index(*mm["index"])
+    if res.mismatches and "; first at" in res.message:
+        first = res.mismatches[0]
+        res.message = (res.message.split("; first at")[0] + f"; first at {first['index']}: "
+                       f"got {first['got']!r}, want {first['want']!r}")
+    return res
+
+
+def compare_all(outs: dict[str, np.ndarray], refs: dict[str, np.ndarray], tol: Tolerance) -> CheckResult:
+    """Compare every output; the worst error figures and the first failure are kept."""
+    return merge([compare(outs[name], ref, tol, name) for name, ref in refs.items()])
 
 
 def verify(spec, case, inputs: dict, outs: dict[str, np.ndarray], refs: dict, tol: Tolerance) -> CheckResult:

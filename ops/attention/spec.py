@@ -34,7 +34,7 @@ import numpy as np
 
 from references import attention as ref
 from references.numerics import decode, encode
-from suite.check import CheckResult, compare
+from suite.check import CheckResult, compare, reindex
 from suite.spec import Arg, Case, OpSpec, Tolerance, np_dtype
 
 #: significand bits of each storage type: rounding to it errs by ≤ 2^-p relative
@@ -175,14 +175,7 @@ def verify(case: Case, inputs: dict, outs: dict[str, np.ndarray], r: dict, tol: 
     got = o[sel[:, 0], sel[:, 1], sel[:, 2]]
     what = "O" if len(sel) == case["b"] * case["h"] * case["s"] else f"O ({len(sel)} sampled rows)"
     res = compare(got, r["O"], tol, what, extra=extra_bound(case, r))
-    for mm in res.mismatches:  # (sample row, d) → (b, h, row, d)
-        i, d = mm["index"]
-        mm["index"] = (*(int(x) for x in sel[i]), d)
-    if res.mismatches and "; first at" in res.message:
-        first = res.mismatches[0]
-        res.message = (res.message.split("; first at")[0] + f"; first at {first['index']}: "
-                       f"got {first['got']!r}, want {first['want']!r}")
-    return res
+    return reindex(res, lambda i, d: (*(int(x) for x in sel[i]), int(d)))  # (sample row, d) → (b, h, row, d)
 
 
 def _case(b: int, h: int, s: int, d: int, is_causal: bool, dtype: str, seed: int, big: bool = False) -> Case:

@@ -24,7 +24,7 @@ import numpy as np
 
 from references import matmul as ref
 from references.numerics import decode, encode
-from suite.check import CheckResult
+from suite.check import CheckResult, compare, merge, reindex
 from suite.spec import Arg, Case, OpSpec, Tolerance, np_dtype
 
 #: precision p (significand bits) of each output type: round to nearest errs ≤ 2^-p relatively
@@ -100,43 +100,13 @@ def _bound(tol: Tolerance, case: Case, refv, absc, mab: float):
 
 def _elementwise(name: str, got: np.ndarray, want: np.ndarray, bound: np.ndarray, tol: Tolerance,
                  index) -> CheckResult:
-    got = got.astype(np.float64)
-    diff = np.abs(got - want)
-    bad = ~(diff <= bound) | (~np.isfinite(got))
-    err2, ref2 = float(np.sum(np.where(np.isfinite(diff), diff, 0) ** 2)), float(np.sum(want**2))
-    rel_norm = math.inf if not np.isfinite(got).all() else math.sqrt(err2 / ref2) if ref2 else math.sqrt(err2)
-    finite = np.where(np.isfinite(diff), diff, 0.0)
-    res = CheckResult(ok=False, max_abs_err=float(finite.max(initial=0)),
-                      max_rel_err=float(np.max(finite / np.maximum(np.abs(want), 1e-300), initial=0)),
-                      rel_norm_err=rel_norm, n_bad=int(bad.sum()), n_checked=int(got.size))
-    if res.n_bad:
-        for f in np.flatnonzero(bad)[:5]:
-            i, j = np.unravel_index(f, got.shape)
-            res.mismatches.append({"output": "C", "index": index(i, j), "got": float(got[i, j]),
-                                   "want": float(want[i, j]), "bound": float(bound[i, j])})
-        first = res.mismatches[0]
-        res.message = (f"C ({name}): {res.n_bad}/{got.size} elements out of tolerance ({tol.reason}); "
-                       f"first at {first['index']}: got {first['got']!r}, want {first['want']!r} "
-                       f"± {first['bound']:.3g}")
-    elif rel_norm > tol.rel_norm:
-        res.message = f"C ({name}): relative error norm {rel_norm:.3g} > {tol.rel_norm:.3g} ({tol.reason})"
-    else:
-        res.ok = True
-    return res
-
-
-def _merge(parts: list[CheckResult]) -> CheckResult:
-    out = CheckResult(ok=all(p.ok for p in parts))
-    for p in parts:
-        out.max_abs_err = max(out.max_abs_err, p.max_abs_err)
-        out.max_rel_err = max(out.max_rel_err, p.max_rel_err)
-        out.rel_norm_err = max(out.rel_norm_err, p.rel_norm_err)
-        out.n_bad += p.n_bad
-        out.n_checked += p.n_checked
-        out.mismatches += p.mismatches
-        if not p.ok and not out.message:
-            out.message = p.message
-    return out
+    """|got − want| ≤ bound element-wise (NaN/Inf fail) and the relative error norm ≤ rel_norm;
+    mismatches in C's coordinates through ``index(i, j)``, each with its bound."""
+    res = compare(got, want, Tolerance(atol=0.0, rtol=0.0, rel_norm=tol.rel_norm, reason=tol.reason),
+                  f"C ({name})", extra=bound)
+    for mm in res.mismatches:
+        mm["bound"] = float(bound[mm["index"]])
+    return reindex(res, index)
 
 
 def verify(case: Case, inputs: dict, outs: dict[str, np.ndarray], r: dict, tol: Tolerance) -> CheckResult:
@@ -162,9 +132,9 @@ def verify(case: Case, inputs: dict, outs: dict[str, np.ndarray], r: dict, tol: 
         parts.append(CheckResult(False, n_bad=int((~np.isfinite(c)).sum()), n_checked=c.size,
                                  message=f"C: non-finite values, first at {tuple(int(v) for v in bad)}: "
                                          f"{c[tuple(bad)]!r}"))
-        return _merge(parts)
+        return merge(parts)
     parts.append(freivalds(case, c, r, tol, mab))
-    return _merge(parts)
+    return merge(parts)
 
 
 def freivalds(case: Case, c: np.ndarray, r: dict, tol: Tolerance, mab: float) -> CheckResult:

@@ -28,7 +28,7 @@ import numpy as np
 
 from references.numerics import decode, encode
 from references.softmax import softmax_rows
-from suite.check import CheckResult, compare
+from suite.check import CheckResult, compare, merge, reindex
 from suite.spec import Arg, Case, OpSpec, Tolerance, np_dtype
 
 #: unit roundoff of fp32
@@ -116,21 +116,12 @@ def tolerance(case: Case) -> Tolerance:
     return Tolerance(atol=C_ABS * U32, rtol=rtol, rel_norm=rtol, reason=why)
 
 
-def _merge(parts: list[CheckResult]) -> CheckResult:
-    total = CheckResult(True)
-    err2 = ref2 = 0.0
-    for p in parts:
-        total.max_abs_err = max(total.max_abs_err, p.max_abs_err)
-        total.max_rel_err = max(total.max_rel_err, p.max_rel_err)
-        total.n_bad += p.n_bad
-        total.n_checked += p.n_checked
-        if len(total.mismatches) < 5:
-            total.mismatches += p.mismatches[: 5 - len(total.mismatches)]
-        if not p.ok and total.ok:
-            total.ok, total.message = False, p.message
-        err2 += p.rel_norm_err**2 * p._ref2  # type: ignore[attr-defined]
-        ref2 += p._ref2  # type: ignore[attr-defined]
-    total.rel_norm_err = math.sqrt(err2 / ref2) if ref2 else math.sqrt(err2)
+def _merge(parts: list[CheckResult], ref2: list[float]) -> CheckResult:
+    """``check.merge`` of the row blocks, with the relative error norm of the whole output (from
+    each block's norm and its reference's squared norm ``ref2``), not the largest block's."""
+    total = merge(parts)
+    err2 = sum(p.rel_norm_err**2 * r2 for p, r2 in zip(parts, ref2, strict=True))
+    total.rel_norm_err = math.sqrt(err2 / sum(ref2)) if sum(ref2) else math.sqrt(err2)
     return total
 
 
@@ -146,20 +137,15 @@ def verify(case: Case, inputs: dict, outs: dict[str, np.ndarray], refs: dict, to
     x = inputs["x"]
     rows = max(1, _BLOCK_ELEMS // n)
 
-    def block(r0: int) -> CheckResult:
+    def block(r0: int) -> tuple[CheckResult, float]:
         r1 = min(m, r0 + rows)
         want = softmax_rows(decode(x[r0:r1], case.dtype))
-        res = compare(got[r0:r1], want, tol, "y")
-        for mm in res.mismatches:
-            mm["index"] = (mm["index"][0] + r0, mm["index"][1])
-        res._ref2 = float(np.dot(want.ravel(), want.ravel()))  # type: ignore[attr-defined]
-        if res.message and res.mismatches:
-            res.message = res.message.split("; first at")[0] + f"; first at {res.mismatches[0]['index']}"
-        return res
+        res = reindex(compare(got[r0:r1], want, tol, "y"), lambda i, j: (int(i) + r0, int(j)))
+        return res, float(np.dot(want.ravel(), want.ravel()))
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as ex:
-        parts = list(ex.map(block, range(0, m, rows)))
-    total = _merge(parts)
+        parts, ref2 = zip(*ex.map(block, range(0, m, rows)), strict=True)
+    total = _merge(list(parts), list(ref2))
     if total.ok and total.rel_norm_err > tol.rel_norm:
         total.ok = False
         total.message = f"y: relative error norm {total.rel_norm_err:.3g} > {tol.rel_norm:g} ({tol.reason})"

@@ -400,10 +400,12 @@ _WGSL_UNITS = {
 WGSL_VALS = 32
 
 
-#: split_row on WebGPU: rows per dispatch pair so that a batch of x stays in L2 for the re-read
-#: (WebGPU reports no cache size: a budget that an H100/H200's 50–60 MB L2 holds with room; on a
-#: GPU with a smaller L2 the re-read comes from memory and split_row is a plain two-read kernel)
-WGSL_SPLIT_BATCH_BYTES = 16 << 20
+#: split_row on WebGPU: bytes of x per dispatch pair (None: every row in one pair). Batches small
+#: enough for L2 (16 MiB) would keep x there for the re-read, but each pair costs a drain of the
+#: GPU between compute passes: on the H200 65536×1024 took 618 µs with 16 MiB batches (run
+#: f5bb7a) against 470 µs in one pair (run 222415), so one pair is the default; the batch sizes
+#: stay a probe configuration (scripts/probe.py). Above the binding limit the windows set the batch.
+WGSL_SPLIT_BATCH_BYTES = None
 
 
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES):
@@ -443,7 +445,8 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
             batches = [(np.array([min(m, r0 + rows), nu, chunk, g, r0, 0, 0, 0], np.uint32),
                         be.grid_2d((min(m, r0 + rows) - r0) * g), None) for r0 in range(0, m, rows)]
         else:  # x and y above the binding limit: each batch binds its rows' window (rows from 0)
-            rows = min(rows, be.binding_limit() // row_bytes)
+            most = min(rows, be.binding_limit() // row_bytes)
+            rows = cdiv(m, cdiv(m, most)) if most else 0  # balanced batches
             if rows == 0 or row_bytes % be.storage_offset_alignment():
                 raise Unsupported(f"rows of {row_bytes} bytes in a {m * row_bytes / 2**20:.0f} MiB x: "
                                   f"windows need rows ≤ the binding limit ({be.binding_limit()} bytes) and a "
@@ -488,6 +491,6 @@ def webgpu_online(be, case):
 @kernel("softmax", "webgpu", "split_row")
 def webgpu_split_row(be, case):
     """G workgroups per row: dispatch 1 streams each part's (max, Σ), dispatch 2 combines them and
-    re-reads the part to write (no cross-workgroup wait without forward progress), the pair per
-    batch of rows of ≤ 16 MiB so that the re-read hits L2."""
+    re-reads the part to write (no cross-workgroup wait without forward progress); one pair for
+    every row, or one per window of rows where x is above the storage-binding limit."""
     return _webgpu(be, case, "split")

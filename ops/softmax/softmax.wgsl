@@ -24,8 +24,9 @@
 //   softmax_part_write  split, dispatch 2: combines the G partials of its row in part order
 //                       and re-reads its part to write y (WebGPU promises no forward progress
 //                       between workgroups, so the parts are not exchanged inside one dispatch).
-//                       The two dispatches run per batch of rows [r0, m) small enough to stay
-//                       in L2, so the re-read of the second dispatch is served from L2
+//                       The two dispatches run for rows [r0, m): all rows, or a batch of them
+//                       (a window of x and y above the storage-binding limit, or a probe's
+//                       L2-sized batches: kernels.py WGSL_SPLIT_BATCH_BYTES)
 
 // m: end row of this dispatch (all rows: M); r0: its first row (split: a batch of rows, see
 // kernels.py; the other entries run all rows with r0 = 0)

@@ -1,0 +1,56 @@
+"""The GPU-host scripts name ops, cases and probe configurations that exist: a typo there costs a
+device call (10 minutes of a 30-minute budget), so it is caught here."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from suite.registry import discover, get_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ["scripts/sweep_gpu.sh", "scripts/integrity_gpu.sh"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_script_parses(script):
+    r = subprocess.run(["bash", "-n", str(ROOT / script)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def _invocations(text: str):
+    """(op list, case list) of each `suite.cli run` / `probe.py OP BACKEND --case` in a script."""
+    joined = re.sub(r"\\\n\s*", " ", text)  # line continuations
+    for line in joined.splitlines():
+        if "suite.cli" in line and " run " in line or "cli " in line and " run " in line:
+            words = shlex.split(line.split("#")[0].replace('"${V[@]}"', ""))
+            ops = [words[i + 1] for i, w in enumerate(words) if w == "--op"]
+            cases = [words[i + 1] for i, w in enumerate(words) if w == "--case"]
+            yield ops, cases
+        m = re.search(r"probe\.py (\w+) (\w+) --case (\S+)", line)
+        if m:
+            yield [m.group(1)], [m.group(3)]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_cases_named_in_scripts_exist(script):
+    discover()
+    seen = 0
+    for ops, cases in _invocations((ROOT / script).read_text()):
+        for name in cases:
+            if not ops:
+                continue
+            found = []
+            for op in ops:
+                try:
+                    get_spec(op).case(name)
+                    found.append(op)
+                except (KeyError, ValueError):
+                    pass
+            assert found, f"{script}: case {name!r} is no case of {ops}"
+            seen += 1
+    assert seen, f"{script}: no --case found (the parser above needs updating)"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import traceback
 
+import pytest
+
 
 def _child(q, fn, args):
     try:
@@ -30,3 +32,14 @@ def in_process(fn, args: tuple = (), timeout: float = 900) -> dict:
         p.join(5)
         if p.is_alive():
             p.kill()
+
+
+def check_in_process(fn, args: tuple = (), timeout: float = 900, label=None) -> dict:
+    """``in_process``, then the test's verdict: skipped when the body says ``skip``, failed with
+    its ``fails`` (headed by ``label(result)`` when given); returns the result."""
+    res = in_process(fn, args, timeout)
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    head = f"{label(res)}:\n" if label else ""
+    assert not res["fails"], head + "\n".join(res["fails"])
+    return res

@@ -19,7 +19,7 @@ from ops.attention.spec import SPEC
 from references.attention import attention
 from references.numerics import decode, encode
 from suite.spec import Case
-from tests.spawn import in_process
+from tests.spawn import check_in_process
 from tests.wrong import registered
 
 
@@ -225,10 +225,7 @@ def _hopper_jobs() -> dict:
 
 
 def test_triton_flash_compiles_for_hopper():
-    res = in_process(_hopper_jobs)
-    if "skip" in res:
-        pytest.skip(res["skip"])
-    assert not res["fails"], "\n".join(res["fails"])
+    check_in_process(_hopper_jobs)
 
 
 @pytest.mark.parametrize("hd", [64, 128])

@@ -22,7 +22,7 @@ import pytest
 
 from suite.check import compare
 from suite.spec import Case, Tolerance
-from tests.spawn import in_process
+from tests.spawn import check_in_process
 
 #: variants whose fp32 result legitimately depends on timing (order-dependent atomics, look-back)
 NONDETERMINISTIC = {("reduction", "naive"), ("scan", "decoupled_lookback")}
@@ -293,10 +293,8 @@ TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
     ("torch", SIZES, {}, 600),
 ])
 def test_traps(backend, sizes, patch, timeout):
-    res = in_process(_traps, (backend, sizes, patch), timeout)
-    if "skip" in res:
-        pytest.skip(res["skip"])
-    assert not res["fails"], f"{backend} on {res.get('device')}:\n" + "\n".join(res["fails"])
+    check_in_process(_traps, (backend, sizes, patch), timeout,
+                     lambda res: f"{backend} on {res.get('device')}")
 
 
 # -- triton for Hopper, without a GPU -----------------------------------------------------------
@@ -344,10 +342,7 @@ def _hopper_jobs() -> dict:
 def test_triton_kernels_compile_for_hopper():
     """Every Triton kernel compiles for sm_90 (the interpreter checks semantics, not this), and
     the bandwidth kernels load 16 bytes per access."""
-    res = in_process(_hopper_jobs, (), 900)
-    if "skip" in res:
-        pytest.skip(res["skip"])
-    assert not res["fails"], "\n".join(res["fails"])
+    check_in_process(_hopper_jobs, (), 900)
 
 
 # -- the probe that explained the scan misses ---------------------------------------------------

@@ -11,7 +11,7 @@ from references.numerics import decode, encode
 from references.softmax import softmax_rows
 from suite.check import compare
 from suite.spec import Case
-from tests.spawn import in_process
+from tests.spawn import check_in_process
 from tests.wrong import registered
 
 
@@ -172,10 +172,7 @@ def _hopper_jobs() -> dict:
 
 
 def test_triton_softmax_compiles_for_hopper():
-    res = in_process(_hopper_jobs)
-    if "skip" in res:
-        pytest.skip(res["skip"])
-    assert not res["fails"], "\n".join(res["fails"])
+    check_in_process(_hopper_jobs)
 
 
 # -- WebGPU: buffers above the storage-binding limit, bound as windows ---------------------------
@@ -227,7 +224,4 @@ def _webgpu_windows(limit: int) -> dict:
 def test_webgpu_split_row_binds_windows_above_the_binding_limit():
     """WebGPU 4096×131072 fp32 (2 GiB) is above the H200 adapter's storage-binding limit: split_row
     binds each batch's rows as a window; kernels that bind a buffer whole say why they cannot."""
-    res = in_process(_webgpu_windows, (64 << 10,))
-    if "skip" in res:
-        pytest.skip(res["skip"])
-    assert not res["fails"], "\n".join(res["fails"])
+    check_in_process(_webgpu_windows, (64 << 10,))

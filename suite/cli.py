@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -214,6 +216,29 @@ def _check_dtypes(dtype: list[str] | None, ops: list[str] | None) -> None:
               f"their dtypes: {', '.join(d for d in valid if d in have)}")
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``timeout``, a CI job's cancel) handled like Ctrl-C: the finished rows are kept."""
+
+    signal = "SIGTERM"
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While the block runs, SIGTERM raises ``_Terminated`` in the main thread (then restored)."""
+    def handler(signum, frame):
+        raise _Terminated()
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 SIZES = ("test", "bench")
 SEED_MAX = 2**63 - 1
 
@@ -286,15 +311,30 @@ def run(
             _fail("no kernel of the selection can run here (reasons above); no file written")
         meta = new_run()
         rows = list(p.notes)
-        with _Reporter("running", len(p.items)) as prog:
-            rows += execute(pool, p.items, timeout, lambda it, row: prog.step(it.id, row),
-                            parallel=devices is not None)
-    except KeyboardInterrupt:
-        pool.close()
-        err_console.print("[yellow]interrupted: no result file written[/yellow]")
-        raise typer.Exit(130) from None
+        done: list[dict] = []  # rows finished so far: what an interrupted run still saves
+
+        def on_row(it, row: dict) -> None:
+            done.append(row)
+            prog.step(it.id, row)
+
+        interrupted = None
+        with _Reporter("running", len(p.items)) as prog, _terminate_as_interrupt():
+            try:
+                rows += execute(pool, p.items, timeout, on_row, parallel=devices is not None)
+            except KeyboardInterrupt as e:
+                interrupted = e
     finally:
         pool.close()
+    if interrupted is not None:
+        sig = getattr(interrupted, "signal", "SIGINT")
+        if not done:
+            err_console.print(f"[yellow]interrupted ({sig}) before any row finished: no result file "
+                              "written[/yellow]")
+            raise typer.Exit(130)
+        meta["interrupted"] = {"signal": sig, "rows_done": len(done), "rows_planned": len(p.items)}
+        rows += done
+        err_console.print(f"[yellow]interrupted ({sig}) after {len(done)} of {len(p.items)} rows: "
+                          "saving those (run.interrupted in the file)[/yellow]")
     print_table(rows, f"solbench run {meta['id']}")
     rescue = Path(tempfile.gettempdir()) / f"solbench-{meta['id']}"
     doc = {"schema_version": res.SCHEMA_VERSION, "run": meta, "devices": p.devices, "results": rows}
@@ -327,6 +367,8 @@ def run(
     color = "red" if bad else "green"
     console.print(f"[{color}]{report.summary_line(rows)}[/{color}] "
                   f"({len(rows)} rows, {time.monotonic() - prog.t0:.0f} s)", highlight=False)
+    if interrupted is not None:
+        raise typer.Exit(130)
     if bad or not all_saved:
         raise typer.Exit(1)
 

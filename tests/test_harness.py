@@ -244,3 +244,27 @@ def test_ctrl_c_writes_no_file(tmp_path):
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out[-2000:]
     assert "no result file written" in out and not list(tmp_path.rglob("*"))
+
+
+def test_sigterm_keeps_finished_rows(tmp_path):
+    """`timeout` (SIGTERM) mid-run: the rows finished so far are saved, marked interrupted."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", "--size", "test",
+                             "--op", "vector_add", "--check-only", "--results-dir", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    head = []
+    for line in proc.stdout:  # one plain line per finished item (not a terminal)
+        head.append(line)
+        if line.startswith("[1/"):
+            break
+    proc.send_signal(signal.SIGTERM)
+    out = "".join(head) + proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130, out[-2000:]
+    files = list(tmp_path.rglob("run-*.json"))
+    assert len(files) == 1, out[-2000:]
+    doc = json.loads(files[0].read_text())
+    info = doc["run"]["interrupted"]
+    assert info["signal"] == "SIGTERM" and 1 <= info["rows_done"] < info["rows_planned"], info
+    assert len(doc["results"]) == info["rows_done"] and all(r["status"] for r in doc["results"])

@@ -315,6 +315,10 @@ def run(
 
         def on_row(it, row: dict) -> None:
             done.append(row)
+            if save:  # the run file so far, rewritten after every row: a killed run keeps them
+                meta["partial"] = {"rows_done": len(done), "rows_planned": len(p.items)}
+                with contextlib.suppress(OSError):  # the final save reports (and rescues)
+                    write_run(meta, p.devices, [*p.notes, *done], results_dir)
             prog.step(it.id, row)
 
         interrupted = None
@@ -335,6 +339,7 @@ def run(
         rows += done
         err_console.print(f"[yellow]interrupted ({sig}) after {len(done)} of {len(p.items)} rows: "
                           "saving those (run.interrupted in the file)[/yellow]")
+    meta.pop("partial", None)  # complete, or marked interrupted
     print_table(rows, f"solbench run {meta['id']}")
     rescue = Path(tempfile.gettempdir()) / f"solbench-{meta['id']}"
     doc = {"schema_version": res.SCHEMA_VERSION, "run": meta, "devices": p.devices, "results": rows}

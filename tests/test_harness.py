@@ -268,3 +268,26 @@ def test_sigterm_keeps_finished_rows(tmp_path):
     info = doc["run"]["interrupted"]
     assert info["signal"] == "SIGTERM" and 1 <= info["rows_done"] < info["rows_planned"], info
     assert len(doc["results"]) == info["rows_done"] and all(r["status"] for r in doc["results"])
+    assert "partial" not in doc["run"]
+
+
+def test_sigkill_keeps_rows_written_so_far(tmp_path):
+    """A run killed outright (a machine's time limit) still leaves its finished rows: the run file
+    is rewritten after every row and says how far it got."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", "--size", "test",
+                             "--op", "vector_add", "--check-only", "--results-dir", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+    for line in proc.stdout:
+        if line.startswith("[2/"):
+            break
+    os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers, as a host's time limit does
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    files = list(tmp_path.rglob("run-*.json"))
+    assert len(files) == 1
+    doc = json.loads(files[0].read_text())
+    part = doc["run"]["partial"]
+    assert 2 <= part["rows_done"] < part["rows_planned"] and len(doc["results"]) >= part["rows_done"]

@@ -48,8 +48,15 @@ def _softmax_opencl():
 def _matmul_cuda():
     import ops.matmul.kernels as mk
 
-    return [(f"mma_sync BK={bk} STAGES={st}", lambda be, c, bk=bk, st=st: mk.cuda_mma_sync(be, c, bk, st))
-            for bk, st in ((32, 4), (32, 5), (64, 3), (64, 4))]
+    mma = [(f"mma_sync BK={bk} STAGES={st} BN={bn} MINB={mb}",
+            lambda be, c, bk=bk, st=st, bn=bn, mb=mb: mk.cuda_mma_sync(be, c, bk, st, bn, mb))
+           for bk, st, bn, mb in ((64, 3, 256, 1), (64, 4, 256, 1), (32, 4, 256, 1),
+                                  (64, 3, 128, 2), (32, 4, 128, 2), (32, 3, 128, 2), (64, 2, 128, 2))]
+    # register_blocked tiles (BM, BN, BK, TM, TN): (BM/TM)·(BN/TN) = 256 threads each
+    simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
+            for t in ((128, 128, 8, 8, 8), (128, 128, 16, 8, 8), (128, 256, 8, 8, 16), (256, 128, 8, 16, 8),
+                      (128, 64, 16, 8, 4), (64, 128, 16, 4, 8))]
+    return mma + simt
 
 
 def _matmul_webgpu():

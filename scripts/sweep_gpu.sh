@@ -66,12 +66,19 @@ softmax_rest)  # the rows part softmax lost to its step limits (2026-12-01, four
         --timeout 120 --time-cap 2
     ;;
 probes)
+    step "probe matmul cuda: mma_sync BN 256/128 (2 blocks/SM), register_blocked tiles"
+    timeout 150 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --out "$W" \
+        > "$W/probe_mma.txt" 2>&1
+    cat "$W/probe_mma.txt" >> "$OUT/log-$PART.txt"
+    timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,fp32' --only register_blocked --out "$W" \
+        > "$W/probe_sgemm.txt" 2>&1
+    cat "$W/probe_sgemm.txt" >> "$OUT/log-$PART.txt"
     step "probe gemv cuda"
-    timeout 240 "$PY" scripts/probe.py gemv_lowbit cuda --case w4a16,n16384,k16384,b1,bf16 --out "$W" \
+    timeout 150 "$PY" scripts/probe.py gemv_lowbit cuda --case w4a16,n16384,k16384,b1,bf16 --out "$W" \
         > "$W/probe_gemv.txt" 2>&1
     cat "$W/probe_gemv.txt" >> "$OUT/log-$PART.txt"
     step "probe gemv cuda w8"
-    timeout 240 "$PY" scripts/probe.py gemv_lowbit cuda --case w8a16,n16384,k16384,b1,bf16 --out "$W" \
+    timeout 150 "$PY" scripts/probe.py gemv_lowbit cuda --case w8a16,n16384,k16384,b1,bf16 --out "$W" \
         > "$W/probe_gemv8.txt" 2>&1
     cat "$W/probe_gemv8.txt" >> "$OUT/log-$PART.txt"
     ;;

@@ -33,7 +33,7 @@ def _invocations(text: str):
             yield ops, cases
         m = re.search(r"probe\.py (\w+) (\w+) --case (\S+)", line)
         if m:
-            yield [m.group(1)], [m.group(3)]
+            yield [m.group(1)], [m.group(3).strip("'\"")]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -72,7 +72,8 @@ def torch_matmul(be, case):
 # ---- cuda: tensor cores ---------------------------------------------------------------------
 
 _MMA_CU = source(__file__, "matmul_mma.cu")
-#: the block tile of matmul_mma.cu (fixed there: 8 warps of 64×64)
+#: the block tile of matmul_mma.cu: 128 × BN, one 64×64 warp tile per 64×64 of it (BN 256: 8
+#: warps, one block per SM; BN 128: 4 warps, MINB 2 asks for two blocks per SM)
 _MMA_BM, _MMA_BN = 128, 256
 #: (K step, pipeline depth), the first whose ring fits the device's shared memory per block:
 #: BK 64 × 3 stages (144 KiB) ran 8192³ bf16 at 387 TFLOP/s on the H200, BK 64 × 4 at 370 and
@@ -80,12 +81,13 @@ _MMA_BM, _MMA_BN = 128, 256
 _MMA_PIPES = ((64, 3), (32, 4), (32, 3), (32, 2))
 
 
-def _mma_smem(bk: int, stages: int) -> int:
-    return stages * (_MMA_BM * bk + bk * _MMA_BN) * 2
+def _mma_smem(bk: int, stages: int, bn: int = _MMA_BN) -> int:
+    return stages * (_MMA_BM * bk + bk * bn) * 2
 
 
 @kernel("matmul", "cuda", "mma_sync")
-def cuda_mma_sync(be, case, bk: int | None = None, stages: int | None = None):
+def cuda_mma_sync(be, case, bk: int | None = None, stages: int | None = None, bn: int = _MMA_BN,
+                  minb: int = 1):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
     128×256×64 block tiles, 3-stage cp.async ring in 144 KiB of dynamic shared memory (smaller
     rings where the device has less, see _MMA_PIPES), ldmatrix
@@ -98,15 +100,15 @@ def cuda_mma_sync(be, case, bk: int | None = None, stages: int | None = None):
     m, n, k = case["m"], case["n"], case["k"]
     if bk is None:
         bk, stages = next((p for p in _MMA_PIPES if _mma_smem(*p) <= be.smem_per_block()), _MMA_PIPES[-1])
-    defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk}
+    defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb}
     fn = be.compile(_MMA_CU, "matmul_mma_sync", defs)
-    smem = _mma_smem(bk, stages)
-    groups = (cdiv(m, _MMA_BM) * cdiv(n, _MMA_BN),)
+    smem = _mma_smem(bk, stages, bn)
+    groups = (cdiv(m, _MMA_BM) * cdiv(n, bn),)
     kp, np_ = cdiv(k, 8) * 8, cdiv(n, 8) * 8
     dims = [np.int32(m), np.int32(np_), np.int32(kp)]
 
     def launch(a, b, c):
-        be.launch(fn, groups, (256,), [a, b, c, *dims], shared_mem=smem)
+        be.launch(fn, groups, (bn // 64 * 64,), [a, b, c, *dims], shared_mem=smem)
 
     if (kp, np_) == (k, n) or be.device.mode == "compile":
         return lambda ins, outs: launch(ins["A"], ins["B"], outs["C"])
@@ -425,12 +427,13 @@ def cuda_tiled_shared(be, case):
 
 
 @kernel("matmul", "cuda", "register_blocked")
-def cuda_register_blocked(be, case):
+def cuda_register_blocked(be, case, tiles: tuple[int, ...] = _SIMT_RB_GPU):
     """128×128×8 block tiles, 256 threads with 8×8 accumulators each, float4 loads into
-    double-buffered shared memory (A transposed), unrolled outer-product FMAs."""
-    bm, bn, bk, tm, tn = _SIMT_RB_GPU
+    double-buffered shared memory (A transposed), unrolled outer-product FMAs. ``tiles``: (BM, BN,
+    BK, TM, TN) for probes."""
+    bm, bn, bk, tm, tn = tiles
     nt = (bm // tm) * (bn // tn)
-    return _cuda_simt(be, case, "matmul_register_blocked", _simt_rb_defs(_SIMT_RB_GPU), bm, bn, (nt, 1))
+    return _cuda_simt(be, case, "matmul_register_blocked", _simt_rb_defs(tiles), bm, bn, (nt, 1))
 
 
 def _opencl_simt(be, case, entry: str, defs: dict, bm: int, bn: int, block: tuple[int, ...],

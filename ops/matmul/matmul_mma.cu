@@ -2,12 +2,14 @@
 // accumulation, row-major A [M, K], B [K, N], C [M, N] in the operand type (raw 16-bit words).
 // Reads (M·K + K·N)·2 and writes M·N·2 bytes at the fewest; 2·M·N·K flops.
 //
-// Block tile BM×BN = 128×256, BK = 32 or 64 (define); 256 threads = 8 warps in a 2 (M) × 4 (N) grid, each warp
-// a 64×64 tile of C = 4×8 mma.m16n8k16 tiles (128 fp32 accumulators per thread). Launch:
-// groups = ⌈M/128⌉·⌈N/256⌉ (1-D; blocks visit C tiles in groups of GROUP_M tile-rows so that
-// neighbouring blocks share B panels in L2), block = 256, dynamic shared memory
-// STAGES·(128·BK + BK·256)·2 bytes (BK 64 × 3 stages: 144 KiB; BK 32 × 4: 96 KiB; above 48 KiB,
-// opted in by the launcher).
+// Block tile BM×BN = 128×BN, BN = 256 or 128, BK = 32 or 64 (defines); 2·BN/64 warps in a 2 (M) ×
+// BN/64 (N) grid (256 threads at BN 256, 128 at BN 128), each warp a 64×64 tile of C = 4×8
+// mma.m16n8k16 tiles (128 fp32 accumulators per thread). MINB: blocks per SM asked of the
+// register allocator (__launch_bounds__; 2 at BN 128 keeps two 4-warp blocks resident). Launch:
+// groups = ⌈M/128⌉·⌈N/BN⌉ (1-D; blocks visit C tiles in groups of GROUP_M tile-rows so that
+// neighbouring blocks share B panels in L2), block = THREADS, dynamic shared memory
+// STAGES·(128·BK + BK·BN)·2 bytes (BN 256: BK 64 × 3 stages 144 KiB, BK 32 × 4 96 KiB; above
+// 48 KiB, opted in by the launcher).
 // Requires K % 8 == 0 and N % 8 == 0 (16-byte rows for cp.async; the factory pads other shapes).
 //
 // Pipeline: STAGES-deep ring of shared-memory tiles filled by cp.async (16 bytes per copy,
@@ -15,7 +17,7 @@
 // and ldmatrix.trans (B, stored k-major) out of XOR-swizzled tiles (no bank conflicts):
 //   A tile [128][4 chunks of 8]: chunk c of row r lives at chunk c ^ ((r >> 1) & 3) (BK 32);
 //   A tile [128][8 chunks of 8]: chunk c of row r lives at chunk c ^ (r & 7) (BK 64)
-//   B tile [32][32 chunks of 8]: chunk c of row k lives at chunk c ^ (k & 7)
+//   B tile [BK][BN/8 chunks of 8]: chunk c of row k lives at chunk c ^ (k & 7)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -32,10 +34,17 @@
 #ifndef BK
 #define BK 64  // 32 or 64
 #endif
+#ifndef BN
+#define BN 256  // 256 or 128
+#endif
+#ifndef MINB
+#define MINB 1
+#endif
 #define BM 128
-#define BN 256
 #define A_CHUNKS (BK / 8)  // 16-byte chunks per A row
-#define THREADS 256
+#define B_CHUNKS (BN / 8)  // 16-byte chunks per B row
+#define WARPS_N (BN / 64)
+#define THREADS (64 * WARPS_N)  // 2 × WARPS_N warps
 #define A_TILE (BM * BK)  // elements per stage
 #define B_TILE (BK * BN)
 
@@ -61,7 +70,7 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
     return *reinterpret_cast<unsigned*>(&v);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(128) u16 smem[];
     u16* As = smem;                    // STAGES × [BM][BK]
@@ -76,10 +85,11 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
     const int bn = (blockIdx.x % in_group) / size_m;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 64;  // the warp's 64×64 tile in the block tile
+    // the warp's 64×64 tile in the block tile (unsigned: shifts, as for the power-of-two BN)
+    const int wm = (int)((unsigned)warp / WARPS_N) * 64, wn = (int)((unsigned)warp % WARPS_N) * 64;
     const int row0 = bm * BM, col0 = bn * BN;
 
-    // copy K tile kt into stage s: A BM·BK/8 chunks, B BK·BN/8 chunks (BK 32: 2 + 4 per thread)
+    // copy K tile kt into stage s: A BM·BK/8 chunks, B BK·BN/8 chunks (BK·BN/8/THREADS = BK/8 each)
     auto load_tile = [&](int kt, int s) {
         const int k0 = kt * BK;
         const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
@@ -93,7 +103,7 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
         }
 #pragma unroll
         for (int i = 0; i < B_TILE / 8 / THREADS; ++i) {
-            const int id = tid + i * THREADS, k = id >> 5, c = id & 31;
+            const int id = tid + i * THREADS, k = (unsigned)id / B_CHUNKS, c = (unsigned)id % B_CHUNKS;
             const int gk = k0 + k, gc = col0 + c * 8;
             const bool ok = gk < K && gc < N;
             const u16* src = B + (ok ? (size_t)gk * N + gc : 0);

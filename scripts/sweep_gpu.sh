@@ -3,14 +3,14 @@
 #
 #   source .device/bootstrap.sh && bash scripts/sweep_gpu.sh PART
 #
-# PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | probes. Everything lands under $OUT as one
+# PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes. Everything lands under $OUT as one
 # tarball (run files under results/, JSON rows, logs) plus the log, because only a few files come
 # back from the host. Each step runs under its own `timeout`, shorter than the call's limit, since
 # a run file is written only when its invocation ends; the committed peaks file is copied in so
 # rows are rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | probes}
+PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
 mkdir -p "$W/results/nvidia-h200"
@@ -59,6 +59,10 @@ softmax)
     cli 300 softmax_131072 run --op softmax --case 4096x131072 "${V[@]}"
     cli 250 softmax_16384_bf16 run --op softmax --case 16384x16384,bf16 "${V[@]}"
     ;;
+splitk)  # matmul cuda splitk (M ≤ 16) beside cuBLAS and Triton, with mma_sync's probe
+    cli 200 splitk run --op matmul --backend cuda --backend triton --backend torch --variant splitk \
+        --variant persistent --variant matmul --timeout 60 --case 16x8192x8192,bf16 --case 1x8192x8192,bf16
+    ;;
 softmax_rest)  # the rows part softmax lost to its step limits (2026-12-01, fourth session)
     cli 110 softmax_16384_bf16 run --op softmax --case 16384x16384,bf16 --backend cuda --backend triton \
         --backend torch --variant fused_row --variant compile --timeout 100 --time-cap 2
@@ -83,7 +87,7 @@ probes)
     cat "$W/probe_gemv8.txt" >> "$OUT/log-$PART.txt"
     ;;
 *)
-    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | probes" >&2
+    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes" >&2
     exit 2
     ;;
 esac

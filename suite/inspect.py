@@ -248,13 +248,17 @@ def _record_sources(be):
 def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None = None,
                     arch: str = "sm_90") -> list[dict[str, Any]]:
     """One record per compiled program of each selected kernel: backend, variant, case, entry,
-    registers/spills/shared memory where known, ``stages`` (stage name → text), ``markers``."""
+    registers/spills/shared memory where known, ``stages`` (stage name → text), ``markers``.
+
+    Without ``case_name`` each kernel is shown for the first bench case (then test case) it
+    supports: a kernel for skinny products, say, for the first skinny case."""
     from backends import backend_class
+    from backends.base import Unsupported
     from suite.provenance import recording_compiles
     from suite.registry import get_spec, select
 
     spec = get_spec(op)
-    case = spec.case(case_name) if case_name else (spec.cases("bench", "gpu") or spec.test_cases)[0]
+    cases = [spec.case(case_name)] if case_name else [*spec.cases("bench", "gpu"), *spec.test_cases]
     cls = backend_class(backend)
     devs = [d for d in cls.devices() if d.usable]
     if not devs:
@@ -262,13 +266,22 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
     be = cls(devs[0])
     out = []
     for e in select([op], [backend], variants):
-        if e.dtypes and case.dtype not in e.dtypes:
+        usable = [c for c in cases if not e.dtypes or c.dtype in e.dtypes]
+        if not usable:
             continue
-        base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
         try:
-            wgsl = _record_sources(be) if backend == "webgpu" else []
-            with recording_compiles(be) as calls:
-                run = e.factory(be, case)
+            for i, case in enumerate(usable):  # the first case the factory accepts
+                base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
+                wgsl = _record_sources(be) if backend == "webgpu" else []
+                try:
+                    with recording_compiles(be) as calls:
+                        run = e.factory(be, case)
+                    break
+                except Unsupported:
+                    if backend == "webgpu":
+                        del be.compile_source
+                    if i == len(usable) - 1:
+                        raise
             if backend == "webgpu":
                 del be.compile_source
                 recs = _webgpu(be, wgsl)

@@ -84,10 +84,17 @@ def _gemv_cuda():
             for kw, us, st in shapes]
 
 
+def _attention_cuda():
+    import ops.attention.kernels as ak
+
+    return [(f"flash warps={w} bn={bn}", lambda be, c, w=w, bn=bn: ak.cuda_flash(be, c, w, bn))
+            for w, bn in ((4, 64), (8, 64), (4, 128), (8, 128))]
+
+
 #: (op, backend) → extra configurations beyond the registered variants
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
-           ("gemv_lowbit", "cuda"): _gemv_cuda}
+           ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda}
 
 
 def main() -> None:

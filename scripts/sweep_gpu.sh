@@ -3,14 +3,14 @@
 #
 #   source .device/bootstrap.sh && bash scripts/sweep_gpu.sh PART
 #
-# PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes. Everything lands under $OUT as one
+# PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_gemv. Everything lands under $OUT as one
 # tarball (run files under results/, JSON rows, logs) plus the log, because only a few files come
 # back from the host. Each step runs under its own `timeout`, shorter than the call's limit, since
 # a run file is written only when its invocation ends; the committed peaks file is copied in so
 # rows are rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes}
+PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_gemv}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
 mkdir -p "$W/results/nvidia-h200"
@@ -69,25 +69,33 @@ softmax_rest)  # the rows part softmax lost to its step limits (2026-12-01, four
     cli 210 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant compile \
         --timeout 120 --time-cap 2
     ;;
-probes)
-    step "probe matmul cuda: mma_sync BN 256/128 (2 blocks/SM), register_blocked tiles"
-    timeout 150 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --out "$W" \
+probes_matmul)  # mma_sync BN 256/128 (2 blocks/SM), register_blocked tiles (~4 minutes)
+    step "probe matmul cuda mma_sync"
+    timeout 200 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --out "$W" \
         > "$W/probe_mma.txt" 2>&1
     cat "$W/probe_mma.txt" >> "$OUT/log-$PART.txt"
-    timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,fp32' --only register_blocked --out "$W" \
+    step "probe matmul cuda register_blocked"
+    timeout 200 "$PY" scripts/probe.py matmul cuda --case '8192³,fp32' --only register_blocked --out "$W" \
         > "$W/probe_sgemm.txt" 2>&1
     cat "$W/probe_sgemm.txt" >> "$OUT/log-$PART.txt"
-    step "probe gemv cuda"
-    timeout 150 "$PY" scripts/probe.py gemv_lowbit cuda --case w4a16,n16384,k16384,b1,bf16 --out "$W" \
-        > "$W/probe_gemv.txt" 2>&1
-    cat "$W/probe_gemv.txt" >> "$OUT/log-$PART.txt"
-    step "probe gemv cuda w8"
-    timeout 150 "$PY" scripts/probe.py gemv_lowbit cuda --case w8a16,n16384,k16384,b1,bf16 --out "$W" \
-        > "$W/probe_gemv8.txt" 2>&1
-    cat "$W/probe_gemv8.txt" >> "$OUT/log-$PART.txt"
+    ;;
+probes_attention)  # cuda flash warps × BN, non-causal and causal D128
+    for c in b4h32s8192d128,bf16 b4h32s8192d128,causal,bf16; do
+        step "probe attention cuda $c"
+        timeout 200 "$PY" scripts/probe.py attention cuda --case "$c" --only flash --out "$W" \
+            > "$W/probe_attention_$c.txt" 2>&1
+        cat "$W/probe_attention_$c.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
+probes_gemv)  # gemv cuda KW × US × STAGES, w4 and w8
+    for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
+        step "probe gemv cuda $c"
+        timeout 220 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --out "$W" > "$W/probe_gemv_$c.txt" 2>&1
+        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+    done
     ;;
 *)
-    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes" >&2
+    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_gemv" >&2
     exit 2
     ;;
 esac

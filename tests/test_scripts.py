@@ -25,7 +25,11 @@ def test_script_parses(script):
 def _invocations(text: str):
     """(op list, case list) of each `suite.cli run` / `probe.py OP BACKEND --case` in a script."""
     joined = re.sub(r"\\\n\s*", " ", text)  # line continuations
+    loop: list[str] = []  # the values of the last `for c in ...; do` (a probe's "$c")
     for line in joined.splitlines():
+        f = re.match(r"\s*for c in (.+); do", line)
+        if f:
+            loop = f.group(1).split()
         if "suite.cli" in line and " run " in line or "cli " in line and " run " in line:
             words = shlex.split(line.split("#")[0].replace('"${V[@]}"', ""))
             ops = [words[i + 1] for i, w in enumerate(words) if w == "--op"]
@@ -33,7 +37,8 @@ def _invocations(text: str):
             yield ops, cases
         m = re.search(r"probe\.py (\w+) (\w+) --case (\S+)", line)
         if m:
-            yield [m.group(1)], [m.group(3).strip("'\"")]
+            name = m.group(3).strip("'\"")
+            yield [m.group(1)], loop if name == "$c" else [name]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -15,8 +15,10 @@
 //                          keys in shared memory, TM×TN score tiles, online softmax (fp32 math)
 //
 // Tensor cores, fp16/bf16 (FlashAttention-2's layout):
-//   attention_flash_mma    block = 4 warps = BM 64 query rows (16 per warp), K/V tiles of BN = 64
-//                          keys; grid (⌈S/64⌉, B·H). Q is staged once through shared memory into
+//   attention_flash_mma    block = MWARPS warps (4 or 8) = BM 16·MWARPS query rows (16 per warp),
+//                          K/V tiles of MBN = 64 or 128 keys; grid (⌈S/BM⌉, B·H), causal blocks
+//                          longest first; dynamic shared memory (BM + 4·MBN)·HD·2 bytes.
+//                          Q is staged once through shared memory into
 //                          A fragments (registers, HD/16 k-steps); per key tile S = Q·Kᵀ by
 //                          mma.sync.m16n8k16 (fp32 accumulators, K fragments by ldmatrix from the
 //                          row-major tile), online softmax on the accumulator fragments (each row
@@ -301,8 +303,14 @@ attention_flash(const T* __restrict__ Q, const T* __restrict__ K, const T* __res
 // ---- flash on tensor cores (fp16 / bf16) ----------------------------------------------------
 
 #ifdef MMA
-#define MBM 64
-#define MBN 64
+#ifndef MWARPS
+#define MWARPS 4  // warps per block, 16 query rows each: MBM = 64 or 128 query rows
+#endif
+#ifndef MBN
+#define MBN 64  // keys per K/V tile: 64 or 128
+#endif
+#define MBM (16 * MWARPS)
+#define MNT (32 * MWARPS)
 #define CH (HD / 8)  // 16-byte chunks per row
 
 #define MMA_BF16 (DT == 2)
@@ -319,34 +327,37 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
 // element offset of (row, 16-byte chunk) in a swizzled [rows][HD] tile
 __device__ __forceinline__ int swz(int row, int chunk) { return row * HD + ((chunk ^ (row & 7)) << 3); }
 
-// rows [r0, r0 + 64) of a head into a swizzled tile (zero-filled past S); 128 threads
+// rows [r0, r0 + ROWS) of a head into a swizzled tile (zero-filled past S); MNT threads
+template <int ROWS>
 __device__ __forceinline__ void load_tile(u16* tile, const u16* src, int r0, int S) {
 #pragma unroll
-    for (int i = 0; i < 64 * CH / 128; ++i) {
-        const int id = threadIdx.x + i * 128, r = id / CH, c = id % CH;
+    for (int i = 0; i < ROWS * CH / MNT; ++i) {
+        const int id = threadIdx.x + i * MNT, r = id / CH, c = id % CH;
         const bool ok = r0 + r < S;
         cp_async16(smem_u32(tile + swz(r, c)), src + (ok ? (size_t)(r0 + r) * HD + c * 8 : 0), ok ? 16 : 0);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(MNT)
 attention_flash_mma(const u16* __restrict__ Q, const u16* __restrict__ K, const u16* __restrict__ V,
                     u16* __restrict__ O, int S, float qk_scale) {
     extern __shared__ __align__(128) u16 smem[];
-    u16* Qs = smem;                   // [64][HD]
-    u16* Ks = smem + MBM * HD;        // 2 × [64][HD]
-    u16* Vs = Ks + 2 * MBN * HD;      // 2 × [64][HD]
+    u16* Qs = smem;                   // [MBM][HD]
+    u16* Ks = smem + MBM * HD;        // 2 × [MBN][HD]
+    u16* Vs = Ks + 2 * MBN * HD;      // 2 × [MBN][HD]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tq = lane & 3;  // the fragment's row group and column pair
-    const int m0 = blockIdx.x * MBM;
+    // causal: the longest query blocks (last rows, most keys) start first, so the short ones
+    // fill the tail of the grid instead of one long block running alone at the end
+    const int m0 = (CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * MBM;
     const size_t head = (size_t)blockIdx.y * S * HD;
     const u16 *Qh = Q + head, *Kh = K + head, *Vh = V + head;
     const int kend = CAUSAL ? min(S, m0 + MBM) : S;
     const int tiles = (kend + MBN - 1) / MBN;
 
-    load_tile(Qs, Qh, m0, S);
-    load_tile(Ks, Kh, 0, S);
-    load_tile(Vs, Vh, 0, S);
+    load_tile<MBM>(Qs, Qh, m0, S);
+    load_tile<MBN>(Ks, Kh, 0, S);
+    load_tile<MBN>(Vs, Vh, 0, S);
     cp_async_commit();
 
     unsigned qf[HD / 16][4];  // A fragments of the warp's 16 query rows
@@ -359,8 +370,8 @@ attention_flash_mma(const u16* __restrict__ Q, const u16* __restrict__ K, const 
 
     for (int t = 0; t < tiles; ++t) {
         if (t + 1 < tiles) {  // prefetch the next K/V tile into the other stage
-            load_tile(Ks + ((t + 1) & 1) * MBN * HD, Kh, (t + 1) * MBN, S);
-            load_tile(Vs + ((t + 1) & 1) * MBN * HD, Vh, (t + 1) * MBN, S);
+            load_tile<MBN>(Ks + ((t + 1) & 1) * MBN * HD, Kh, (t + 1) * MBN, S);
+            load_tile<MBN>(Vs + ((t + 1) & 1) * MBN * HD, Vh, (t + 1) * MBN, S);
         }
         cp_async_commit();
         cp_async_wait<1>();  // tile t (and Q) landed for this thread ...
@@ -374,7 +385,7 @@ attention_flash_mma(const u16* __restrict__ Q, const u16* __restrict__ K, const 
         const u16* Vt = Vs + (t & 1) * MBN * HD;
         const int n0 = t * MBN;
 
-        float sacc[MBN / 8][4];  // S = Q·Kᵀ, 16 × 64 per warp
+        float sacc[MBN / 8][4];  // S = Q·Kᵀ, 16 × MBN per warp
 #pragma unroll
         for (int j = 0; j < MBN / 8; ++j)
 #pragma unroll

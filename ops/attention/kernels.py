@@ -420,17 +420,19 @@ def cuda_fused_rows(be, case):
 
 
 @kernel("attention", "cuda", "flash")
-def cuda_flash(be, case):
+def cuda_flash(be, case, warps: int = 4, bn: int = 64):
     """fp16/bf16: tensor cores (mma.sync m16n8k16, FA2 layout: 4 warps × 16 query rows, 64-key
-    K/V tiles double-buffered by cp.async, P re-used from registers as the A operand of P·V).
-    fp32: the SIMT kernel of attention.cl (BM×BN tiles in shared memory, TM×TN per thread)."""
+    K/V tiles double-buffered by cp.async, P re-used from registers as the A operand of P·V;
+    ``warps`` 8 and ``bn`` 128 for probes). fp32: the SIMT kernel of attention.cl (BM×BN tiles in
+    shared memory, TM×TN per thread)."""
     b, h, s, d = _dims(case)
     qk, sn = _qk_scale(case), np.int32(s)
     if case.dtype in ("fp16", "bf16"):
-        k = be.compile(_CU, "attention_flash_mma", _cu_defs(case, MMA=1))
-        smem = (64 + 4 * 64) * d * 2
-        grid, block = (cdiv(s, 64), b * h), (128, 1)
-        info = {"kernel": "attention_flash_mma", "tile": {"BM": 64, "BN": 64}}
+        k = be.compile(_CU, "attention_flash_mma", _cu_defs(case, MMA=1, MWARPS=warps, MBN=bn))
+        bm = 16 * warps
+        smem = (bm + 4 * bn) * d * 2
+        grid, block = (cdiv(s, bm), b * h), (32 * warps, 1)
+        info = {"kernel": "attention_flash_mma", "tile": {"BM": bm, "BN": bn}}
     else:
         bm, bn, tm, tn = flash_tiles(d, _CUDA_STATIC_SMEM, 1024)
         k = be.compile(_CU, "attention_flash", _cu_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))

@@ -5,8 +5,10 @@
 #
 # PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_gemv. Everything lands under $OUT as one
 # tarball (run files under results/, JSON rows, logs) plus the log, because only a few files come
-# back from the host. Each step runs under its own `timeout`, shorter than the call's limit, since
-# a run file is written only when its invocation ends; the committed peaks file is copied in so
+# back from the host. Each step runs under its own `timeout`, shorter than the call's limit (and
+# than the device time left: the host's own limit kills everything, the tarball included; run
+# files are rewritten after every row, but only the tarball brings them back); the committed peaks
+# file is copied in so
 # rows are rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."

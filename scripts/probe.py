@@ -74,6 +74,13 @@ def _softmax_webgpu():
              lambda be, c, b=b: sk._webgpu(be, c, "split", b)) for b in (None, 8 << 10, 8 << 20, 32 << 20)]
 
 
+def _softmax_triton():
+    import ops.softmax.kernels as sk
+
+    return [(f"split_row part={p}", lambda be, c, p=p: sk.triton_split_row(be, c, p))
+            for p in (16384, 8192, 4096)]
+
+
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
@@ -94,7 +101,8 @@ def _attention_cuda():
 #: (op, backend) → extra configurations beyond the registered variants
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
-           ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda}
+           ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
+           ("softmax", "triton"): _softmax_triton}
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 #
 #   source .device/bootstrap.sh && bash scripts/sweep_gpu.sh PART
 #
-# PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_gemv. Everything lands under $OUT as one
+# PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv. Everything lands under $OUT as one
 # tarball (run files under results/, JSON rows, logs) plus the log, because only a few files come
 # back from the host. Each step runs under its own `timeout`, shorter than the call's limit (and
 # than the device time left: the host's own limit kills everything, the tarball included; run
@@ -12,7 +12,7 @@
 # rows are rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_gemv}
+PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
 mkdir -p "$W/results/nvidia-h200"
@@ -89,6 +89,12 @@ probes_attention)  # cuda flash warps × BN, non-causal and causal D128
         cat "$W/probe_attention_$c.txt" >> "$OUT/log-$PART.txt"
     done
     ;;
+probes_softmax)  # triton split_row part sizes at 4096×131072 (75.5 % with 16384-value parts)
+    step "probe softmax triton 4096x131072"
+    timeout 200 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
+        > "$W/probe_softmax_triton.txt" 2>&1
+    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    ;;
 probes_gemv)  # gemv cuda KW × US × STAGES, w4 and w8
     for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
         step "probe gemv cuda $c"
@@ -97,7 +103,7 @@ probes_gemv)  # gemv cuda KW × US × STAGES, w4 and w8
     done
     ;;
 *)
-    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_gemv" >&2
+    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv" >&2
     exit 2
     ;;
 esac

@@ -349,16 +349,17 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case):
+def triton_split_row(be, case, part: int = TRITON_PART):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
-    the same kernel as a publish launch and a finish launch (see softmax_triton.py)."""
+    the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
+    values per program (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
 
     m, n = case["m"], case["n"]
-    g = max(1, min(_units(be), cdiv(n, TRITON_PART)))
+    g = max(1, min(_units(be), cdiv(n, part)))
     chunk = cdiv(n, g)
     g = cdiv(n, chunk)
     block = pow2(chunk)

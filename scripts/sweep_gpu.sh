@@ -65,10 +65,8 @@ splitk)  # matmul cuda splitk (M ≤ 16) beside cuBLAS and Triton, with mma_sync
     cli 200 splitk run --op matmul --backend cuda --backend triton --backend torch --variant splitk \
         --variant persistent --variant matmul --timeout 60 --case 16x8192x8192,bf16 --case 1x8192x8192,bf16
     ;;
-softmax_rest)  # the rows part softmax lost to its step limits (2026-12-01, fourth session)
-    cli 110 softmax_16384_bf16 run --op softmax --case 16384x16384,bf16 --backend cuda --backend triton \
-        --backend torch --variant fused_row --variant compile --timeout 100 --time-cap 2
-    cli 300 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant compile \
+softmax_rest)  # 4096×131072, lost twice to limits (bf16 16384² landed: run babebb, 2026-12-01)
+    cli 420 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant compile \
         --timeout 120 --time-cap 2
     ;;
 probes_matmul)  # mma_sync BN 256/128 (2 blocks/SM), register_blocked tiles (~4 minutes)

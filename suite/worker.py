@@ -280,9 +280,27 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}{where}"
 
 
+def _exit_with_parent() -> None:
+    """A worker never outlives the run: if the parent dies without closing the queues (killed
+    outright), the worker would wait on its queue forever, holding its device's memory; a daemon
+    thread waits on the parent's sentinel and ends the process instead (even mid-kernel)."""
+    from multiprocessing.connection import wait
+
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True, name="solbench-parent-watch").start()
+
+
 def _child(backend: str, env: dict[str, str], requests, responses, target: dict | None = None) -> None:
     os.environ.update(env)  # before the backend is imported: pinning (CUDA_VISIBLE_DEVICES) and options
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    _exit_with_parent()
     try:
         ex = Executor(backend, target)
         from suite.registry import discover

@@ -3,6 +3,7 @@ get clear errors, files are written atomically."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -271,21 +272,50 @@ def test_sigterm_keeps_finished_rows(tmp_path):
     assert "partial" not in doc["run"]
 
 
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
 def test_sigkill_keeps_rows_written_so_far(tmp_path):
-    """A run killed outright (a machine's time limit) still leaves its finished rows: the run file
-    is rewritten after every row and says how far it got."""
+    """A run killed outright (a machine's time limit, `kill -9`) still leaves its finished rows:
+    the run file is rewritten after every row and says how far it got; and its worker processes
+    end with it instead of waiting on their queues forever (holding a GPU's memory)."""
     import signal
+    import time
 
     proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", "--size", "test",
                              "--op", "vector_add", "--check-only", "--results-dir", str(tmp_path)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
-    for line in proc.stdout:
-        if line.startswith("[2/"):
-            break
-    os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers, as a host's time limit does
-    proc.wait(timeout=60)
-    proc.stdout.close()
+    try:
+        for line in proc.stdout:
+            if line.startswith("[2/"):
+                break
+        workers = _children(proc.pid)
+        assert workers, "no worker process found"
+        proc.send_signal(signal.SIGKILL)  # the run alone: its workers are left to notice
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() and
+                                                  "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2]
+                                                  for w in workers):
+            time.sleep(0.2)
+        alive = [w for w in workers if Path(f"/proc/{w}").exists()
+                 and Path(f"/proc/{w}/stat").read_text().split()[2] != "Z"]
+        assert not alive, f"workers {alive} outlived their killed run"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.stdout.close()
     files = list(tmp_path.rglob("run-*.json"))
     assert len(files) == 1
     doc = json.loads(files[0].read_text())

@@ -132,6 +132,8 @@ class _Reporter:
                                  console=console, transient=True)
             self.prog.__enter__()
             self.task = self.prog.add_task(self.label, total=self.total)
+        elif self.total is not None:  # a log shows that the run started, and how much is planned
+            console.print(f"[0/{self.total}] {self.label}", highlight=False, markup=False)
         return self
 
     def __exit__(self, *exc) -> None:

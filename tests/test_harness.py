@@ -239,10 +239,16 @@ def test_ctrl_c_writes_no_file(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch",
                              "--size", "bench", "--op", "vector_add", "--results-dir", str(tmp_path)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(12)  # planned and running the first bench item
+    head = []
+    for line in proc.stdout:  # "[0/N] running": planned, the first bench item (2^28) under way
+        head.append(line)
+        if line.startswith("[0/"):
+            break
+    time.sleep(1)
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
+    out = "".join(head) + proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, out[-2000:]
     assert "no result file written" in out and not list(tmp_path.rglob("*"))
 

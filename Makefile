@@ -1,10 +1,13 @@
 # make bench: set up, measure the device ceilings, run the suite's main job on every device present;
 #             peaks and run files go to results-local/ (git-ignored), never into the committed results/
-# make test:  set up, then pytest (correctness of every kernel on every available device)
+# make test:  set up, then pytest (correctness of every kernel on every available device) on
+#             TEST_JOBS xdist workers (default 2: about half the wall time on a 2-core machine;
+#             each device's kernel items stay on one worker, see suite/pytest_plugin.py)
 # ./solbench ARGS (or `. .venv/bin/activate; solbench ARGS`) runs the CLI from the venv
 VENV := .venv
 PY := $(VENV)/bin/python
 ARGS ?=
+TEST_JOBS ?= 2
 
 .PHONY: setup bench test peaks lint clean dashboard nightly
 
@@ -22,7 +25,7 @@ bench: setup
 	@echo "solbench is .venv/bin/solbench: run ./solbench ARGS, or . .venv/bin/activate first"
 
 test: setup
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n $(TEST_JOBS) $(ARGS)
 
 # make dashboard: the static site from results/ and results-local/ → build/dashboard/index.html
 dashboard: setup

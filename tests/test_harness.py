@@ -207,13 +207,20 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path):
 
 # -- the --benchmark switch ---------------------------------------------------------------------
 
+def _plain_env() -> dict[str, str]:
+    """This environment without an xdist worker's variables: a pytest started from a test under
+    `pytest -n` would otherwise take itself for an xdist worker (pytest-benchmark then turns
+    itself off)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+
+
 def test_benchmark_flag_selects_only_benchmarks(tmp_path):
     out = tmp_path / "bench.json"
     r = subprocess.run([sys.executable, "-m", "pytest", "tests/test_kernels.py", "--benchmark", "-q",
                         "--solbench-backend", "torch", "--solbench-op", "vector_add",
                         "-k", "not fp16 and eager", "--solbench-time-cap", "0.5",
                         f"--benchmark-json={out}", "-rs"],
-                       env={**os.environ, "SOLBENCH_RESULTS": str(tmp_path)}, cwd=ROOT,
+                       env={**_plain_env(), "SOLBENCH_RESULTS": str(tmp_path)}, cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     doc = json.loads(out.read_text())

@@ -316,14 +316,6 @@ attention_flash(const T* __restrict__ Q, const T* __restrict__ K, const T* __res
 #define MMA_BF16 (DT == 2)
 #include "mma_sm80.cuh"
 
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-#if DT == 2
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-#else
-    __half2 v = __floats2half2_rn(lo, hi);
-#endif
-    return *reinterpret_cast<unsigned*>(&v);
-}
 // element offset of (row, 16-byte chunk) in a swizzled [rows][HD] tile
 __device__ __forceinline__ int swz(int row, int chunk) { return row * HD + ((chunk ^ (row & 7)) << 3); }
 

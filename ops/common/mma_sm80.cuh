@@ -1,7 +1,8 @@
 // mma_sm80.cuh — tensor-core building blocks shared by the mma.sync kernels (sm_80+): cp.async
 // 16-byte copies into shared memory, ldmatrix fragment loads and the m16n8k16 MMA with fp32
-// accumulators. Pulled in textually (`#include "mma_sm80.cuh"`, backends.base.read_source); the
-// including file defines MMA_BF16 (1: bf16 operands, 0: fp16) first.
+// accumulators, and the packing of two fp32 results into the operand type. Pulled in textually
+// (`#include "mma_sm80.cuh"`, backends.base.read_source); the including file includes cuda_bf16.h
+// and cuda_fp16.h and defines MMA_BF16 (1: bf16 operands, 0: fp16) first.
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -34,4 +35,14 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// two fp32 values as one 32-bit word of the operand type (lo in the low half), round to nearest even
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+#if MMA_BF16
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+#else
+    __half2 v = __floats2half2_rn(lo, hi);
+#endif
+    return *reinterpret_cast<unsigned*>(&v);
 }

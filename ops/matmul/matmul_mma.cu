@@ -61,15 +61,6 @@ __device__ __forceinline__ int a_off(int row, int chunk) { return row * BK + ((c
 #endif
 __device__ __forceinline__ int b_off(int k, int chunk) { return k * BN + ((chunk ^ (k & 7)) << 3); }
 
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-#if BF16
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-#else
-    __half2 v = __floats2half2_rn(lo, hi);
-#endif
-    return *reinterpret_cast<unsigned*>(&v);
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(128) u16 smem[];

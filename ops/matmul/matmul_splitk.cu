@@ -40,14 +40,6 @@ typedef unsigned short u16;
 __device__ __forceinline__ int a_off(int row, int chunk) { return row * BK + ((chunk ^ (row & 7)) << 3); }
 __device__ __forceinline__ int b_off(int k, int chunk) { return k * BN + ((chunk ^ (k & 7)) << 3); }
 
-__device__ __forceinline__ unsigned round16(float v) {  // fp32 → the operand type, nearest even
-#if BF16
-    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-#else
-    return __half_as_ushort(__float2half_rn(v));
-#endif
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS)
 matmul_splitk(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, float* __restrict__ ws,
               unsigned* __restrict__ cnt, int M, int N, int K) {
@@ -143,8 +135,8 @@ matmul_splitk(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restr
         }
         if (r < M && c < N) {  // N % 8 == 0: the four columns are in or out together
             uint2 o;
-            o.x = round16(v.x) | (round16(v.y) << 16);
-            o.y = round16(v.z) | (round16(v.w) << 16);
+            o.x = pack2(v.x, v.y);
+            o.y = pack2(v.z, v.w);
             *reinterpret_cast<uint2*>(C + (size_t)r * N + c) = o;
         }
     }

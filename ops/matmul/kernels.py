@@ -108,7 +108,7 @@ def cuda_mma_sync(be, case, bk: int | None = None, stages: int | None = None, bn
     dims = [np.int32(m), np.int32(np_), np.int32(kp)]
 
     def launch(a, b, c):
-        be.launch(fn, groups, (bn // 64 * 64,), [a, b, c, *dims], shared_mem=smem)
+        be.launch(fn, groups, (bn,), [a, b, c, *dims], shared_mem=smem)  # 2·BN/64 warps = BN threads
 
     if (kp, np_) == (k, n) or be.device.mode == "compile":
         return lambda ins, outs: launch(ins["A"], ins["B"], outs["C"])
@@ -127,24 +127,26 @@ def cuda_mma_sync(be, case, bk: int | None = None, stages: int | None = None, bn
     run.info = {"padded": True}
     return run
 
+
 _SPLITK_CU = source(__file__, "matmul_splitk.cu")
-#: matmul_splitk.cu's fixed tile: 128 columns per strip, BK 64, 4-stage ring (72 KiB), 4 warps
+#: matmul_splitk.cu's fixed tile: 128 columns per strip, BK 64, 4-stage ring, 4 warps
 _SPLITK_BN, _SPLITK_BK, _SPLITK_STAGES = 128, 64, 4
+#: its dynamic shared memory: the ring of 16-row A and BK-row B tiles (72 KiB)
+_SPLITK_SMEM = _SPLITK_STAGES * (16 * _SPLITK_BK + _SPLITK_BK * _SPLITK_BN) * 2
 
 
-def splitk_geometry(m: int, n: int, k: int, sms: int, smem_per_block: int) -> tuple[int, int]:
+def splitk_geometry(n: int, k: int, sms: int, smem_per_block: int) -> tuple[int, int]:
     """(column strips, K splits) of matmul_splitk: as many splits as fill one wave of blocks
     (SMs × the blocks whose rings fit an SM's shared memory — the per-block opt-in limit stands in
     for the per-SM one), at least one K tile each, and none empty."""
     strips, k_tiles = cdiv(n, _SPLITK_BN), cdiv(k, _SPLITK_BK)
-    smem = _SPLITK_STAGES * (16 * _SPLITK_BK + _SPLITK_BK * _SPLITK_BN) * 2
-    per_sm = max(1, smem_per_block // (smem + 1024))
+    per_sm = max(1, smem_per_block // (_SPLITK_SMEM + 1024))
     splits = max(1, min(k_tiles, sms * per_sm // strips))
     return strips, cdiv(k_tiles, cdiv(k_tiles, splits))
 
 
 @kernel("matmul", "cuda", "splitk")
-def cuda_splitk(be, case, splits: int | None = None):
+def cuda_splitk(be, case):
     """Skinny products (M ≤ 16, LLM decode), bandwidth-bound: B streamed once through a 4-stage
     cp.async ring, A's rows zero-padded to one m16 tile on tensor cores (mma.sync), K split to fill
     one wave of blocks (device-queried SMs and shared memory); the partials of a column strip are
@@ -157,18 +159,17 @@ def cuda_splitk(be, case, splits: int | None = None):
         raise Unsupported(f"splitk is the skinny path (M ≤ 16), M = {m}: mma_sync")
     if k % 8 or n % 8:
         raise Unsupported(f"splitk streams 16-byte rows: K ({k}) and N ({n}) must be multiples of 8")
-    strips, sp = splitk_geometry(m, n, k, be.device.compute_units or 132, be.smem_per_block())
-    sp = splits or sp
+    strips, sp = splitk_geometry(n, k, be.device.compute_units or 132, be.smem_per_block())
     defs = {"BF16": int(case.dtype == "bf16"), "STAGES": _SPLITK_STAGES}
     fn = be.compile(_SPLITK_CU, "matmul_splitk", defs)
-    smem = _SPLITK_STAGES * (16 * _SPLITK_BK + _SPLITK_BK * _SPLITK_BN) * 2
     ws = be.empty((sp * 16 * strips * _SPLITK_BN,), np.float32)
     cnt = be.empty((strips,), np.uint32)
     be.fill_bytes(cnt, 0)  # each launch's last block per strip sets its counter back to 0
     dims = [np.int32(m), np.int32(n), np.int32(k)]
 
     def run(ins, outs):
-        be.launch(fn, (strips, sp), (128,), [ins["A"], ins["B"], outs["C"], ws, cnt, *dims], shared_mem=smem)
+        be.launch(fn, (strips, sp), (128,), [ins["A"], ins["B"], outs["C"], ws, cnt, *dims],
+                  shared_mem=_SPLITK_SMEM)
 
     run.info = {"splits": sp, "strips": strips}
     return run

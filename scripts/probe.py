@@ -50,11 +50,12 @@ def _matmul_cuda():
 
     mma = [(f"mma_sync BK={bk} STAGES={st} BN={bn} MINB={mb}",
             lambda be, c, bk=bk, st=st, bn=bn, mb=mb: mk.cuda_mma_sync(be, c, bk, st, bn, mb))
-           for bk, st, bn, mb in ((64, 3, 256, 1), (64, 4, 256, 1), (32, 4, 256, 1),
+           for bk, st, bn, mb in ((64, 4, 256, 1), (32, 4, 256, 1),
                                   (64, 3, 128, 2), (32, 4, 128, 2), (32, 3, 128, 2), (64, 2, 128, 2))]
-    # register_blocked tiles (BM, BN, BK, TM, TN): (BM/TM)·(BN/TN) = 256 threads each
+    # register_blocked tiles (BM, BN, BK, TM, TN): (BM/TM)·(BN/TN) = 256 threads each. The
+    # registered variants (BK 64 × 3 at BN 256 where it fits; 128×128×8, 8×8) are timed too.
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
-            for t in ((128, 128, 8, 8, 8), (128, 128, 16, 8, 8), (128, 256, 8, 8, 16), (256, 128, 8, 16, 8),
+            for t in ((128, 128, 16, 8, 8), (128, 256, 8, 8, 16), (256, 128, 8, 16, 8),
                       (128, 64, 16, 8, 4), (64, 128, 16, 4, 8))]
     return mma + simt
 
@@ -78,7 +79,7 @@ def _softmax_triton():
     import ops.softmax.kernels as sk
 
     return [(f"split_row part={p}", lambda be, c, p=p: sk.triton_split_row(be, c, p))
-            for p in (16384, 8192, 4096)]
+            for p in (8192, 4096)]  # registered split_row: TRITON_PART (16384)
 
 
 def _gemv_cuda():
@@ -95,7 +96,7 @@ def _attention_cuda():
     import ops.attention.kernels as ak
 
     return [(f"flash warps={w} bn={bn}", lambda be, c, w=w, bn=bn: ak.cuda_flash(be, c, w, bn))
-            for w, bn in ((4, 64), (8, 64), (4, 128), (8, 128))]
+            for w, bn in ((8, 64), (4, 128), (8, 128))]  # registered flash: 4 warps, 64 keys
 
 
 #: (op, backend) → extra configurations beyond the registered variants

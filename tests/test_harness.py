@@ -237,22 +237,34 @@ def test_benchmark_flag_selects_only_benchmarks(tmp_path):
     assert len(written) == 1 and f"\nsolbench: wrote {written[0]}\n" in r.stdout
 
 
+def _start_run(tmp_path, *args: str, **popen) -> subprocess.Popen:
+    """`solbench run --backend torch --op vector_add ARGS` writing under tmp_path, its output
+    unbuffered on one text pipe (not a terminal: one plain line per finished item)."""
+    return subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch",
+                             "--op", "vector_add", *args, "--results-dir", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, **popen)
+
+
+def _read_until(proc: subprocess.Popen, prefix: str) -> list[str]:
+    """Lines of ``proc``'s output up to and including the first that starts with ``prefix``."""
+    head = []
+    for line in proc.stdout:
+        head.append(line)
+        if line.startswith(prefix):
+            break
+    return head
+
+
 def test_ctrl_c_writes_no_file(tmp_path):
     import signal
     import time
 
     # SIGINT's default action in the child, however pytest was started: a shell's background job
     # ignores SIGINT, the child inherits that, and Python then installs no Ctrl-C handler
-    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch",
-                             "--size", "bench", "--op", "vector_add", "--results-dir", str(tmp_path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    head = []
-    for line in proc.stdout:  # "[0/N] running": planned, the first bench item (2^28) under way
-        head.append(line)
-        if line.startswith("[0/"):
-            break
+    proc = _start_run(tmp_path, "--size", "bench",
+                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    head = _read_until(proc, "[0/")  # "[0/N] running": planned, the first bench item (2^28) under way
     time.sleep(1)
     proc.send_signal(signal.SIGINT)
     out = "".join(head) + proc.communicate(timeout=120)[0]
@@ -264,15 +276,8 @@ def test_sigterm_keeps_finished_rows(tmp_path):
     """`timeout` (SIGTERM) mid-run: the rows finished so far are saved, marked interrupted."""
     import signal
 
-    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", "--size", "test",
-                             "--op", "vector_add", "--check-only", "--results-dir", str(tmp_path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    head = []
-    for line in proc.stdout:  # one plain line per finished item (not a terminal)
-        head.append(line)
-        if line.startswith("[1/"):
-            break
+    proc = _start_run(tmp_path, "--size", "test", "--check-only")
+    head = _read_until(proc, "[1/")
     proc.send_signal(signal.SIGTERM)
     out = "".join(head) + proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, out[-2000:]
@@ -285,17 +290,24 @@ def test_sigterm_keeps_finished_rows(tmp_path):
     assert "partial" not in doc["run"]
 
 
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a process from /proc, or None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0], int(fields[1])
+
+
 def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (from /proc)."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
+    """Processes whose parent is ``pid``."""
+    pids = (int(d.name) for d in Path("/proc").glob("[0-9]*"))
+    return [c for c in pids if (st := _proc_stat(c)) is not None and st[1] == pid]
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (neither gone nor zombies)."""
+    return [p for p in pids if (st := _proc_stat(p)) is not None and st[0] != "Z"]
 
 
 def test_sigkill_keeps_rows_written_so_far(tmp_path):
@@ -305,26 +317,17 @@ def test_sigkill_keeps_rows_written_so_far(tmp_path):
     import signal
     import time
 
-    proc = subprocess.Popen([sys.executable, "-m", "suite.cli", "run", "--backend", "torch", "--size", "test",
-                             "--op", "vector_add", "--check-only", "--results-dir", str(tmp_path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+    proc = _start_run(tmp_path, "--size", "test", "--check-only", start_new_session=True)
     try:
-        for line in proc.stdout:
-            if line.startswith("[2/"):
-                break
+        _read_until(proc, "[2/")
         workers = _children(proc.pid)
         assert workers, "no worker process found"
         proc.send_signal(signal.SIGKILL)  # the run alone: its workers are left to notice
         proc.wait(timeout=60)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() and
-                                                  "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2]
-                                                  for w in workers):
+        while _alive(workers) and time.monotonic() < deadline:
             time.sleep(0.2)
-        alive = [w for w in workers if Path(f"/proc/{w}").exists()
-                 and Path(f"/proc/{w}/stat").read_text().split()[2] != "Z"]
-        assert not alive, f"workers {alive} outlived their killed run"
+        assert not _alive(workers), f"workers {_alive(workers)} outlived their killed run"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

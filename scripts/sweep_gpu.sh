@@ -3,16 +3,16 @@
 #
 #   source .device/bootstrap.sh && bash scripts/sweep_gpu.sh PART
 #
-# PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv. Everything lands under $OUT as one
-# tarball (run files under results/, JSON rows, logs) plus the log, because only a few files come
-# back from the host. Each step runs under its own `timeout`, shorter than the call's limit (and
-# than the device time left: the host's own limit kills everything, the tarball included; run
-# files are rewritten after every row, but only the tarball brings them back); the committed peaks
-# file is copied in so
-# rows are rated against it; part peaks measures a new one (copy it to results/ by hand).
+# PART: one of PARTS below. Everything lands under $OUT as one tarball (run files under results/,
+# JSON rows, logs) plus the log, because only a few files come back from the host. Each step runs
+# under its own `timeout`, shorter than the call's limit (and than the device time left: the
+# host's own limit kills everything, the tarball included; run files are rewritten after every
+# row, but only the tarball brings them back); the committed peaks file is copied in so rows are
+# rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PART=${1:?part: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv}
+PARTS="peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
 mkdir -p "$W/results/nvidia-h200"
@@ -101,7 +101,7 @@ probes_gemv)  # gemv cuda KW × US × STAGES, w4 and w8
     done
     ;;
 *)
-    echo "unknown part $PART: peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv" >&2
+    echo "unknown part $PART: $PARTS" >&2
     exit 2
     ;;
 esac

@@ -22,6 +22,7 @@ tensor-core MMAs (``mma``/``wgmma``, ``HMMA``/``HGMMA``).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import subprocess
@@ -232,9 +233,15 @@ def _webgpu(be, calls) -> list[dict[str, Any]]:
 
 # ---- driver -------------------------------------------------------------------------------------
 
-def _record_sources(be):
-    """Record ``compile_source`` (WebGPU: the WGSL after substitution) calls on ``be``."""
+@contextlib.contextmanager
+def _record_sources(be, active: bool = True):
+    """While the block runs, record ``compile_source`` (WebGPU: the WGSL after substitution) calls
+    on ``be`` into the yielded list; the backend's own method is back afterwards, however the
+    block ends. ``active`` False: nothing is patched, the list stays empty."""
     seen: list[tuple] = []
+    if not active:
+        yield seen
+        return
     orig = be.compile_source
 
     def rec(src, entry, label=""):
@@ -242,7 +249,10 @@ def _record_sources(be):
         return orig(src, entry, label)
 
     be.compile_source = rec
-    return seen
+    try:
+        yield seen
+    finally:
+        del be.compile_source  # the instance attribute: the class's method shows again
 
 
 def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None = None,
@@ -272,18 +282,14 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
         try:
             for i, case in enumerate(usable):  # the first case the factory accepts
                 base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
-                wgsl = _record_sources(be) if backend == "webgpu" else []
                 try:
-                    with recording_compiles(be) as calls:
+                    with _record_sources(be, backend == "webgpu") as wgsl, recording_compiles(be) as calls:
                         run = e.factory(be, case)
                     break
                 except Unsupported:
-                    if backend == "webgpu":
-                        del be.compile_source
                     if i == len(usable) - 1:
                         raise
             if backend == "webgpu":
-                del be.compile_source
                 recs = _webgpu(be, wgsl)
             elif backend == "cuda":
                 recs = _cuda(calls, arch)

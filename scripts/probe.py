@@ -48,15 +48,13 @@ def _softmax_opencl():
 def _matmul_cuda():
     import ops.matmul.kernels as mk
 
-    mma = [(f"mma_sync BK={bk} STAGES={st} BN={bn} MINB={mb}",
-            lambda be, c, bk=bk, st=st, bn=bn, mb=mb: mk.cuda_mma_sync(be, c, bk, st, bn, mb))
-           for bk, st, bn, mb in ((64, 4, 256, 1), (32, 4, 256, 1),
-                                  (64, 3, 128, 2), (32, 4, 128, 2), (32, 3, 128, 2), (64, 2, 128, 2))]
-    # register_blocked tiles (BM, BN, BK, TM, TN): (BM/TM)·(BN/TN) = 256 threads each. The
-    # registered variants (BK 64 × 3 at BN 256 where it fits; 128×128×8, 8×8) are timed too.
+    # mma_sync (BK, STAGES, BN, MINB) and register_blocked tiles (BM, BN, BK, TM, TN), with
+    # (BM/TM)·(BN/TN) = 256 threads; the registered shapes (_MMA_SHAPE, _SIMT_RB_CUDA) are timed too
+    mma = [(f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]}",
+            lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
+           for p in ((64, 3, 256, 1), (32, 4, 128, 2), (32, 2, 128, 2), (64, 2, 128, 2))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
-            for t in ((128, 128, 16, 8, 8), (128, 256, 8, 8, 16), (256, 128, 8, 16, 8),
-                      (128, 64, 16, 8, 4), (64, 128, 16, 4, 8))]
+            for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
     return mma + simt
 
 
@@ -78,8 +76,9 @@ def _softmax_webgpu():
 def _softmax_triton():
     import ops.softmax.kernels as sk
 
-    return [(f"split_row part={p}", lambda be, c, p=p: sk.triton_split_row(be, c, p))
-            for p in (8192, 4096)]  # registered split_row: TRITON_PART (16384)
+    return [(f"split_row part={p} per_sm={k}", lambda be, c, p=p, k=k: sk.triton_split_row(be, c, p, k))
+            for p, k in ((16384, 1), (8192, 1), (8192, 2), (8192, 3))]
+    # registered split_row: TRITON_PART (16384) × TRITON_SPLIT_PER_SM (2)
 
 
 def _gemv_cuda():
@@ -96,7 +95,7 @@ def _attention_cuda():
     import ops.attention.kernels as ak
 
     return [(f"flash warps={w} bn={bn}", lambda be, c, w=w, bn=bn: ak.cuda_flash(be, c, w, bn))
-            for w, bn in ((8, 64), (4, 128), (8, 128))]  # registered flash: 4 warps, 64 keys
+            for w, bn in ((8, 64), (4, 64))]  # registered flash: 8 warps × 128 keys where it fits
 
 
 #: (op, backend) → extra configurations beyond the registered variants

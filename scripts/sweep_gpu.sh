@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session5 | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,19 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+flush)  # what the cold-L2 flush costs the sample after it (scripts/flush_probe.py)
+    step "flush probe"
+    timeout 120 "$PY" scripts/flush_probe.py --json "$W/flush_probe.json" > "$W/flush_probe.txt" 2>&1
+    cat "$W/flush_probe.txt" >> "$OUT/log-$PART.txt"
+    ;;
+session5)  # the shapes picked from the 2026-12-01 probes, checked at odd sizes, then timed beside the peers
+    cli 150 check_odd run --op matmul --op attention --backend cuda --variant register_blocked --variant mma_sync \
+        --variant flash --size test --timeout 60
+    cli 200 matmul run --op matmul --backend cuda --backend torch --variant register_blocked --variant mma_sync \
+        --variant matmul --timeout 90 --case '8192³,fp32' --case '8192³,bf16'
+    cli 200 attention run --op attention --backend cuda --backend torch --variant flash --variant sdpa \
+        --timeout 90 --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16
+    ;;
 peaks)  # 37 candidates (each backend's vector_add and reduction, torch copy/dot, GEMM per dtype)
     step "peaks"
     timeout 560 "$PY" -m suite.cli peaks --repeats 3 --timeout 200 > "$W/peaks.txt" 2>&1

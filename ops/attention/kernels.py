@@ -419,15 +419,25 @@ def cuda_fused_rows(be, case):
     return run
 
 
+#: (warps, keys per K/V tile) of attention_flash_mma, the first whose shared memory
+#: ((16·warps + 4·keys)·D·2 bytes) fits the device. bf16 B4 H32 S8192 D128 on the H200
+#: (scripts/probe.py, 2026-12-01), non-causal / causal TFLOP/s: 8 × 128 306 / 299 (160 KiB at
+#: D128), 8 × 64 294 / 282, 4 × 64 290 / 281, 4 × 128 179 / 186
+_FLASH_MMA_SHAPES = ((8, 128), (8, 64), (4, 64))
+
+
 @kernel("attention", "cuda", "flash")
-def cuda_flash(be, case, warps: int = 4, bn: int = 64):
-    """fp16/bf16: tensor cores (mma.sync m16n8k16, FA2 layout: 4 warps × 16 query rows, 64-key
-    K/V tiles double-buffered by cp.async, P re-used from registers as the A operand of P·V;
-    ``warps`` 8 and ``bn`` 128 for probes). fp32: the SIMT kernel of attention.cl (BM×BN tiles in
-    shared memory, TM×TN per thread)."""
+def cuda_flash(be, case, warps: int | None = None, bn: int | None = None):
+    """fp16/bf16: tensor cores (mma.sync m16n8k16, FA2 layout: warps × 16 query rows, K/V tiles
+    double-buffered by cp.async, P re-used from registers as the A operand of P·V; warps and keys
+    per tile from _FLASH_MMA_SHAPES, or given by probes). fp32: the SIMT kernel of attention.cl
+    (BM×BN tiles in shared memory, TM×TN per thread)."""
     b, h, s, d = _dims(case)
     qk, sn = _qk_scale(case), np.int32(s)
     if case.dtype in ("fp16", "bf16"):
+        if warps is None:
+            fits = [p for p in _FLASH_MMA_SHAPES if (16 * p[0] + 4 * p[1]) * d * 2 <= be.smem_per_block()]
+            warps, bn = (fits or _FLASH_MMA_SHAPES[-1:])[0]
         k = be.compile(_CU, "attention_flash_mma", _cu_defs(case, MMA=1, MWARPS=warps, MBN=bn))
         bm = 16 * warps
         smem = (bm + 4 * bn) * d * 2

@@ -74,32 +74,31 @@ def torch_matmul(be, case):
 _MMA_CU = source(__file__, "matmul_mma.cu")
 #: the block tile of matmul_mma.cu: 128 × BN, one 64×64 warp tile per 64×64 of it (BN 256: 8
 #: warps, one block per SM; BN 128: 4 warps, MINB 2 asks for two blocks per SM)
-_MMA_BM, _MMA_BN = 128, 256
-#: (K step, pipeline depth), the first whose ring fits the device's shared memory per block:
-#: BK 64 × 3 stages (144 KiB) ran 8192³ bf16 at 387 TFLOP/s on the H200, BK 64 × 4 at 370 and
-#: BK 32 × 4 (96 KiB, e.g. for Ampere's 100 KiB parts) at 332 (scripts/probe.py, 2026-12-01)
-_MMA_PIPES = ((64, 3), (32, 4), (32, 3), (32, 2))
+_MMA_BM = 128
+#: (BK, STAGES, BN, MINB): 128×128 tiles, K steps of 32 in a 3-stage ring (48 KiB of shared
+#: memory per block, so it fits every sm_80+ part), two blocks per SM. 8192³ bf16 on the H200
+#: (scripts/probe.py, one process, 2026-12-01): 397 TFLOP/s; BN 256 (one 8-warp block per SM)
+#: with BK 64 × 3 stages (144 KiB) 386, BK 64 × 4 380, BK 32 × 4 332; BN 128 with BK 64 × 3 369
+_MMA_SHAPE = (32, 3, 128, 2)
 
 
-def _mma_smem(bk: int, stages: int, bn: int = _MMA_BN) -> int:
+def _mma_smem(bk: int, stages: int, bn: int) -> int:
     return stages * (_MMA_BM * bk + bk * bn) * 2
 
 
 @kernel("matmul", "cuda", "mma_sync")
-def cuda_mma_sync(be, case, bk: int | None = None, stages: int | None = None, bn: int = _MMA_BN,
-                  minb: int = 1):
+def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
-    128×256×64 block tiles, 3-stage cp.async ring in 144 KiB of dynamic shared memory (smaller
-    rings where the device has less, see _MMA_PIPES), ldmatrix
-    from XOR-swizzled tiles. Rows whose stride is not 16 bytes (K or N not a multiple of 8) are
+    128×128×32 block tiles of 4 warps, two blocks per SM, 3-stage cp.async ring in 48 KiB of
+    dynamic shared memory, ldmatrix from XOR-swizzled tiles (``shape``: (BK, STAGES, BN, MINB),
+    see _MMA_SHAPE; probes vary it). Rows whose stride is not 16 bytes (K or N not a multiple of 8) are
     copied into padded buffers inside the timed call."""
     import numpy as np
 
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
                                    "cores: Triton grouped/persistent, no CUDA kernel yet)")
     m, n, k = case["m"], case["n"], case["k"]
-    if bk is None:
-        bk, stages = next((p for p in _MMA_PIPES if _mma_smem(*p) <= be.smem_per_block()), _MMA_PIPES[-1])
+    bk, stages, bn, minb = shape
     defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb}
     fn = be.compile(_MMA_CU, "matmul_mma_sync", defs)
     smem = _mma_smem(bk, stages, bn)
@@ -420,6 +419,10 @@ _SIMT_DT = {"fp32": 0, "fp16": 1, "bf16": 2}
 #: SIMD lanes are work-items and where 64 accumulators per item only spill
 _SIMT_RB_GPU = (128, 128, 8, 8, 8)
 _SIMT_RB_CPU = (64, 64, 16, 4, 4)
+#: CUDA's register_blocked: 128×256×8 with 8×16 per thread. 8192³ fp32 on the H200
+#: (scripts/probe.py, 2026-12-01): 44.5 TFLOP/s against 39.1 for 128×128×8 (8×8), 43.9 for
+#: 256×128 (16×8), 38.0 for 128×128×16; the OpenCL and WGSL ports keep 128×128×8 (not probed)
+_SIMT_RB_CUDA = (128, 256, 8, 8, 16)
 
 
 def _simt_case(case, dialect: str) -> tuple[int, int, int]:
@@ -475,8 +478,8 @@ def cuda_tiled_shared(be, case):
 
 
 @kernel("matmul", "cuda", "register_blocked")
-def cuda_register_blocked(be, case, tiles: tuple[int, ...] = _SIMT_RB_GPU):
-    """128×128×8 block tiles, 256 threads with 8×8 accumulators each, float4 loads into
+def cuda_register_blocked(be, case, tiles: tuple[int, ...] = _SIMT_RB_CUDA):
+    """128×256×8 block tiles, 256 threads with 8×16 accumulators each, float4 loads into
     double-buffered shared memory (A transposed), unrolled outer-product FMAs. ``tiles``: (BM, BN,
     BK, TM, TN) for probes."""
     bm, bn, bk, tm, tn = tiles

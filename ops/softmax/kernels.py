@@ -288,6 +288,13 @@ TRITON_FUSED_MAX = 16384
 #: tile of the streaming kernels (three_pass, online) and the split part size
 TRITON_TILE = 4096
 TRITON_PART = 16384
+#: split_row: a part's program holds 32 values per thread (16 warps) in 81 registers (ptxas,
+#: sm_90a), one program per SM; the waits for a row's sibling parts then leave the SM idle
+#: (75.5 % of the ceiling at 4096×131072 on the H200). A register cap for two programs per SM
+#: (64 registers, 16 bytes of spills) lets one program stream while the other waits.
+TRITON_SPLIT_PER_SM = 2
+#: 32-bit registers per SM on every NVIDIA GPU since Kepler (sm_30 … sm_120)
+REGS_PER_SM = 65536
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -349,11 +356,12 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case, part: int = TRITON_PART):
+def triton_split_row(be, case, part: int = TRITON_PART, per_sm: int = TRITON_SPLIT_PER_SM):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
-    values per program (probes)."""
+    values per program; ``per_sm``: programs resident per SM the register cap allows (1: no cap;
+    CUDA targets only). Probes vary both."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -368,7 +376,10 @@ def triton_split_row(be, case, part: int = TRITON_PART):
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
-    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": _warps(block)}
+    warps = _warps(block)
+    kw = {"G": g, "BLOCK": block, "num_warps": warps}
+    if per_sm > 1 and be.device.mode != "interpret" and torch.version.hip is None:
+        kw["maxnreg"] = REGS_PER_SM // (per_sm * 32 * warps) // 8 * 8
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

@@ -77,7 +77,7 @@ def _softmax_triton():
     import ops.softmax.kernels as sk
 
     return [(f"split_row part={p} per_sm={k}", lambda be, c, p=p, k=k: sk.triton_split_row(be, c, p, k))
-            for p, k in ((16384, 1), (8192, 1), (8192, 2), (8192, 3))]
+            for p, k in ((16384, 1), (8192, 2))]
     # registered split_row: TRITON_PART (16384) × TRITON_SPLIT_PER_SM (2)
 
 

@@ -159,7 +159,7 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
                                         "n_blocks": "i64", "epoch": "i64"},
-                     {"G": 8, "BLOCK": 16384, "PHASE": 0},
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk"),
                       "maxnreg": sk.REGS_PER_SM // (sk.TRITON_SPLIT_PER_SM * 32 * 16) // 8 * 8}))
         names.append(f"softmax_split/{dt}")

@@ -291,7 +291,8 @@ TRITON_PART = 16384
 #: split_row: a part's program holds 32 values per thread (16 warps) in 81 registers (ptxas,
 #: sm_90a), one program per SM; the waits for a row's sibling parts then leave the SM idle
 #: (75.5 % of the ceiling at 4096×131072 on the H200). A register cap for two programs per SM
-#: (64 registers, 16 bytes of spills) lets one program stream while the other waits.
+#: (64 registers) lets one program stream while the other waits. (Polling each sibling's words
+#: as scalars, one after another, ran at 46 % with one program per SM: one round trip per word.)
 TRITON_SPLIT_PER_SM = 2
 #: 32-bit registers per SM on every NVIDIA GPU since Kepler (sm_30 … sm_120)
 REGS_PER_SM = 65536
@@ -377,7 +378,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, per_sm: int = TRITON_SPL
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
     warps = _warps(block)
-    kw = {"G": g, "BLOCK": block, "num_warps": warps}
+    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps}
     if per_sm > 1 and be.device.mode != "interpret" and torch.version.hip is None:
         kw["maxnreg"] = REGS_PER_SM // (per_sm * 32 * warps) // 8 * 8
 

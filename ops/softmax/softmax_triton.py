@@ -116,7 +116,7 @@ def _untag(w):
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
-                  G: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr):
+                  G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr):
     if PHASE == 0:
         t = tl.atomic_add(ticket_ptr, 1) - (epoch - 1).to(tl.int64) * n_blocks  # start order
     else:
@@ -134,20 +134,19 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         tl.atomic_xchg(base + 2 * part, _tag(epoch, m), sem="relaxed")
         tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
     if PHASE != 1:
-        # part k's two words, each spun on as a scalar (no block-wide reduction per poll), then
-        # combined in part order (bitwise the same in every part of the row)
-        mt = NEG
-        for k in tl.static_range(G):
-            a = tl.load(base + 2 * k, volatile=True)
-            while (a >> 32) != epoch:
-                a = tl.load(base + 2 * k, volatile=True)
-            mt = tl.maximum(mt, _untag(a))
-        st = 0.0
-        for k in tl.static_range(G):
-            a = tl.load(base + 2 * k, volatile=True)
-            b = tl.load(base + 2 * k + 1, volatile=True)
-            while (b >> 32) != epoch:
-                b = tl.load(base + 2 * k + 1, volatile=True)
-            st += _untag(b) * tl.exp2((_untag(a) - mt) * LOG2E)
+        k = tl.arange(0, GP)
+        kmask = k < G
+        want = epoch.to(tl.int64)
+        done = t < 0  # a scalar tensor (False)
+        a = tl.zeros((GP,), tl.int64)
+        b = tl.zeros((GP,), tl.int64)
+        while not done:  # all 2·G words in one round trip per poll
+            a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
+            b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
+            ready = (((a >> 32) == want) & ((b >> 32) == want)) | (k >= G)
+            done = tl.min(ready.to(tl.int32), axis=0) == 1
+        mk = tl.where(kmask, _untag(a), NEG)
+        mt = tl.max(mk, axis=0)
+        st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
         e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
         tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)

@@ -51,6 +51,17 @@ def _pci_bus_id(d: cl.Device) -> str | None:
     return f"{bus:02x}:{slot >> 3:02x}.{slot & 7:x}"
 
 
+#: reads every 16-byte word of the flush buffer; a store depends on the sum (harmless if it ever
+#: happens), so no compiler can drop the loads
+_FLUSH_READ_CL = """
+__kernel void solbench_flush_read(__global const uint4* b, ulong n, __global uint* sink) {
+    uint4 acc = (uint4)(0);
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) acc += b[i];
+    if (acc.x + acc.y + acc.z + acc.w == 1u) sink[0] = acc.x;
+}
+"""
+
+
 class OpenCLBackend(Backend):
     name = "opencl"
     timer = "opencl-profiling"
@@ -87,8 +98,13 @@ class OpenCLBackend(Backend):
         self._gate = None  # backends.window.ClGate, built on the first time()
         self.start_timeouts = 0  # gates released by their timeout (fn waited for the device)
         n = min(flush_bytes(device), int(self.cl_device.max_mem_alloc_size))
+        n = max(16, n // 16 * 16)
         self._flush = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, n)
         self._flush_bytes = n
+        cl.enqueue_fill_buffer(self.queue, self._flush, np.uint8(0x5A), 0, n)
+        self._flush_sink = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 4)
+        self._flush_read = cl.Program(self.ctx, _FLUSH_READ_CL).build().solbench_flush_read
+        self._flush_groups = 8 * int(self.cl_device.max_compute_units)
         self._nvml = find_index(device.pci_bus_id, device.name) if device.kind == "gpu" else None
 
     # -- memory ----------------------------------------------------------------------------
@@ -223,7 +239,10 @@ class OpenCLBackend(Backend):
             return (events[-1].profile.end - events[0].profile.start) * 1e-9
 
     def flush_l2(self) -> None:
-        cl.enqueue_fill_buffer(self.queue, self._flush, np.uint8(0x5A), 0, self._flush_bytes)
+        """A read of the whole flush buffer (see Backend.flush_l2)."""
+        wg = min(256, int(self.cl_device.max_work_group_size))
+        self._flush_read(self.queue, (self._flush_groups * wg,), (wg,), self._flush,
+                         np.uint64(self._flush_bytes // 16), self._flush_sink)
 
     def clocks(self) -> dict:
         if self._nvml is None:

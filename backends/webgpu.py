@@ -64,6 +64,21 @@ _ALIGN = 16
 #: test sizes, with the same linear group id, so a kernel that ignores it fails
 GRID_LIMIT_ENV = "SOLBENCH_WEBGPU_MAX_GROUPS"
 
+#: reads every 16-byte word of a window of the flush buffer; a store depends on the sum (harmless
+#: if it ever happens), so no compiler can drop the loads
+_FLUSH_READ_WGSL = """
+struct P { n: u32, stride: u32 }
+@group(0) @binding(0) var<storage, read> buf: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> sink: array<u32>;
+@group(0) @binding(2) var<uniform> p: P;
+@compute @workgroup_size(256)
+fn flush_read(@builtin(global_invocation_id) gid: vec3<u32>) {
+    var acc = vec4<u32>(0u);
+    for (var i = gid.x; i < p.n; i += p.stride) { acc += buf[i]; }
+    if (acc.x + acc.y + acc.z + acc.w == 1u) { sink[0] = acc.x; }
+}
+"""
+
 _FILL_WGSL = """
 struct P { words: u32, pattern: u32 }
 @group(0) @binding(0) var<storage, read_write> buf: array<u32>;
@@ -192,10 +207,12 @@ class WebGPUBackend(Backend):
         size = flush_bytes(device)
         if self.gpu and not device.l2_bytes:
             size = max(size, 256 * 2**20)  # L2 unknown through WebGPU: 256 MiB covers today's GPUs
-        self._flush_size = min(size, self.limits["max-buffer-size"]) // 4 * 4
-        self._flush = self.wdev.create_buffer(size=self._flush_size, usage=wgpu.BufferUsage.COPY_DST)
+        self._flush_size = min(size, self.limits["max-buffer-size"]) // 16 * 16
+        self._flush = self._alloc((self._flush_size // 4,), np.uint32)  # zeroed by WebGPU
+        self._flush_sink = self._alloc((4,), np.uint32)
         self._sync_buf = self.wdev.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_SRC)
         self._fill = self.compile_source(_FILL_WGSL, "fill", "<fill>")
+        self._flush_read = self.compile_source(_FLUSH_READ_WGSL, "flush_read", "<flush_read>")
         self._nvml = find_index(name=device.name) if device.vendor == "NVIDIA" else None
 
     # -- memory ----------------------------------------------------------------------------
@@ -447,10 +464,14 @@ class WebGPUBackend(Backend):
         return float(t1 - t0) * self.ts_period * 1e-9
 
     def flush_l2(self) -> None:
+        """A read of the whole flush buffer, window by window (see Backend.flush_l2)."""
+        step, groups = self._window_step() // 16 * 16, 8 * max(1, self.device.compute_units or 16)
+        for off in range(0, self._flush_size, step):
+            size = min(step, self._flush_size - off)
+            part = self._flush if size == self._flush_size else Window(self._flush, off, size)
+            self.launch(self._flush_read, (groups, 1, 1), None,
+                        [part, self._flush_sink, np.array([size // 16, groups * 256], np.uint32)])
         self._submit()
-        enc = self.wdev.create_command_encoder()
-        enc.clear_buffer(self._flush, 0, self._flush_size)
-        self.queue.submit([enc.finish()])
 
     def clocks(self) -> dict:
         if self._nvml is None:

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session5 | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session5 | session5b | session5c | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,23 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session5b)  # after the read flush: M=16 beside cuBLAS, Triton split_row probe, 4096×131072 run file
+    cli 90 skinny run --op matmul --backend cuda --backend triton --backend torch --variant splitk \
+        --variant persistent --variant matmul --timeout 60 --case 16x8192x8192,bf16 --case 1x8192x8192,bf16
+    step "probe softmax triton 4096x131072"
+    timeout 100 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
+        > "$W/probe_softmax_triton.txt" 2>&1
+    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    cli 380 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant compile \
+        --timeout 120 --time-cap 2
+    ;;
+session5c)  # after the read flush: gemv and the SIMT attention (WebGPU's unrolled loops, first time)
+    cli 170 gemv run --op gemv_lowbit --variant fused_vec --variant dense --variant tinygemm --timeout 60 \
+        --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
+        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    cli 120 attention_simt run --op attention --backend opencl --backend webgpu --backend torch \
+        --variant flash --variant sdpa --timeout 60 --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32
+    ;;
 flush)  # what the cold-L2 flush costs the sample after it (scripts/flush_probe.py)
     step "flush probe"
     timeout 120 "$PY" scripts/flush_probe.py --json "$W/flush_probe.json" > "$W/flush_probe.txt" 2>&1

@@ -1,0 +1,77 @@
+"""The cold-sample L2 flush reads its whole buffer (backends/*: flush_l2), on the real OpenCL
+(PoCL) and WebGPU (lavapipe) devices of this machine.
+
+Each flush kernel stores to a sink only when the words one invocation read sum to 1. The buffer is
+zeroed except one word set to 1 (the first, one at a window boundary, the last): the sink changes
+only if that word was read. WebGPU's binding limit is lowered so the buffer is read in windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.spawn import check_in_process
+
+
+def _positions(nbytes: int, step: int) -> list[int]:
+    """Byte offsets of the 16-byte word to mark: first, both sides of the first window seam, last."""
+    seam = [step - 16, step] if step < nbytes else []
+    return [0, *seam, nbytes - 16]
+
+
+def _opencl() -> dict:
+    try:
+        import pyopencl as cl
+
+        from backends.opencl import OpenCLBackend
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"pyopencl unavailable: {type(e).__name__}: {e}"}
+    devs = [d for d in OpenCLBackend.devices() if d.usable]
+    if not devs:
+        return {"skip": "no OpenCL device"}
+    be = OpenCLBackend(devs[0])
+    fails = []
+    n = be._flush_bytes
+    for pos in _positions(n, n):
+        words = np.zeros(n // 4, np.uint32)
+        words[pos // 4] = 1
+        cl.enqueue_copy(be.queue, be._flush, words)
+        cl.enqueue_copy(be.queue, be._flush_sink, np.zeros(1, np.uint32))
+        be.flush_l2()
+        sink = np.zeros(1, np.uint32)
+        cl.enqueue_copy(be.queue, sink, be._flush_sink)
+        be.queue.finish()
+        if sink[0] != 1:
+            fails.append(f"opencl: the word at byte {pos} of {n} was not read (sink {sink[0]})")
+    return {"fails": fails}
+
+
+def _webgpu() -> dict:
+    try:
+        from backends.webgpu import WebGPUBackend
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"wgpu unavailable: {type(e).__name__}: {e}"}
+    devs = [d for d in WebGPUBackend.devices() if d.usable]
+    if not devs:
+        return {"skip": "no WebGPU adapter"}
+    be = WebGPUBackend(devs[0])
+    n = be._flush_size
+    be.limits["max-storage-buffer-binding-size"] = max(1 << 16, n // 3)  # three or more windows
+    step = be._window_step()
+    fails = [] if step < n else [f"webgpu: window step {step} does not split a {n}-byte buffer"]
+    for pos in _positions(n, step):
+        words = np.zeros(be._flush.buf.size // 4, np.uint32)
+        words[pos // 4] = 1
+        be.queue.write_buffer(be._flush.buf, 0, words.tobytes())
+        be.queue.write_buffer(be._flush_sink.buf, 0, np.zeros(4, np.uint32).tobytes())
+        be.flush_l2()
+        be.synchronize()
+        sink = np.frombuffer(be.wdev.queue.read_buffer(be._flush_sink.buf), np.uint32)
+        if sink[0] != 1:
+            fails.append(f"webgpu: the word at byte {pos} of {n} was not read (sink {sink[0]})")
+    return {"fails": fails}
+
+
+@pytest.mark.parametrize("body", [_opencl, _webgpu], ids=["opencl", "webgpu"])
+def test_flush_reads_every_word(body):
+    check_in_process(body)

@@ -240,3 +240,101 @@ def test_cuda_mma_flash_compiles_without_spills(hd):
                          {"DT": 2, "HD": hd, "CAUSAL": 1, "MMA": 1}, archs=("sm_90",))
     for rep in reps:
         assert rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
+
+
+# -- the Hopper form of the Triton kernel (scripts/probe.py's attention/triton entries) ----------
+
+#: ragged S (77, 130: partial Q tiles and key tails, one to two 128-row tiles), both head dims
+_FORM_CASES = [(77, 64, 1), (130, 128, 0), (130, 128, 1), (77, 64, 0)]
+
+
+def _probe_triton_attention() -> list:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "probe.py"
+    spec = importlib.util.spec_from_file_location("_probe_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.CONFIGS[("attention", "triton")]()
+
+
+def _interpret_forms() -> dict:
+    """Every probe entry (attention_flash_tma: tensor descriptors, which the interpreter runs, or
+    K [BN, D] by pointers) at its own BLOCK_M × BLOCK_N, checked by the harness at ragged S."""
+    try:
+        from backends.triton import TritonBackend
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    from suite.check import checked_launch
+    from suite.registry import discover
+    from suite.spec import np_dtype
+
+    discover()
+    be = TritonBackend(TritonBackend.devices()[0])
+    if be.device.mode != "interpret":
+        return {"skip": "a GPU: the interpreter check is for CPU hosts"}
+    entries = _probe_triton_attention()
+    assert len(entries) <= 6 and any("form=tma" in lab for lab, _ in entries), entries
+    fails, seen = [], 0
+    for s, d, c in _FORM_CASES:
+        name = f"b1h2s{s}d{d}{',causal' if c else ''},bf16"
+        case = Case(name, {"b": 1, "h": 2, "s": s, "d": d, "causal": c}, "bf16", seed=s + d + c)
+        x = SPEC.inputs(case)
+        sig = SPEC.signature(case)
+        ins = {k: be.upload(x[k]) for k, a in sig.items() if a.role == "in"}
+        outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
+        ref = SPEC.reference(case, x)
+        for label, factory in entries:
+            run = factory(be, case)
+            res = checked_launch(be, SPEC, case, run, ins, outs, x, ref, SPEC.tolerance(case))
+            seen += 1
+            if not res.ok:
+                fails.append(f"{label} {case.name}: {res.message[:300]}")
+    return {"fails": fails, "seen": seen}
+
+
+def test_triton_flash_probe_forms_correct_in_interpreter():
+    res = check_in_process(_interpret_forms)
+    assert res["seen"] == len(_FORM_CASES) * 6
+
+
+def _hopper_tma_jobs() -> dict:
+    try:
+        from backends.triton import compile_many_for_hopper
+        from ops.attention.attention_triton import attention_flash_tma
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    sig = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Out": "*bf16", "S": "i32", "qk_scale": "fp32"}
+    shapes = [(d, cfg, c, tma) for d, cfg in ((128, (128, 128, 8, 3)), (64, (128, 64, 4, 3)))
+              for c in (False, True) for tma in (True, False)]
+    jobs = []
+    for d, (bm, bn, w, st), c, tma in shapes:
+        cx = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": c, "PRECISION": "ieee", "UPCAST": False,
+              "TMA": tma, "WS": False}
+        jobs.append((attention_flash_tma, sig, cx, {"num_warps": w, "num_stages": st,
+                                                    "divisible_by_16": ("Q", "K", "V", "Out")}))
+    fails, facts = [], []
+    for (d, cfg, c, tma), o in zip(shapes, compile_many_for_hopper(jobs), strict=True):
+        tag = f"D{d} {cfg} causal={c} tma={tma}"
+        if "error" in o:
+            fails.append(f"{tag}: {o['error'][:2000]}")
+            continue
+        facts.append(f"{tag}: {o['registers']} registers, {o['spill_bytes']} spilled, {o['smem_bytes']} smem")
+        if "wgmma" not in o["ptx"] or (o["spill_bytes"] or 0) > 0:
+            fails.append(f"{tag}: no wgmma or spills ({o['spill_bytes']})")
+        if tma != ("cp.async.bulk.tensor" in o["ptx"]):
+            fails.append(f"{tag}: TMA loads {'missing' if tma else 'unexpected'}")
+        if tma and any(k.startswith(("ld.global", "st.global")) for k in o["global_accesses"]):
+            fails.append(f"{tag}: global loads/stores beside TMA: {o['global_accesses']}")
+        if o["smem_bytes"] > 227 * 1024:
+            fails.append(f"{tag}: {o['smem_bytes']} bytes of shared memory > 227 KiB")
+    return {"fails": fails, "facts": facts}
+
+
+def test_triton_flash_tma_compiles_for_hopper():
+    """attention_flash_tma for sm_90, bf16, D128 (128×128, 8 warps, 3 stages) and D64 (128×64,
+    4 warps, 3 stages), causal or not, descriptors or pointers: wgmma, TMA loads where asked, no
+    spills, within the 227 KiB of shared memory a block may have."""
+    res = check_in_process(_hopper_tma_jobs)
+    print("\n".join(res["facts"]))

@@ -145,7 +145,6 @@ def test_wrong_kernels_rejected(pool, variant):
 def _hopper_jobs() -> dict:
     try:
         from backends.triton import compile_many_for_hopper
-        from ops.softmax import kernels as sk
         from ops.softmax import softmax_triton as st
     except Exception as e:  # noqa: BLE001
         return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
@@ -160,8 +159,7 @@ def _hopper_jobs() -> dict:
         jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
                                         "n_blocks": "i64", "epoch": "i64"},
                      {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0},
-                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk"),
-                      "maxnreg": sk.REGS_PER_SM // (sk.TRITON_SPLIT_PER_SM * 32 * 16) // 8 * 8}))
+                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
@@ -170,8 +168,6 @@ def _hopper_jobs() -> dict:
         elif not any(k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]) and \
                 "/4096" not in name and "/1024" not in name:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
-        elif name.startswith("softmax_split") and (out["registers"] or 0) > 64:  # two programs per SM
-            fails.append(f"{name}: {out['registers']} registers above the cap of 64")
     return {"fails": fails}
 
 

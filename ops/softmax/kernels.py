@@ -288,14 +288,10 @@ TRITON_FUSED_MAX = 16384
 #: tile of the streaming kernels (three_pass, online) and the split part size
 TRITON_TILE = 4096
 TRITON_PART = 16384
-#: split_row: a part's program holds 32 values per thread (16 warps) in 81 registers (ptxas,
-#: sm_90a), one program per SM; the waits for a row's sibling parts then leave the SM idle
-#: (75.5 % of the ceiling at 4096×131072 on the H200). A register cap for two programs per SM
-#: (64 registers) lets one program stream while the other waits. (Polling each sibling's words
-#: as scalars, one after another, ran at 46 % with one program per SM: one round trip per word.)
-TRITON_SPLIT_PER_SM = 2
-#: 32-bit registers per SM on every NVIDIA GPU since Kepler (sm_30 … sm_120)
-REGS_PER_SM = 65536
+#: split_row, 4096×131072 fp32 on the H200 (scripts/probe.py, 2026-12-01): 16384-value parts
+#: 75.6 %, 8192 46.7 %, 4096 50.9 %; a register cap for two programs per SM (81 → 64 registers)
+#: 74.2 %; polling each sibling's words as scalars, one after another, 46.1 %. Not understood
+#: (CUDA's kernel of the same geometry: 93.3 %).
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -357,12 +353,11 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case, part: int = TRITON_PART, per_sm: int = TRITON_SPLIT_PER_SM):
+def triton_split_row(be, case, part: int = TRITON_PART):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
-    values per program; ``per_sm``: programs resident per SM the register cap allows (1: no cap;
-    CUDA targets only). Probes vary both."""
+    values per program (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -377,10 +372,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, per_sm: int = TRITON_SPL
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
-    warps = _warps(block)
-    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps}
-    if per_sm > 1 and be.device.mode != "interpret" and torch.version.hip is None:
-        kw["maxnreg"] = REGS_PER_SM // (per_sm * 32 * warps) // 8 * 8
+    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": _warps(block)}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

@@ -51,9 +51,6 @@ def _pci_bus_id(d: cl.Device) -> str | None:
     return f"{bus:02x}:{slot >> 3:02x}.{slot & 7:x}"
 
 
-#: largest single host ↔ device copy (bytes)
-COPY_PIECE = 256 << 20
-
 #: reads every 16-byte word of the flush buffer; a store depends on the sum (harmless if it ever
 #: happens), so no compiler can drop the loads
 _FLUSH_READ_CL = """
@@ -114,23 +111,11 @@ class OpenCLBackend(Backend):
     def upload(self, arr: np.ndarray) -> ClBuffer:
         arr = np.ascontiguousarray(arr)
         mf = cl.mem_flags
-        buf = cl.Buffer(self.ctx, mf.READ_WRITE, max(1, arr.nbytes))
-        self._write(buf, arr)
+        if arr.nbytes == 0:
+            buf = cl.Buffer(self.ctx, mf.READ_WRITE, 1)
+        else:
+            buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
         return ClBuffer(buf, tuple(arr.shape), arr.dtype)
-
-    def _write(self, buf: cl.Buffer, arr: np.ndarray) -> None:
-        """Host → device in pieces of at most COPY_PIECE bytes: NVIDIA's OpenCL fails a single
-        2 GiB write with OUT_OF_RESOURCES (softmax 4096×131072 fp32 on the H200, 2026-12-01)."""
-        raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-        for off in range(0, raw.size, COPY_PIECE):
-            cl.enqueue_copy(self.queue, buf, raw[off:off + COPY_PIECE], dst_offset=off)
-        self.queue.finish()
-
-    def _read(self, out: np.ndarray, buf: cl.Buffer, offset: int = 0) -> None:
-        """Device bytes [offset, offset + out.nbytes) → ``out`` (contiguous), in pieces as _write."""
-        raw = out.reshape(-1).view(np.uint8)
-        for off in range(0, raw.size, COPY_PIECE):
-            cl.enqueue_copy(self.queue, raw[off:off + COPY_PIECE], buf, src_offset=offset + off, is_blocking=True)
 
     def empty(self, shape, dtype) -> ClBuffer:
         dtype = np.dtype(dtype)
@@ -139,7 +124,8 @@ class OpenCLBackend(Backend):
 
     def download(self, buf: ClBuffer) -> np.ndarray:
         out = np.empty(buf.shape, buf.dtype)
-        self._read(out, buf.buf)
+        if out.nbytes:
+            cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
         return out
 
     def alloc_guarded(self, shape, dtype, guard: int, canary: int, data: np.ndarray | None = None):
@@ -154,12 +140,12 @@ class OpenCLBackend(Backend):
         cl.enqueue_fill_buffer(self.queue, whole, np.uint8(canary), 0, n + 2 * g)
         sub = whole.get_sub_region(g, max(n, 1))
         if data is not None and n:
-            self._write(sub, data)
+            cl.enqueue_copy(self.queue, sub, np.ascontiguousarray(data))
 
         def read_guards() -> np.ndarray:
             lo, hi = np.empty(g, np.uint8), np.empty(g, np.uint8)
-            self._read(lo, whole, 0)
-            self._read(hi, whole, g + n)
+            cl.enqueue_copy(self.queue, lo, whole, src_offset=0, is_blocking=True)
+            cl.enqueue_copy(self.queue, hi, whole, src_offset=g + n, is_blocking=True)
             return np.concatenate([lo, hi])
 
         return ClBuffer(sub, tuple(shape), dtype), read_guards

@@ -52,6 +52,10 @@ class Timing:
     outside_s: float | None = None
     #: the first attempt's median, flags and clocks when this is a re-measurement
     first_attempt: dict | None = None
+    #: what preceded each sample: "read" (the cold flush reads ≥ 2× L2, Backend.flush_l2) or
+    #: "none" (hot). Run files without the field (before 2026-12-01 16:37 UTC) used a flush that
+    #: wrote the buffer, which charged ~9 µs of write-backs to each sample on the H200
+    flush: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -202,7 +206,8 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
                rse=rse, n=int(a.size), warmup_n=warm, converged=rse < proto.target_rse,
                samples=[float(s) for s in a], start=getattr(be, "start_method", "host"),
                clocks=summarize_clocks(clocks.samples),
-               outside_s=float(np.median(outside)) if outside else None)
+               outside_s=float(np.median(outside)) if outside else None,
+               flush="none" if proto.hot else "read")
     if t.outside_s is not None and t.outside_s > max(proto.outside_floor_s, proto.outside_frac * t.median_s):
         raise OutsideWindow(f"the device stayed busy {t.outside_s * 1e6:.0f} µs (median) after a window of "
                             f"{t.median_s * 1e6:.1f} µs: work outside the timed window (another stream?)")

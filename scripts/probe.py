@@ -97,24 +97,11 @@ def _attention_cuda():
             for w, bn in ((8, 64), (4, 64))]  # registered flash: 8 warps × 128 keys where it fits
 
 
-def _attention_triton():
-    import ops.attention.kernels as ak
-
-    # attention_flash_tma with one fixed (BLOCK_M, BLOCK_N, warps, stages) each, no autotuning: TMA
-    # descriptors for Q/K/V/O ("tma"), or K [BN, D] by pointers ("natural"). At D128 bf16 on sm_90
-    # (Triton 3.9, compile_many_for_hopper) 128×128 takes 225 KiB of shared memory with 3 stages
-    # (4 stages: 289 KiB, over the 227 KiB a block may have); registered flash: autotuned pointers
-    cfgs = [("tma", (128, 64, 8, 3)), ("tma", (128, 128, 8, 3)), ("tma", (128, 64, 8, 4)),
-            ("tma", (128, 64, 4, 3)), ("tma", (128, 128, 8, 2)), ("natural", (128, 64, 8, 3))]
-    return [(f"flash form={f} tile={t}", lambda be, c, f=f, t=t: ak.triton_flash(be, c, f, [t]))
-            for f, t in cfgs]
-
-
 #: (op, backend) → extra configurations beyond the registered variants
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
-           ("softmax", "triton"): _softmax_triton, ("attention", "triton"): _attention_triton}
+           ("softmax", "triton"): _softmax_triton}
 
 
 def main() -> None:

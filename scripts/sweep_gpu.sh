@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session5 | session5b | session5c | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -40,22 +40,9 @@ session5b)  # after the read flush: M=16 beside cuBLAS, Triton split_row probe, 
     cli 380 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant compile \
         --timeout 120 --time-cap 2
     ;;
-session5c)  # after the read flush: gemv and the SIMT attention (WebGPU's unrolled loops, first time)
-    cli 170 gemv run --op gemv_lowbit --variant fused_vec --variant dense --variant tinygemm --timeout 60 \
-        --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
-    cli 120 attention_simt run --op attention --backend opencl --backend webgpu --backend torch \
-        --variant flash --variant sdpa --timeout 60 --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32
-    ;;
-session5d)  # OpenCL 4096×131072 (its 2 GiB upload now in pieces), Triton flash Hopper forms, SIMT attention
+session5d)  # OpenCL 4096×131072, SIMT attention (the Triton flash Hopper-form probes of 5128432 were here)
     cli 130 softmax_131072_opencl run --op softmax --backend opencl --backend torch --case 4096x131072 \
         --variant split_row --variant compile --timeout 120 --time-cap 2
-    for c in b4h32s8192d128,bf16 b4h32s8192d128,causal,bf16; do
-        step "probe attention triton $c"
-        timeout 170 "$PY" scripts/probe.py attention triton --case "$c" --only flash --out "$W" \
-            > "$W/probe_attention_triton_$c.txt" 2>&1
-        cat "$W/probe_attention_triton_$c.txt" >> "$OUT/log-$PART.txt"
-    done
     cli 120 attention_simt run --op attention --backend opencl --backend webgpu --backend torch \
         --variant flash --variant sdpa --timeout 60 --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32
     ;;

@@ -235,64 +235,35 @@ def _torch_dtype(case):
     return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[case.dtype]
 
 
-#: forms of triton_flash: the kernel and its extra constexprs ("pointers": the registered one)
-_TRITON_FORMS = {"pointers": ("attention_flash", {}),
-                 "natural": ("attention_flash_tma", {"TMA": False}),  # K [BN, D] + tl.trans, pointers
-                 "tma": ("attention_flash_tma", {"TMA": True})}  # K natural, Q/K/V/O by descriptors
-
-
-def _triton_allocator(dev):
-    """triton.set_allocator's function: the global workspace of in-kernel tensor descriptors."""
-    import torch
-
-    return lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=dev)
-
-
 @kernel("attention", "triton", "flash")
-def triton_flash(be, case, form: str = "pointers", configs=None):
+def triton_flash(be, case):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages) per head dim on compiled devices.
-
-    Probes: ``form`` "natural" (attention_flash_tma: K loaded [BN, D], transposed in the dot) or
-    "tma" (the same with Q, K, V, O through tensor descriptors; fp16/bf16 only, fp32 cases keep
-    the pointer kernel); ``configs``: (BLOCK_M, BLOCK_N, num_warps, num_stages) to use instead of
-    _TRITON_CONFIGS (one: no autotuning; the interpreter takes its BLOCK_M, BLOCK_N)."""
+    num_warps, num_stages) per head dim on compiled devices."""
     import time
 
     import torch
     import triton
 
-    import ops.attention.attention_triton as at
+    from ops.attention.attention_triton import attention_flash
 
     b, h, s, d = _dims(case)
     is_causal = causal(case)
     prec = "ieee"
     qk = float(_qk_scale(case))
     interp = be.device.mode == "interpret"
-    if case.dtype == "fp32" and form != "pointers":  # the registered kernel and configs
-        form, configs = "pointers", None
-    name, extra = _TRITON_FORMS[form]
-    base = getattr(at, name)
     if interp:
-        bm, bn = configs[0][:2] if configs else _TRITON_INTERPRET
-        kern, meta = base, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True, **extra}
+        bm, bn = _TRITON_INTERPRET
+        kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
     else:
-        cfgs = configs or _TRITON_CONFIGS[(d, case.dtype != "fp32")]
+        cfgs = _TRITON_CONFIGS[(d, case.dtype != "fp32")]
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
-        if extra.get("TMA"):
-            triton.set_allocator(_triton_allocator(be.dev))
-        fixed = configs is not None and len(cfgs) == 1
-        if fixed:  # a probe's config: no autotuner in the timed launches
-            (bm, bn, w, st), = cfgs
-            kern, meta = base, {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": st, **extra}
-        else:
-            kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
-                                    for bm, bn, w, st in cfgs], key=["S"])(base)
-            meta = dict(extra)
+        kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
+                                for bm, bn, w, st in cfgs], key=["S"])(attention_flash)
+        meta = {}
 
     def launch(q, k, v, o):
         grid = lambda mt: (triton.cdiv(s, mt["BLOCK_M"]), b * h)  # noqa: E731
@@ -304,16 +275,10 @@ def triton_flash(be, case, form: str = "pointers", configs=None):
         t0 = time.perf_counter()
         launch(x, x, x, torch.empty_like(x))
         be.synchronize()
-        if fixed:
-            info = {"compile_s": round(time.perf_counter() - t0, 3),
-                    "config": {k: meta[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages")}}
-        else:
-            best = kern.best_config
-            info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                    "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
+        best = kern.best_config
+        info = {"autotune_s": round(time.perf_counter() - t0, 3),
+                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
         del x
-    if form != "pointers":
-        info = {**info, "kernel": name, "form": form}
 
     def run(ins, outs):
         q, k, v = (_torch_view(ins[n], case.dtype) for n in ("Q", "K", "V"))

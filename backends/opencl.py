@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from backends.base import Backend, Device, flush_bytes, read_source
+from backends.base import Backend, Device, Unsupported, flush_bytes, read_source
 from backends.nvml import find_index, gpu_clocks
 
 
@@ -97,7 +97,13 @@ class OpenCLBackend(Backend):
         self._events: list[cl.Event] | None = None  # set while time() records
         self._gate = None  # backends.window.ClGate, built on the first time()
         self.start_timeouts = 0  # gates released by their timeout (fn waited for the device)
-        n = min(flush_bytes(device), int(self.cl_device.max_mem_alloc_size))
+        #: largest buffer (bytes). NVIDIA's OpenCL reports a max_mem_alloc_size of 37.5 GB on the H200
+        #: but fails every buffer of ≥ 2^31 bytes with OUT_OF_RESOURCES at its first write (driver
+        #: 580, scripts/cl_alloc_probe.py, 2026-12-01): there the limit is 2^31 − 1
+        self.max_buffer = int(self.cl_device.max_mem_alloc_size)
+        if "nvidia" in self.platform.name.lower():
+            self.max_buffer = min(self.max_buffer, 2**31 - 1)
+        n = min(flush_bytes(device), self.max_buffer)
         n = max(16, n // 16 * 16)
         self._flush = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, n)
         self._flush_bytes = n
@@ -114,12 +120,19 @@ class OpenCLBackend(Backend):
         if arr.nbytes == 0:
             buf = cl.Buffer(self.ctx, mf.READ_WRITE, 1)
         else:
+            self._fits(arr.nbytes)
             buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
         return ClBuffer(buf, tuple(arr.shape), arr.dtype)
+
+    def _fits(self, nbytes: int) -> None:
+        if nbytes > self.max_buffer:
+            raise Unsupported(f"a buffer of {nbytes} bytes exceeds the {self.max_buffer} this OpenCL device "
+                              f"takes in one buffer ({self.platform.name.strip()})")
 
     def empty(self, shape, dtype) -> ClBuffer:
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        self._fits(nbytes)
         return ClBuffer(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(1, nbytes)), tuple(shape), dtype)
 
     def download(self, buf: ClBuffer) -> np.ndarray:
@@ -136,6 +149,7 @@ class OpenCLBackend(Backend):
         dtype = np.dtype(dtype)
         g = max(guard, int(self.cl_device.mem_base_addr_align) // 8)
         n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        self._fits(n + 2 * g)
         whole = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, n + 2 * g)
         cl.enqueue_fill_buffer(self.queue, whole, np.uint8(canary), 0, n + 2 * g)
         sub = whole.get_sub_region(g, max(n, 1))

@@ -1,5 +1,5 @@
 """The cold-sample L2 flush reads its whole buffer (backends/*: flush_l2), on the real OpenCL
-(PoCL) and WebGPU (lavapipe) devices of this machine.
+(PoCL) and WebGPU (lavapipe) devices of this machine; and OpenCL's one-buffer limit.
 
 Each flush kernel stores to a sink only when the words one invocation read sum to 1. The buffer is
 zeroed except one word set to 1 (the first, one at a window boundary, the last): the sink changes
@@ -75,3 +75,35 @@ def _webgpu() -> dict:
 @pytest.mark.parametrize("body", [_opencl, _webgpu], ids=["opencl", "webgpu"])
 def test_flush_reads_every_word(body):
     check_in_process(body)
+
+
+def _opencl_buffer_limit() -> dict:
+    """A buffer above the device's one-buffer limit is Unsupported (a row with the reason) on every
+    allocation path; at the limit it is made."""
+    try:
+        from backends.base import Unsupported
+        from backends.opencl import OpenCLBackend
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"pyopencl unavailable: {type(e).__name__}: {e}"}
+    devs = [d for d in OpenCLBackend.devices() if d.usable]
+    if not devs:
+        return {"skip": "no OpenCL device"}
+    be = OpenCLBackend(devs[0])
+    be.max_buffer = 1 << 20  # as NVIDIA's 2^31 − 1, scaled down
+    fails = []
+    small, big = np.zeros(1 << 18, np.float32), np.zeros((1 << 18) + 1, np.float32)
+    for name, make in (("upload", lambda a: be.upload(a)), ("empty", lambda a: be.empty(a.shape, a.dtype)),
+                       ("alloc_guarded", lambda a: be.alloc_guarded(a.shape, a.dtype, 0, 0xA5, a))):
+        try:
+            make(big)
+            fails.append(f"{name}: a buffer above the limit was made")
+        except Unsupported as e:
+            if "exceeds" not in str(e):
+                fails.append(f"{name}: unclear reason {e}")
+        if name != "alloc_guarded":  # the guards take room of their own
+            make(small)
+    return {"fails": fails}
+
+
+def test_opencl_buffer_limit():
+    check_in_process(_opencl_buffer_limit)

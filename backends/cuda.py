@@ -448,7 +448,8 @@ class CudaBackend(Backend):
         if self.compile_only:
             return
         if self._flush is None:
-            self._flush = self.cp.full(flush_bytes(self.device) // 8, 0x5A5A5A5A5A5A5A5A, dtype=self.cp.uint64)
+            words = flush_bytes(self.device) // 8
+            self._flush = self.cp.full(words, 0x5A5A5A5A5A5A5A5A, dtype=self.cp.uint64)
         self._flush.sum()  # a read of the whole buffer (see Backend.flush_l2)
 
     def clocks(self) -> dict:

@@ -22,8 +22,8 @@ def main() -> None:
     dev = plat.get_devices()[0]
     ctx = cl.Context([dev])
     q = cl.CommandQueue(ctx)
-    print(f"# {plat.name} / {dev.name}: max_mem_alloc_size {dev.max_mem_alloc_size}, global {dev.global_mem_size}, "
-          f"mem_base_addr_align {dev.mem_base_addr_align} bits")
+    print(f"# {plat.name} / {dev.name}: max_mem_alloc_size {dev.max_mem_alloc_size}, "
+          f"global {dev.global_mem_size}, mem_base_addr_align {dev.mem_base_addr_align} bits")
     guard = max(4096, dev.mem_base_addr_align // 8)
     for n in (2**30, 2**31 - 4096, 2**31, 2**31 + 4096, 3 * 2**30):
         for kind in ("plain", "guarded"):

@@ -37,7 +37,8 @@ def main() -> None:
     x128 = torch.randn(32 << 20, device=dev, generator=g)  # 128 MiB fp32
     x1g = torch.randn(256 << 20, device=dev, generator=g)  # 1 GiB fp32
     y1g = torch.empty_like(x1g)
-    kernels = {"matmul bf16 16x8192x8192 (128 MiB of B)": (lambda: a16 @ b, 8192 * 8192 * 2 + 2 * 16 * 8192 * 2),
+    gemv_bytes = 8192 * 8192 * 2 + 2 * 16 * 8192 * 2
+    kernels = {"matmul bf16 16x8192x8192 (128 MiB of B)": (lambda: a16 @ b, gemv_bytes),
                "sum fp32 128 MiB": (lambda: x128.sum(), 128 << 20),
                "copy fp32 1 GiB": (lambda: y1g.copy_(x1g), 2 << 30)}
     rows = []
@@ -61,7 +62,8 @@ def main() -> None:
                 ts.append(s.elapsed_time(e) * 1e3)
             row[fname] = statistics.median(ts)
         rows.append(row)
-        print(f"| {name} | " + " | ".join(f"{row[f]:.1f} ({nbytes / row[f] / 1e3:.0f})" for f in flushes) + " |")
+        cells = [f"{row[f]:.1f} ({nbytes / row[f] / 1e3:.0f})" for f in flushes]
+        print(f"| {name} | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(dev), "l2_bytes": l2, "rows": rows}, f, indent=1)

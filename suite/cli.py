@@ -59,6 +59,10 @@ def _blank_flag_types(cmd, ctx) -> None:
             p.metavar = ""
 
 
+#: a run file is rewritten after a row only once this many times the last rewrite's duration
+#: has passed since it (rewrites then take at most ~1/(1 + ratio) of a run's wall time)
+PARTIAL_WRITE_RATIO = 10
+
 app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True,
                   help="solbench: one spec per operator, kernels in CUDA, Triton, OpenCL and WGSL, "
                        "checked against float64 references, timed against the device's speed of light.")
@@ -314,13 +318,20 @@ def run(
         meta = new_run()
         rows = list(p.notes)
         done: list[dict] = []  # rows finished so far: what an interrupted run still saves
+        last_write = {"at": -math.inf, "took": 0.0}
 
         def on_row(it, row: dict) -> None:
             done.append(row)
-            if save:  # the run file so far, rewritten after every row: a killed run keeps them
+            # the run file so far, rewritten as rows finish, so a killed run keeps them: after
+            # every row, unless the last rewrite took more than a tenth of the time since (each
+            # rewrite holds every row's samples, so a long run would write O(rows²) bytes)
+            now = time.monotonic()
+            if save and now - last_write["at"] >= PARTIAL_WRITE_RATIO * last_write["took"]:
                 meta["partial"] = {"rows_done": len(done), "rows_planned": len(p.items)}
                 with contextlib.suppress(OSError):  # the final save reports (and rescues)
                     write_run(meta, p.devices, [*p.notes, *done], results_dir)
+                last_write["at"] = time.monotonic()
+                last_write["took"] = last_write["at"] - now
             prog.step(it.id, row)
 
         interrupted = None

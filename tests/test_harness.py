@@ -312,7 +312,8 @@ def _alive(pids: list[int]) -> list[int]:
 
 def test_sigkill_keeps_rows_written_so_far(tmp_path):
     """A run killed outright (a machine's time limit, `kill -9`) still leaves its finished rows:
-    the run file is rewritten after every row and says how far it got; and its worker processes
+    the run file is rewritten as rows finish (after every row unless rewrites grow costly,
+    cli.PARTIAL_WRITE_RATIO) and says how far it got; and its worker processes
     end with it instead of waiting on their queues forever (holding a GPU's memory)."""
     import signal
     import time
@@ -336,4 +337,4 @@ def test_sigkill_keeps_rows_written_so_far(tmp_path):
     assert len(files) == 1
     doc = json.loads(files[0].read_text())
     part = doc["run"]["partial"]
-    assert 2 <= part["rows_done"] < part["rows_planned"] and len(doc["results"]) >= part["rows_done"]
+    assert 1 <= part["rows_done"] < part["rows_planned"] and len(doc["results"]) >= part["rows_done"]

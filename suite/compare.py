@@ -40,8 +40,8 @@ DEFAULT_THRESHOLDS = res.COMMITTED_DIR / "thresholds.yaml"
 MIN_SAMPLES = 3
 
 #: verdicts, in the order a report lists them
-VERDICTS = ("new failure", "regression", "still failing", "fixed", "improvement", "not significant",
-            "unchanged", "new", "vanished", "untimed")
+VERDICTS = ("new failure", "regression", "still failing", "fixed", "improvement", "method changed",
+            "not significant", "unchanged", "new", "vanished", "untimed")
 BLOCKING = ("new failure", "regression")
 
 
@@ -185,6 +185,10 @@ def compare_rows(before: pd.DataFrame, after: pd.DataFrame, thresholds: Threshol
             e["ratio"] = e["after_median_s"] / e["before_median_s"]
             e["p_value"] = rank_test(rb.samples, ra.samples)
             e["verdict"] = judge(e["before_median_s"], e["after_median_s"], e["p_value"], min_effect, alpha)
+            if e["verdict"] in ("regression", "improvement") and rb.get("method") != ra.get("method"):
+                # the timer, start rule or flush differ (history.timing_method): not the kernel
+                e["verdict"] = "method changed"
+                e["message"] = f"{rb.get('method')} → {ra.get('method')}"
         else:
             e["verdict"] = "untimed"
         out.append(e)

@@ -27,7 +27,7 @@ SERIES = ["device", "op", "backend", "variant", "case", "dtype"]
 BAD = ("failed", "error", "timeout")
 #: columns added to ``results.COLUMNS``
 EXTRA = ["samples", "sm_mhz_before", "mem_mhz_before", "throttle_before", "git_dirty", "file",
-         "precision"]
+         "precision", "method"]
 
 
 class HistoryWarning(UserWarning):
@@ -51,6 +51,24 @@ class History:
         return r[(r.status == "ok") & (r["mode"] == "run") & r.median_s.notna()]
 
 
+#: the read flush landed in commit 499b4ef (first run 2026-12-01T16:39Z); ``timing.flush`` was
+#: recorded from 1c61ab8 on. A cold row without the field is "read" from this instant, else "write"
+READ_FLUSH_SINCE = "2026-12-01T16:37:00+00:00"
+
+
+def timing_method(timing: dict[str, Any], started_utc: str | None = None) -> str | None:
+    """How a row was timed, as far as it changes what a kernel's time means: the timer, how the
+    window opened, and what preceded each sample (see READ_FLUSH_SINCE for files without
+    ``timing.flush``). None for a row without a timing."""
+    if not timing:
+        return None
+    flush = timing.get("flush")
+    if not flush:
+        read = str(started_utc or "") >= READ_FLUSH_SINCE
+        flush = "none" if not timing.get("cold", True) else "read" if read else "write"
+    return f"{timing.get('method') or '?'}, start {timing.get('start') or '?'}, flush {flush}"
+
+
 def _row(r: dict[str, Any], run: dict[str, Any], path: Path) -> dict[str, Any]:
     out = res.flat(r, run)
     timing = r.get("timing") or {}
@@ -58,7 +76,8 @@ def _row(r: dict[str, Any], run: dict[str, Any], path: Path) -> dict[str, Any]:
     out.update(samples=list(timing.get("samples") or []), sm_mhz_before=before.get("sm_mhz"),
                mem_mhz_before=before.get("mem_mhz"),
                throttle_before=",".join(before.get("throttle", [])) or None,
-               git_dirty=run.get("git_dirty"), file=str(path), precision=r.get("precision"))
+               git_dirty=run.get("git_dirty"), file=str(path), precision=r.get("precision"),
+               method=timing_method(timing, run.get("started_utc")))
     return out
 
 

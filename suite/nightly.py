@@ -52,7 +52,9 @@ class Change:
     """A confirmed level shift (or a pending one) in one series."""
 
     series: dict[str, Any]
-    kind: str  # regression | improvement | pending
+    #: regression | improvement | pending; "method" when the timing method (timer, start rule,
+    #: flush: history.timing_method) differs across the shift: the protocol moved, not the kernel
+    kind: str
     index: int  # position of the first run after the change in the series' timed history
     run_id: str
     started_utc: str
@@ -67,6 +69,8 @@ class Change:
     clocks_before: dict[str, Any] = field(default_factory=dict)
     clocks_after: dict[str, Any] = field(default_factory=dict)
     ignored: bool = False
+    method_before: str = ""
+    method_after: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -128,6 +132,19 @@ def _pooled(g: pd.DataFrame) -> list[float]:
     return out
 
 
+def _methods(g: pd.DataFrame) -> str:
+    return " | ".join(sorted({str(m) for m in g["method"].dropna()})) if "method" in g else ""
+
+
+def _change(g: pd.DataFrame, gb: pd.DataFrame, ga: pd.DataFrame, kind: str, **kw: Any) -> Change:
+    """A Change between the runs ``gb`` and ``ga`` of series ``g``; kind "method" when their timing
+    methods differ."""
+    mb, ma = _methods(gb), _methods(ga)
+    return Change(series={k: g.iloc[0][k] for k in SERIES}, kind="method" if mb != ma else kind,
+                  clocks_before=_clocks(gb), clocks_after=_clocks(ga), method_before=mb, method_after=ma,
+                  **kw)
+
+
 def _git_range(before: pd.Series, after: pd.Series) -> str:
     def short(s: Any) -> str:
         return str(s)[:10] if isinstance(s, str) and s else "?"
@@ -142,7 +159,6 @@ def series_changes(g: pd.DataFrame, min_effect: float, alpha: float, min_runs: i
     if n < 2:
         return []
     y = np.log(g.median_s.to_numpy(float))
-    key = {k: g.iloc[0][k] for k in SERIES}
     out: list[Change] = []
     start = 0
     cps = candidates(y, min_runs)
@@ -167,12 +183,11 @@ def series_changes(g: pd.DataFrame, min_effect: float, alpha: float, min_runs: i
             p = rank_test(gb.median_s.to_list(), ga.median_s.to_list())
         if p is None or p >= alpha:
             continue
-        out.append(Change(series=key, kind="regression" if ratio > 1 else "improvement", index=b,
-                          run_id=str(g.run_id.iloc[b]), started_utc=str(g.started_utc.iloc[b]),
-                          before_median_s=math.exp(ref), after_median_s=math.exp(float(np.median(after))),
-                          ratio=ratio, p_value=p, runs_before=b - start, runs_after=end - b,
-                          current=end == n, git_range=_git_range(g.iloc[b - 1], g.iloc[b]),
-                          clocks_before=_clocks(gb), clocks_after=_clocks(ga)))
+        out.append(_change(g, gb, ga, "regression" if ratio > 1 else "improvement", index=b,
+                           run_id=str(g.run_id.iloc[b]), started_utc=str(g.started_utc.iloc[b]),
+                           before_median_s=math.exp(ref), after_median_s=math.exp(float(np.median(after))),
+                           ratio=ratio, p_value=p, runs_before=b - start, runs_after=end - b,
+                           current=end == n, git_range=_git_range(g.iloc[b - 1], g.iloc[b])))
         start = b
     # the newest run against the level it follows: pending until a second run confirms it
     if n - 1 > start:
@@ -183,12 +198,11 @@ def series_changes(g: pd.DataFrame, min_effect: float, alpha: float, min_runs: i
             gb = g.iloc[max(start, n - 1 - CONFIRM_RUNS):n - 1]
             p = rank_test(_pooled(gb), _pooled(g.iloc[n - 1:]))
             if p is not None and p < alpha:
-                out.append(Change(series=key, kind="pending", index=n - 1, run_id=str(g.run_id.iloc[-1]),
-                                  started_utc=str(g.started_utc.iloc[-1]), before_median_s=math.exp(ref),
-                                  after_median_s=float(g.median_s.iloc[-1]), ratio=ratio, p_value=p,
-                                  runs_before=n - 1 - start, runs_after=1, current=True,
-                                  git_range=_git_range(g.iloc[-2], g.iloc[-1]),
-                                  clocks_before=_clocks(gb), clocks_after=_clocks(g.iloc[n - 1:])))
+                out.append(_change(g, gb, g.iloc[n - 1:], "pending", index=n - 1,
+                                   run_id=str(g.run_id.iloc[-1]), started_utc=str(g.started_utc.iloc[-1]),
+                                   before_median_s=math.exp(ref), after_median_s=float(g.median_s.iloc[-1]),
+                                   ratio=ratio, p_value=p, runs_before=n - 1 - start, runs_after=1,
+                                   current=True, git_range=_git_range(g.iloc[-2], g.iloc[-1])))
     return out
 
 
@@ -258,6 +272,7 @@ def analyse(history: History, device: str, target_runs: list[str] | None, thresh
         "regressions": [c.as_dict() for c in regs],
         "improvements": [c.as_dict() for c in changes if c.kind == "improvement"],
         "pending": [c.as_dict() for c in changes if c.kind == "pending"],
+        "method_changes": [c.as_dict() for c in changes if c.kind == "method"],
         "new_failures": new_failures, "failures": failures, "fixed": fixed,
         "new_cells": new_cells, "vanished_cells": vanished,
         "blocking": len(blocking) + len(new_failures),
@@ -310,6 +325,8 @@ def to_markdown(rep: dict[str, Any]) -> str:
                      f"{_fmt_t(c['after_median_s'])} | {c['ratio']:.3f} | {conf} | {c['runs_before']}/"
                      f"{c['runs_after']} | {c['git_range']} | {_fmt_clk(c['clocks_before'])} | "
                      f"{_fmt_clk(c['clocks_after'])} | {cur} |")
+            if c.get("kind") == "method":
+                L.append(f"| ↳ method | {c['method_before']} → {c['method_after']} | | | | | | | | | |")
         L.append("")
 
     def cells(title: str, items: list[dict[str, Any]]) -> None:
@@ -328,6 +345,8 @@ def to_markdown(rep: dict[str, Any]) -> str:
     cells("New failures", rep["new_failures"])
     changes("Improvements", rep["improvements"])
     changes("Pending (one run, unconfirmed)", rep["pending"])
+    changes("Method changes (the timing protocol differs across the shift; never blocking)",
+            rep.get("method_changes", []))
     cells("Still failing", rep["failures"])
     cells("Fixed", rep["fixed"])
     cells("New cells", rep["new_cells"])

@@ -53,8 +53,8 @@ class Timing:
     #: the first attempt's median, flags and clocks when this is a re-measurement
     first_attempt: dict | None = None
     #: what preceded each sample: "read" (the cold flush reads ≥ 2× L2, Backend.flush_l2) or
-    #: "none" (hot). Run files without the field (before 2026-12-01 16:37 UTC) used a flush that
-    #: wrote the buffer, which charged ~9 µs of write-backs to each sample on the H200
+    #: "none" (hot). Older run files lack it: before the read flush (history.READ_FLUSH_SINCE) the
+    #: flush wrote its buffer, which charged ~9 µs of write-backs to each sample on the H200
     flush: str = ""
 
     def to_dict(self) -> dict:

@@ -18,8 +18,9 @@ def row(op: str = "vector_add", backend: str = "cuda", variant: str = "vec4", ca
         dtype: str = "fp32", median_s: float | None = 1e-3, samples: list[float] | None = None,
         status: str = "ok", message: str = "", sm_mhz: int = 1980, throttle: list[str] | None = None,
         device: str = DEVICE, nbytes: int = 12 * 2**20, flops: int = 2**20,
-        pct_sol: float | None = None) -> dict[str, Any]:
-    """One nested result row as the runner writes it."""
+        pct_sol: float | None = None, flush: str | None = None) -> dict[str, Any]:
+    """One nested result row as the runner writes it (``flush``: timing.flush, absent by default
+    as in the run files before it was recorded)."""
     ok = status == "ok" and median_s is not None
     clk = {"sm_mhz": sm_mhz, "mem_mhz": 3201, "power_w": 300.0, "throttle": throttle or []}
     r: dict[str, Any] = {"device": device, "backend": backend, "op": op, "variant": variant, "case": case,
@@ -32,6 +33,8 @@ def row(op: str = "vector_add", backend: str = "cuda", variant: str = "vec4", ca
         r["timing"] = {"method": "cuda-event", "cold": True, "median_s": median_s, "min_s": min(s),
                        "q1_s": float(np.quantile(s, 0.25)), "q3_s": float(np.quantile(s, 0.75)),
                        "n": len(s), "samples": list(map(float, s))}
+        if flush is not None:
+            r["timing"]["flush"] = flush
         r["gbps"] = nbytes / median_s / 1e9
         r["tflops"] = flops / median_s / 1e12
         r["pct_sol"] = pct_sol if pct_sol is not None else 50.0

@@ -15,12 +15,12 @@ from tests.synth_history import row, samples_around, write_run
 
 
 def _two_runs(tmp_path: Path, after_level: float, after_status: str = "ok",
-              seed: int = 1) -> tuple[Path, Path]:
+              seed: int = 1, after_flush: str | None = None) -> tuple[Path, Path]:
     rng = np.random.default_rng(seed)
     s0, s1 = samples_around(rng, 1e-3), samples_around(rng, after_level)
     a = write_run(tmp_path, 0, [row(median_s=float(np.median(s0)), samples=s0),
                                 row(variant="naive", median_s=2e-3, samples=samples_around(rng, 2e-3))])
-    after_rows = [row(median_s=float(np.median(s1)), samples=s1, status=after_status,
+    after_rows = [row(median_s=float(np.median(s1)), samples=s1, status=after_status, flush=after_flush,
                       message="3 of 1048576 elements differ" if after_status == "failed" else "")]
     after_rows.append(row(variant="grid_stride", median_s=1.5e-3, samples=samples_around(rng, 1.5e-3)))
     b = write_run(tmp_path, 1, after_rows)
@@ -61,6 +61,17 @@ def test_improvement_and_new_failure(tmp_path: Path) -> None:
     e = _by_variant(out)["vec4"]
     assert e["verdict"] == "new failure" and "differ" in e["message"]
     assert out["has_blocking"]
+
+
+def test_a_changed_timing_method_is_not_a_regression(tmp_path: Path) -> None:
+    """Before the read flush (no timing.flush) vs after it: a significant shift is "method
+    changed", named with both methods, and does not block."""
+    a, b = _two_runs(tmp_path, 1.3e-3, after_flush="read")
+    out = cmp.compare(str(a), str(b))
+    e = _by_variant(out)["vec4"]
+    assert e["verdict"] == "method changed" and not out["has_blocking"]
+    assert e["message"].endswith("flush write → cuda-event, start ?, flush read")
+    assert "method changed" in cmp.to_markdown(out, only_changes=True)
 
 
 def test_thresholds_yaml_per_series(tmp_path: Path) -> None:

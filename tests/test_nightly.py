@@ -90,6 +90,26 @@ def test_throttled_clock_is_shown_beside_the_change(tmp_path: Path) -> None:
     assert "SM 1500 MHz" in to_markdown(rep) and "sw_power_cap" in to_markdown(rep)
 
 
+def test_a_shift_where_the_timing_method_changed_is_a_method_change(tmp_path: Path) -> None:
+    """The read flush (2026-12-01) made 128 MiB kernels ~20 % faster: a level shift that coincides
+    with a change of the timing method is reported as such, never as a regression or improvement."""
+    rng = np.random.default_rng(12)
+    for i in range(12):
+        s = samples_around(rng, 1e-3 * (0.8 if i >= 8 else 1.0))
+        write_run(tmp_path, i, [row(median_s=float(np.median(s)), samples=s, flush="read" if i >= 8 else None)])
+    rep = _report(tmp_path)
+    assert not (rep["regressions"] or rep["improvements"] or rep["pending"]) and rep["blocking"] == 0
+    (c,) = rep["method_changes"]
+    assert c["index"] == 8 and c["method_before"].endswith("flush write") and c["method_after"].endswith("flush read")
+    assert "flush write → cuda-event, start ?, flush read" in to_markdown(rep)
+    # the same shift with one method throughout stays an improvement
+    for i in range(12):
+        s = samples_around(rng, 1e-3 * (0.8 if i >= 8 else 1.0))
+        write_run(tmp_path / "same", i, [row(median_s=float(np.median(s)), samples=s, flush="read")])
+    rep = _report(tmp_path / "same")
+    assert [c["index"] for c in rep["improvements"]] == [8] and not rep["method_changes"]
+
+
 def test_correctness_failure_always_reported(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     for i in range(5):

@@ -77,7 +77,8 @@ def _softmax_triton():
     import ops.softmax.kernels as sk
 
     return [(f"split_row part={p}", lambda be, c, p=p: sk.triton_split_row(be, c, p))
-            for p in (8192, 4096)]  # registered split_row: TRITON_PART (16384)
+            for p in (8192, 4096)] + [  # registered split_row: TRITON_PART (16384), relaxed ticket
+        ("split_row ticket=acq_rel", lambda be, c: sk.triton_split_row(be, c, ticket_sem="acq_rel"))]
 
 
 def _gemv_cuda():

@@ -96,11 +96,13 @@ def test_a_shift_where_the_timing_method_changed_is_a_method_change(tmp_path: Pa
     rng = np.random.default_rng(12)
     for i in range(12):
         s = samples_around(rng, 1e-3 * (0.8 if i >= 8 else 1.0))
-        write_run(tmp_path, i, [row(median_s=float(np.median(s)), samples=s, flush="read" if i >= 8 else None)])
+        flush = "read" if i >= 8 else None
+        write_run(tmp_path, i, [row(median_s=float(np.median(s)), samples=s, flush=flush)])
     rep = _report(tmp_path)
     assert not (rep["regressions"] or rep["improvements"] or rep["pending"]) and rep["blocking"] == 0
     (c,) = rep["method_changes"]
-    assert c["index"] == 8 and c["method_before"].endswith("flush write") and c["method_after"].endswith("flush read")
+    assert c["index"] == 8
+    assert c["method_before"].endswith("flush write") and c["method_after"].endswith("flush read")
     assert "flush write → cuda-event, start ?, flush read" in to_markdown(rep)
     # the same shift with one method throughout stays an improvement
     for i in range(12):

@@ -148,6 +148,11 @@ def _hopper_jobs() -> dict:
         from ops.softmax import softmax_triton as st
     except Exception as e:  # noqa: BLE001
         return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    import inspect
+
+    from ops.softmax import kernels as sk
+
+    ticket_sem = inspect.signature(sk.triton_split_row).parameters["ticket_sem"].default  # registered
     jobs, names = [], []
     for dt in ("fp32", "bf16"):
         io = {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "N": "i32"}
@@ -158,7 +163,7 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
                                         "n_blocks": "i64", "epoch": "i64"},
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0},
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
     fails = []
@@ -168,6 +173,8 @@ def _hopper_jobs() -> dict:
         elif not any(k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]) and \
                 "/4096" not in name and "/1024" not in name:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
+        elif name.startswith("softmax_split") and "atom.global.gpu.relaxed.add" not in out["ptx"]:
+            fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
     return {"fails": fails}
 
 

@@ -291,7 +291,8 @@ TRITON_PART = 16384
 #: split_row, 4096×131072 fp32 on the H200 (scripts/probe.py, 2026-12-01): 16384-value parts
 #: 75.6 %, 8192 46.7 %, 4096 50.9 %; a register cap for two programs per SM (81 → 64 registers)
 #: 74.2 %; polling each sibling's words as scalars, one after another, 46.1 %. Not understood
-#: (CUDA's kernel of the same geometry: 93.3 %).
+#: (CUDA's kernel of the same geometry: 93.3 %). Those runs took the ticket with the default
+#: acq_rel add (a fence and an L1 invalidate per program); relaxed since, not yet run on a GPU.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -353,11 +354,11 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case, part: int = TRITON_PART):
+def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed"):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
-    values per program (probes)."""
+    values per program, ``ticket_sem``: the ticket atomic's memory order (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -372,7 +373,7 @@ def triton_split_row(be, case, part: int = TRITON_PART):
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
-    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": _warps(block)}
+    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": _warps(block), "TICKET_SEM": ticket_sem}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

@@ -116,9 +116,13 @@ def _untag(w):
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
-                  G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr):
+                  G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
+                  TICKET_SEM: tl.constexpr = "relaxed"):
     if PHASE == 0:
-        t = tl.atomic_add(ticket_ptr, 1) - (epoch - 1).to(tl.int64) * n_blocks  # start order
+        # start order; the ticket carries no data (the partials are epoch-tagged words), so a
+        # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
+        # around it in every program (sm_90 SASS)
+        t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
     else:
         t = tl.program_id(0).to(tl.int64)
     row = t // G

@@ -336,6 +336,8 @@ def _hopper_jobs() -> dict:
         elif name.split("/")[0] in ("reduce_persistent", "scan_decoupled_lookback") and not any(
                 k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]):
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
+        elif name.startswith("scan_decoupled_lookback") and "atom.global.gpu.relaxed.add" not in out["ptx"]:
+            fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
     return {"fails": fails}
 
 

@@ -65,7 +65,9 @@ def _pack(value, status, epoch, IS_FLOAT: tl.constexpr):
 @triton.jit(do_not_specialize=["n_tiles"])
 def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
                             BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr):
-    ticket = tl.atomic_add(ticket_ptr, 1)  # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles)
+    # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles). Relaxed: the ticket carries no data
+    # (flags are epoch-tagged words); acq_rel would fence and invalidate L1 in every program
+    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
     tile = ticket % n_tiles
     epoch = ticket // n_tiles
     offs = tile * BLOCK + tl.arange(0, BLOCK)

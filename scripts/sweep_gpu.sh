@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,14 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+next)  # unmeasured since 3d9f059: Triton tickets as relaxed atomics (softmax split_row, scan), ~5 min
+    step "probe softmax triton 4096x131072 (registered: relaxed ticket; probe: acq_rel as before)"
+    timeout 120 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
+        > "$W/probe_softmax_triton.txt" 2>&1
+    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    cli 150 scan_triton run --op scan --backend triton --backend torch --variant decoupled_lookback \
+        --variant reduce_then_scan --variant cumsum --timeout 60
+    ;;
 session5b)  # after the read flush: M=16 beside cuBLAS, Triton split_row probe, 4096×131072 run file
     cli 90 skinny run --op matmul --backend cuda --backend triton --backend torch --variant splitk \
         --variant persistent --variant matmul --timeout 60 --case 16x8192x8192,bf16 --case 1x8192x8192,bf16

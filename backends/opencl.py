@@ -110,7 +110,8 @@ class OpenCLBackend(Backend):
         cl.enqueue_fill_buffer(self.queue, self._flush, np.uint8(0x5A), 0, n)
         self._flush_sink = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 4)
         self._flush_read = cl.Program(self.ctx, _FLUSH_READ_CL).build().solbench_flush_read
-        self._flush_groups = 8 * int(self.cl_device.max_compute_units)
+        wg = min(256, int(self.cl_device.max_work_group_size))
+        self._flush_range = ((8 * int(self.cl_device.max_compute_units) * wg,), (wg,))  # global, local
         self._nvml = find_index(device.pci_bus_id, device.name) if device.kind == "gpu" else None
 
     # -- memory ----------------------------------------------------------------------------
@@ -254,9 +255,8 @@ class OpenCLBackend(Backend):
 
     def flush_l2(self) -> None:
         """A read of the whole flush buffer (see Backend.flush_l2)."""
-        wg = min(256, int(self.cl_device.max_work_group_size))
-        self._flush_read(self.queue, (self._flush_groups * wg,), (wg,), self._flush,
-                         np.uint64(self._flush_bytes // 16), self._flush_sink)
+        self._flush_read(self.queue, *self._flush_range, self._flush, np.uint64(self._flush_bytes // 16),
+                         self._flush_sink)
 
     def clocks(self) -> dict:
         if self._nvml is None:

@@ -34,6 +34,21 @@ def in_process(fn, args: tuple = (), timeout: float = 900) -> dict:
             p.kill()
 
 
+def open_backend(name: str):
+    """(the backend ``name`` on its first usable device, None), or (None, {"skip": why}) when its
+    package is missing or it has no usable device: for test bodies run by ``in_process``."""
+    try:
+        from backends import backend_class
+
+        cls = backend_class(name)
+        devs = [d for d in cls.devices() if d.usable]
+    except Exception as e:  # noqa: BLE001 - a missing package is a skip
+        return None, {"skip": f"{name} unavailable: {type(e).__name__}: {e}"}
+    if not devs:
+        return None, {"skip": f"{name}: no usable device"}
+    return cls(devs[0]), None
+
+
 def check_in_process(fn, args: tuple = (), timeout: float = 900, label=None) -> dict:
     """``in_process``, then the test's verdict: skipped when the body says ``skip``, failed with
     its ``fails`` (headed by ``label(result)`` when given); returns the result."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.spawn import check_in_process
+from tests.spawn import check_in_process, open_backend
 
 
 def _positions(nbytes: int, step: int) -> list[int]:
@@ -20,16 +20,11 @@ def _positions(nbytes: int, step: int) -> list[int]:
 
 
 def _opencl() -> dict:
-    try:
-        import pyopencl as cl
+    be, skip = open_backend("opencl")
+    if skip:
+        return skip
+    import pyopencl as cl
 
-        from backends.opencl import OpenCLBackend
-    except Exception as e:  # noqa: BLE001
-        return {"skip": f"pyopencl unavailable: {type(e).__name__}: {e}"}
-    devs = [d for d in OpenCLBackend.devices() if d.usable]
-    if not devs:
-        return {"skip": "no OpenCL device"}
-    be = OpenCLBackend(devs[0])
     fails = []
     n = be._flush_bytes
     for pos in _positions(n, n):
@@ -47,14 +42,9 @@ def _opencl() -> dict:
 
 
 def _webgpu() -> dict:
-    try:
-        from backends.webgpu import WebGPUBackend
-    except Exception as e:  # noqa: BLE001
-        return {"skip": f"wgpu unavailable: {type(e).__name__}: {e}"}
-    devs = [d for d in WebGPUBackend.devices() if d.usable]
-    if not devs:
-        return {"skip": "no WebGPU adapter"}
-    be = WebGPUBackend(devs[0])
+    be, skip = open_backend("webgpu")
+    if skip:
+        return skip
     n = be._flush_size
     be.limits["max-storage-buffer-binding-size"] = max(1 << 16, n // 3)  # three or more windows
     step = be._window_step()
@@ -80,15 +70,11 @@ def test_flush_reads_every_word(body):
 def _opencl_buffer_limit() -> dict:
     """A buffer above the device's one-buffer limit is Unsupported (a row with the reason) on every
     allocation path; at the limit it is made."""
-    try:
-        from backends.base import Unsupported
-        from backends.opencl import OpenCLBackend
-    except Exception as e:  # noqa: BLE001
-        return {"skip": f"pyopencl unavailable: {type(e).__name__}: {e}"}
-    devs = [d for d in OpenCLBackend.devices() if d.usable]
-    if not devs:
-        return {"skip": "no OpenCL device"}
-    be = OpenCLBackend(devs[0])
+    be, skip = open_backend("opencl")
+    if skip:
+        return skip
+    from backends.base import Unsupported
+
     be.max_buffer = 1 << 20  # as NVIDIA's 2^31 − 1, scaled down
     fails = []
     small, big = np.zeros(1 << 18, np.float32), np.zeros((1 << 18) + 1, np.float32)

@@ -11,7 +11,7 @@ from references.numerics import decode, encode
 from references.softmax import softmax_rows
 from suite.check import compare
 from suite.spec import Case
-from tests.spawn import check_in_process
+from tests.spawn import check_in_process, open_backend
 from tests.wrong import registered
 
 
@@ -185,20 +185,15 @@ def test_triton_softmax_compiles_for_hopper():
 # -- WebGPU: buffers above the storage-binding limit, bound as windows ---------------------------
 
 def _webgpu_windows(limit: int) -> dict:
-    try:
-        from backends.webgpu import WebGPUBackend
-    except Exception as e:  # noqa: BLE001
-        return {"skip": f"wgpu unavailable: {type(e).__name__}: {e}"}
+    be, skip = open_backend("webgpu")
+    if skip:
+        return skip
     from backends.base import Unsupported
     from ops.softmax import kernels as sk
     from suite.check import checked_launch
     from suite.registry import discover, get_spec
 
-    devs = [d for d in WebGPUBackend.devices() if d.usable]
-    if not devs:
-        return {"skip": "no WebGPU adapter"}
     discover()
-    be = WebGPUBackend(devs[0])
     be.limits["max-storage-buffer-binding-size"] = limit  # the adapter allows more: windows are real
     spec = get_spec("softmax")
     fails = []

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session6 | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,24 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session6)  # relaxed Triton ticket (softmax split_row) vs acq_rel; gemv_lowbit_tc KW × US × STAGES, ~6 min
+    step "probe softmax triton 4096x131072 (registered: relaxed ticket; probe: acq_rel as before)"
+    timeout 120 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
+        > "$W/probe_softmax_triton.txt" 2>&1
+    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
+        step "probe gemv cuda $c"
+        timeout 140 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --cap 1 --out "$W" > "$W/probe_gemv_$c.txt" 2>&1
+        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
+ncu)  # Nsight Compute's limiter reading of the missed cells (scripts/ncu_limiter.py), ~5 min
+    step "ncu limiters"
+    timeout 540 "$PY" scripts/ncu_limiter.py --out "$W/ncu" ${NCU_KEYS:-gemv_lowbit/cuda/fused_vec/w4a16,n16384,k16384,b1,bf16 \
+        gemv_lowbit/triton/fused_vec/w4a16,n16384,k16384,b1,bf16 softmax/triton/split_row/4096x131072 \
+        matmul/cuda/mma_sync/8192³,bf16 attention/triton/flash/b4h32s8192d128,bf16} > "$W/ncu.txt" 2>&1
+    tail -n 30 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
+    ;;
 next)  # unmeasured since 3d9f059: Triton tickets as relaxed atomics (softmax split_row, scan), ~5 min
     step "probe softmax triton 4096x131072 (registered: relaxed ticket; probe: acq_rel as before)"
     timeout 120 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \

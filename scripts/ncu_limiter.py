@@ -1,0 +1,110 @@
+"""What limits a kernel? Nsight Compute's own reading of one cold launch (L2 flushed before it).
+
+For each ``op/backend/variant/case`` key: a child process builds the registered kernel, checks it
+against the reference (a wrong kernel is not profiled), and launches it once inside an NVTX range
+after an L2 flush; ``ncu --clock-control none`` (the clocks are left alone) profiles the kernels
+of that range with the sections that name a limiter: SpeedOfLight (DRAM / SM throughput),
+MemoryWorkloadAnalysis, Occupancy, LaunchStats (registers, shared memory, waves), WarpStateStats
+and SchedulerStats (issue slots, stall reasons). Prints a short table of the headline metrics and
+writes ncu's full details page per key under --out.
+
+    python3 scripts/ncu_limiter.py --out DIR KEY [KEY ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats",
+            "SchedulerStats"]
+#: headline metrics of the table (ncu names; all in the sections above or cheap)
+METRICS = {
+    "gpu__time_duration.sum": "time",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "DRAM %",
+    "dram__bytes_read.sum": "DRAM read",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue %",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",
+    "launch__registers_per_thread": "regs",
+    "launch__waves_per_multiprocessor": "waves",
+    "smsp__cycles_active.avg.per_second": "SM clock",
+}
+NVTX = "solbench_ncu"
+
+
+def child(key: str) -> None:
+    """Under ncu: build, check, warm up, then one cold launch inside the NVTX range."""
+    import torch
+    from crosscheck import setup
+
+    be, fn = setup(key)
+    for _ in range(2):
+        fn()
+    be.flush_l2()
+    be.synchronize()
+    torch.cuda.nvtx.range_push(NVTX)
+    fn()
+    be.synchronize()
+    torch.cuda.nvtx.range_pop()
+
+
+def profile(key: str, out: Path) -> list[dict]:
+    exe = shutil.which("ncu")
+    if not exe:
+        raise RuntimeError("ncu not on PATH")
+    base = [exe, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{NVTX}/",
+            "--target-processes", "all"]
+    secs = [a for s in SECTIONS for a in ("--section", s)]
+    me = [sys.executable, __file__, "--child", key]
+    safe = "".join(ch if ch.isalnum() else "_" for ch in key)
+    details = subprocess.run(base + secs + me, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    (out / f"ncu-{safe}.txt").write_text(details.stdout + details.stderr[-4000:])
+    r = subprocess.run(base + ["--metrics", ",".join(METRICS), "--csv"] + me, capture_output=True, text=True,
+                       timeout=300, cwd=ROOT)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith('"')]
+    if not lines:
+        raise RuntimeError(f"ncu gave no rows (exit {r.returncode}): {(r.stdout + r.stderr)[-600:]}")
+    rows: dict[str, dict] = {}
+    for rec in csv.DictReader(io.StringIO("\n".join(lines))):
+        k = f"{rec.get('ID')} {rec.get('Kernel Name', '')[:60]}"
+        rows.setdefault(k, {"kernel": k})[METRICS.get(rec["Metric Name"], rec["Metric Name"])] = \
+            f"{rec['Metric Value']} {rec.get('Metric Unit', '')}".strip()
+    return list(rows.values())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("keys", nargs="*")
+    ap.add_argument("--child")
+    ap.add_argument("--out", type=Path, default=Path("."))
+    a = ap.parse_args()
+    if a.child:
+        child(a.child)
+        return
+    a.out.mkdir(parents=True, exist_ok=True)
+    cols = list(METRICS.values())
+    table = ["| key | kernel | " + " | ".join(cols) + " |", "|---|---|" + "---:|" * len(cols)]
+    for key in a.keys:
+        try:
+            rows = profile(key, a.out)
+        except Exception as e:  # noqa: BLE001 - a key that cannot be profiled is a row saying why
+            rows = [{"kernel": f"ERROR {type(e).__name__}: {str(e)[:300]}"}]
+        for row in rows:
+            table.append(f"| {key} | {row['kernel']} | " + " | ".join(row.get(c, "") for c in cols) + " |")
+        print(table[-1], flush=True)
+    (a.out / "ncu_limiter.md").write_text("\n".join(table) + "\n")
+    print("\n".join(table))
+
+
+if __name__ == "__main__":
+    main()

@@ -84,8 +84,7 @@ def _softmax_triton():
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
-    shapes = [(kw, us, st) for kw in (1, 2, 4, 8) for us, st in ((2, 4), (4, 3), (4, 4), (8, 2), (8, 3))
-              if kw * st * us <= 160]  # KiB of cp.async ring per block
+    shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (2, 6), (4, 3))]
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes]

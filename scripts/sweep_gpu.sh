@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session6 | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session6 | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,14 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session6b)  # gemv_lowbit_tc with x and scales loaded a chunk ahead: shapes, three cases, ~4 min
+    for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        step "probe gemv cuda $c"
+        timeout 100 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --only fused_vec --cap 1 --out "$W" \
+            > "$W/probe_gemv_$c.txt" 2>&1
+        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
 session6)  # relaxed Triton ticket (softmax split_row) vs acq_rel; gemv_lowbit_tc KW × US × STAGES, ~6 min
     step "probe softmax triton 4096x131072 (registered: relaxed ticket; probe: acq_rel as before)"
     timeout 120 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \

@@ -227,9 +227,11 @@ def _c_kernels(be, case, path, variant: str):
 
 
 #: steps (64 bytes of each of 16 rows) per chunk of gemv_lowbit_tc, and chunks per warp in its
-#: cp.async ring (STAGES − 1 in flight while one is consumed): (STAGES − 1)·2·US·16 = 256 bytes per
-#: lane in flight, in shared memory (no registers held)
-TC_US, TC_STAGES = 4, 3
+#: cp.async ring (STAGES − 1 in flight while one is consumed): (STAGES − 1)·2·US·16 = 192 bytes per
+#: lane in flight, in shared memory (no registers held). The best of 16 shapes on the H200 for
+#: w4a16 and w8a16 K=N=16384 (probe-gemv_lowbit-cuda-*, session 6: 59.6 % / 76.4 % of the ceiling,
+#: against 52.0 / 67.2 % at US 4, STAGES 3); smaller rings also leave more blocks per SM.
+TC_US, TC_STAGES = 2, 4
 #: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
 TC_WARPS_PER_SM = 12
 #: most warps per block (split-K inside the block): 8 × 12 KiB of ring = 96 KiB of shared memory

@@ -205,7 +205,7 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 //
 // Thread → data: block = KW warps on 16 rows (row0 = 16·blockIdx.x); lane l = 4g + t (g = l/4,
 // t = l%4) loads the weights of rows row0+g and row0+g+8 (the A fragment's rows) and the x values
-// of batch row g (the B fragment's column; columns ≥ NB duplicate the last batch row and are never
+// of batch row g (the B fragment's column; lanes of columns ≥ NB load nothing and hold zeros: never
 // stored). A step = 64 bytes of each of the 16 rows: lane t loads 16 bytes (one uint4,
 // ld.global.nc.L1::no_allocate: streamed, L1 left to x) at byte 16t of the step: 32 int4 (k =
 // 128·step + 32t + 0..31, one scale group per step) or 16 int8 (k = 64·step + 16t + 0..15). Steps
@@ -342,6 +342,9 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[2]) {
 // X1 = (x2,x3)) feed one mma with pairs (e0,e2), (e1,e3).
 __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uint4 vb, const uint4 (&xv)[TC_XU]) {
     const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+#if BITS == 4
+    float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#endif
 #pragma unroll
     for (int h = 0; h < TC_XU; ++h) {  // x piece h: k = 8h + 0..7
         const u32 xw[4] = {xv[h].x, xv[h].y, xv[h].z, xv[h].w};
@@ -354,7 +357,10 @@ __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uin
             u32 pa[4], pb[4];
             unpack_pairs(wa[h], pa);
             unpack_pairs(wb[h], pb);
-            mma16816(d, pa[2 * j], pb[2 * j], pa[2 * j + 1], pb[2 * j + 1], b0, b1);
+            if (j == 0)  // two accumulator chains (k 0..3 and 4..7 of each word): half the mma latency
+                mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
+            else
+                mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
 #else
             // int8: word 2h + j holds k = 8h + 4j + 0..3
             u32 pa[2], pb[2];
@@ -364,6 +370,10 @@ __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uin
 #endif
         }
     }
+#if BITS == 4
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[i] += e[i];
+#endif
 }
 
 __device__ __forceinline__ void cp_async16(void* smem, const unsigned char* gmem) {
@@ -387,6 +397,10 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     const unsigned char* pa = wq + (size_t)ra * bpr + 16 * t;
     const unsigned char* pb = wq + (size_t)rb * bpr + 16 * t;
     const unsigned short* xp = x + (size_t)min(g, NB - 1) * K + TC_VPL * t;
+    // only the lanes of batch columns g < NB load x; the others multiply zeros (columns never
+    // stored): at B = 1 the x loads of the 28 other lanes were 7/8 of the kernel's L1 traffic
+    // for nothing (Nsight Compute, w4a16 K=N=16384 bf16: L1/TEX throughput 74 %, issue 53 %)
+    const bool xload = g < NB;
 #if BITS == 4
     const unsigned short* sa = scales + (size_t)ra * (K / GROUP);
     const unsigned short* sb = scales + (size_t)rb * (K / GROUP);
@@ -405,7 +419,8 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #define TC_LOADX(st, xr, sr)                                                                    \
     {                                                                                           \
         _Pragma("unroll") for (int h = 0; h < TC_XU; ++h)                                       \
-            (xr)[h] = __ldg(reinterpret_cast<const uint4*>(xp + (size_t)(st) * TC_STEPK) + h);  \
+            (xr)[h] = xload ? __ldg(reinterpret_cast<const uint4*>(xp + (size_t)(st) * TC_STEPK) + h) \
+                            : make_uint4(0u, 0u, 0u, 0u);                                       \
         TC_LOADS(st, sr)                                                                        \
     }
 // one step of weights already in registers (va, vb), x and scales in xr, sr

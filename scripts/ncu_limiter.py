@@ -39,6 +39,11 @@ METRICS = {
     "launch__waves_per_multiprocessor": "waves",
     "smsp__cycles_active.avg.per_second": "SM clock",
 }
+#: stall reasons, cycles per issued instruction (the WarpStateStats breakdown), in the details page
+STALLS = [f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in (
+    "long_scoreboard", "short_scoreboard", "wait", "math_pipe_throttle", "mio_throttle", "lg_throttle",
+    "barrier", "membar", "not_selected", "selected", "dispatch_stall", "no_instruction", "tex_throttle",
+    "drain", "branch_resolving", "imc_miss", "misc", "sleeping")]
 NVTX = "solbench_ncu"
 
 
@@ -67,7 +72,8 @@ def profile(key: str, out: Path) -> list[dict]:
     secs = [a for s in SECTIONS for a in ("--section", s)]
     me = [sys.executable, __file__, "--child", key]
     safe = "".join(ch if ch.isalnum() else "_" for ch in key)
-    details = subprocess.run(base + secs + me, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    stalls = ["--metrics", ",".join(STALLS)]
+    details = subprocess.run(base + secs + stalls + me, capture_output=True, text=True, timeout=300, cwd=ROOT)
     (out / f"ncu-{safe}.txt").write_text(details.stdout + details.stderr[-4000:])
     r = subprocess.run(base + ["--metrics", ",".join(METRICS), "--csv"] + me, capture_output=True, text=True,
                        timeout=300, cwd=ROOT)

@@ -30,13 +30,17 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
-session6b)  # gemv_lowbit_tc with x and scales loaded a chunk ahead: shapes, three cases, ~4 min
+session6b)  # gemv_lowbit_tc shapes (x through the ring or registers), three cases, and its stall reasons, ~3 min
     for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         step "probe gemv cuda $c"
         timeout 100 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --only fused_vec --cap 1 --out "$W" \
             > "$W/probe_gemv_$c.txt" 2>&1
         cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
     done
+    step "ncu gemv cuda w4a16 K=N=16384 (stall reasons)"
+    timeout 100 "$PY" scripts/ncu_limiter.py --out "$W/ncu" gemv_lowbit/cuda/fused_vec/w4a16,n16384,k16384,b1,bf16 \
+        > "$W/ncu.txt" 2>&1
+    tail -n 3 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
 session6)  # relaxed Triton ticket (softmax split_row) vs acq_rel; gemv_lowbit_tc KW × US × STAGES, ~6 min
     step "probe softmax triton 4096x131072 (registered: relaxed ticket; probe: acq_rel as before)"

@@ -259,7 +259,9 @@ def _cuda_tc(be, case, **defines):
     defs = {"BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "STAGES": TC_STAGES, **defines}
     prog = be.compile(_CU, "gemv_lowbit_tc", defs)
     kw = defs["KW"]
-    smem = kw * defs["STAGES"] * 2 * defs["US"] * 32 * 16 + (kw - 1) * 4 * 32 * 4
+    xu = (128 // bits) // 8  # 16-byte x pieces per lane and step (TC_XU)
+    stage = 2 * defs["US"] * 32 + defs.get("XRING", 1) * defs["US"] * b * 4 * xu  # uint4 (TC_SS)
+    smem = kw * defs["STAGES"] * stage * 16 + (kw - 1) * 4 * 32 * 4
     grid, block = (blocks,), (32 * kw,)
     nn, kk = np.int32(n), np.int32(k)
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],

@@ -84,14 +84,10 @@ def _softmax_triton():
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
-    # (KW, US, STAGES, XRING, MINB): x in the ring or in registers; MINB caps the registers so that
-    # every block of the grid is resident at once
-    shapes = [(kw, us, st, 1, 1) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))] + [
-        (2, 2, 4, 0, 1), (2, 2, 3, 1, 12), (4, 2, 3, 1, 8), (4, 2, 4, 1, 8), (8, 2, 3, 1, 4)]
-    return [(f"fused_vec KW={kw} US={us} STAGES={st} XRING={xr} MINB={mb}",
-             lambda be, c, kw=kw, us=us, st=st, xr=xr, mb=mb: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st,
-                                                                          XRING=xr, MINB=mb))
-            for kw, us, st, xr, mb in shapes]
+    shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
+    return [(f"fused_vec KW={kw} US={us} STAGES={st}",
+             lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
+            for kw, us, st in shapes]
 
 
 def _attention_cuda():

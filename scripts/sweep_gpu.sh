@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session6 | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session6 | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,13 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session6c)  # headline rows after session 6's changes: gemv bf16 peer shapes, Triton softmax 4096×131072, ~6 min
+    cli 200 gemv run --op gemv_lowbit --backend cuda --backend triton --backend torch --variant fused_vec \
+        --variant dense --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
+        --case w4a16,n28672,k8192,b1,bf16 --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    cli 220 softmax_131072 run --op softmax --backend triton --backend torch --case 4096x131072 \
+        --variant split_row --variant compile --variant eager --timeout 120 --time-cap 2
+    ;;
 session6b)  # gemv_lowbit_tc shapes (x through the ring or registers), three cases, and its stall reasons, ~3 min
     for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         step "probe gemv cuda $c"

@@ -248,8 +248,7 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
 //
-// Defines: BITS (4, 8), NB (batch ≤ 8), DT, KW (warps per block), US (steps per chunk), STAGES
-// (chunks in a warp's ring), XRING (x through the ring), MINB (blocks per SM for the registers).
+// Defines: BITS (4, 8), NB (batch ≤ 8), DT, KW (warps per block), US (steps per chunk).
 // Launch: groups = (⌈N / 16⌉), block = (32·KW). Needs sm_80+ (mma.sync f16/bf16 → f32).
 
 #ifndef KW
@@ -261,15 +260,9 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef XRING
-#define XRING 1  // x through the cp.async ring (1) or loaded a chunk ahead into registers (0)
-#endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
 #define TC_XU (TC_VPL / 8)     // 16-byte pieces of x per lane and step: 4 (w4) or 2 (w8)
-// uint4 per ring stage of a warp: 2·US weight pieces of 32 lanes, then (XRING) the chunk's x:
-// US steps × NB batch rows × 4 lanes t × TC_XU pieces
-#define TC_SS (2 * US * 32 + XRING * US * NB * 4 * TC_XU)
 
 __device__ __forceinline__ uint4 ld_stream(const unsigned char* p) {
     uint4 v;
@@ -391,13 +384,10 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int n>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(n)); }
 
-#ifndef MINB
-#define MINB 1  // blocks per SM the register allocation must allow (__launch_bounds__)
-#endif
-extern "C" __global__ void __launch_bounds__(32 * KW, MINB)
+extern "C" __global__ void __launch_bounds__(32 * KW)
 gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __restrict__ scales,
                const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K) {
-    // dynamic: KW·STAGES·TC_SS uint4 (the rings), then (KW−1)·4·32 floats (split-K partials)
+    // dynamic: KW·STAGES·2·US·32 uint4 (the weight ring), then (KW−1)·4·32 floats (split-K partials)
     extern __shared__ uint4 ring[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
@@ -418,26 +408,21 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const int steps = K / TC_STEPK;
     const int chunks = steps / US;
-    uint4* my = ring + (size_t)warp * STAGES * TC_SS + lane;  // this lane's weight slots: [stage][piece]·32
-    // this warp's x slots: [stage] + ((j·NB + b)·4 + t)·TC_XU + h, after the stage's weight pieces
-    uint4* xs = ring + (size_t)warp * STAGES * TC_SS + 2 * US * 32;
-    const int xrow = (min(g, NB - 1) * 4 + t) * TC_XU;  // the lane's x slots within a step (XRING)
+    uint4* my = ring + (size_t)warp * STAGES * 2 * US * 32 + lane;  // this lane's slots: [stage][piece]·32
 
 // x values (and w4a16's two group scales) of step st → registers xr, sr
 #if BITS == 4
 #define TC_LOADS(st, sr) (sr)[0] = sa[st], (sr)[1] = sb[st];
 #else
-#define TC_LOADS(st, sr) {}
+#define TC_LOADS(st, sr)
 #endif
-#define TC_LOADXG(st, xr)                                                                       \
-    _Pragma("unroll") for (int h = 0; h < TC_XU; ++h)                                           \
-        (xr)[h] = xload ? __ldg(reinterpret_cast<const uint4*>(xp + (size_t)(st) * TC_STEPK) + h) \
-                        : make_uint4(0u, 0u, 0u, 0u);
-#if XRING
-#define TC_LOADX(st, xr, sr) {TC_LOADS(st, sr)}
-#else
-#define TC_LOADX(st, xr, sr) {TC_LOADXG(st, xr) TC_LOADS(st, sr)}
-#endif
+#define TC_LOADX(st, xr, sr)                                                                    \
+    {                                                                                           \
+        _Pragma("unroll") for (int h = 0; h < TC_XU; ++h)                                       \
+            (xr)[h] = xload ? __ldg(reinterpret_cast<const uint4*>(xp + (size_t)(st) * TC_STEPK) + h) \
+                            : make_uint4(0u, 0u, 0u, 0u);                                       \
+        TC_LOADS(st, sr)                                                                        \
+    }
 // one step of weights already in registers (va, vb), x and scales in xr, sr
 #if BITS == 4
 #define TC_STEP(va, vb, xr, sr)                                           \
@@ -455,19 +440,13 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #endif
 
     // chunk c (US steps of rows g, g+8) → stage s of this lane's ring slots, one commit group;
-    // each lane reads back only the weights it copied itself; the x pieces (copied by the lanes
-    // g < NB, read by all) are ordered by a __syncwarp after the wait and before the next issue
-#define TC_ISSUE(c, s)                                                                                  \
-    {                                                                                                   \
-        _Pragma("unroll") for (int j = 0; j < US; ++j) {                                                \
-            cp_async16(my + (s) * TC_SS + 2 * j * 32, pa + (size_t)((c) * US + j) * 64);                \
-            cp_async16(my + (s) * TC_SS + (2 * j + 1) * 32, pb + (size_t)((c) * US + j) * 64);          \
-            if (XRING && xload) {                                                                       \
-                _Pragma("unroll") for (int h = 0; h < TC_XU; ++h) cp_async16(                           \
-                    xs + (s) * TC_SS + (j * NB * 4) * TC_XU + xrow + h,                                 \
-                    reinterpret_cast<const unsigned char*>(xp + (size_t)((c) * US + j) * TC_STEPK) + 16 * h); \
-            }                                                                                           \
-        }                                                                                               \
+    // each lane reads back only what it copied itself, so cp.async.wait_group alone orders them
+#define TC_ISSUE(c, s)                                                                           \
+    {                                                                                            \
+        _Pragma("unroll") for (int j = 0; j < US; ++j) {                                         \
+            cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)((c) * US + j) * 64);      \
+            cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)((c) * US + j) * 64);  \
+        }                                                                                        \
     }
     // prologue: this warp's first STAGES−1 chunks in flight (a group per stage, empty or not)
 #pragma unroll
@@ -476,9 +455,8 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         cp_async_commit();
     }
     // x and the scales of a chunk come from L2 (x is shared by every block, but L1 is mostly
-    // carved out for the rings): x through the ring (XRING) or, like the scales, loaded a chunk
-    // ahead into registers (xc, sc: this chunk; xn, snx: the warp's next one, clamped to the last
-    // chunk), so no mma waits on L2
+    // carved out for the rings): they are loaded a chunk ahead into registers (xc, sc: this
+    // chunk; xn, sn: the warp's next one, clamped to the last chunk), so no mma waits on L2
     uint4 xc[US][TC_XU];
     unsigned short sc[US][2];
     if (warp < chunks) {
@@ -489,7 +467,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     for (int c = warp; c < chunks; c += KW) {
         const int cn = c + (STAGES - 1) * KW;  // into the stage consumed in the previous iteration
         const int sn = stage == 0 ? STAGES - 1 : stage - 1;
-        if (XRING) __syncwarp();  // every lane has read stage sn's x (previous iteration)
         if (cn < chunks) TC_ISSUE(cn, sn)
         cp_async_commit();
         uint4 xn[US][TC_XU];
@@ -498,25 +475,18 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #pragma unroll
         for (int j = 0; j < US; ++j) TC_LOADX(c1 * US + j, xn[j], snx[j])
         cp_async_wait<STAGES - 1>();  // chunk c's group has landed
-        if (XRING) __syncwarp();      // and the x pieces the other lanes copied
         uint4 va[US], vb[US];
 #pragma unroll
         for (int j = 0; j < US; ++j) {
-            va[j] = my[stage * TC_SS + 2 * j * 32];
-            vb[j] = my[stage * TC_SS + (2 * j + 1) * 32];
-#if XRING
-#pragma unroll
-            for (int h = 0; h < TC_XU; ++h) xc[j][h] = xs[stage * TC_SS + (j * NB * 4) * TC_XU + xrow + h];
-#endif
+            va[j] = my[(stage * 2 * US + 2 * j) * 32];
+            vb[j] = my[(stage * 2 * US + 2 * j + 1) * 32];
         }
 #pragma unroll
         for (int j = 0; j < US; ++j) TC_STEP(va[j], vb[j], xc[j], sc[j])
 #pragma unroll
         for (int j = 0; j < US; ++j) {
-#if !XRING
 #pragma unroll
             for (int h = 0; h < TC_XU; ++h) xc[j][h] = xn[j][h];
-#endif
 #if BITS == 4
             sc[j][0] = snx[j][0], sc[j][1] = snx[j][1];
 #endif
@@ -528,17 +498,15 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         const uint4 va = ld_stream(pa + (size_t)st * 64), vb = ld_stream(pb + (size_t)st * 64);
         uint4 xr[TC_XU];
         unsigned short sr[2];
-        TC_LOADXG(st, xr)
-        TC_LOADS(st, sr)
+        TC_LOADX(st, xr, sr)
         TC_STEP(va, vb, xr, sr)
     }
 #undef TC_STEP
 #undef TC_LOADX
-#undef TC_LOADXG
 #undef TC_LOADS
 
     if (KW > 1) {  // split-K partials: warps 1..KW-1 → shared memory → warp 0
-        float* red = reinterpret_cast<float*>(ring + (size_t)KW * STAGES * TC_SS);
+        float* red = reinterpret_cast<float*>(ring + (size_t)KW * STAGES * 2 * US * 32);
         if (warp > 0) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) red[((warp - 1) * 4 + e) * 32 + lane] = acc[e];

@@ -233,7 +233,8 @@ def _c_kernels(be, case, path, variant: str):
 #: against 52.0 / 67.2 % at US 4, STAGES 3); smaller rings also leave more blocks per SM.
 TC_US, TC_STAGES = 2, 4
 #: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
-TC_WARPS_PER_SM = 12
+#: (14: K=N=16384 and N=28672 get two warps per block, the best measured for both, session 6)
+TC_WARPS_PER_SM = 14
 #: most warps per block (split-K inside the block): 8 × 12 KiB of ring = 96 KiB of shared memory
 TC_KW_MAX = 8
 
@@ -259,9 +260,7 @@ def _cuda_tc(be, case, **defines):
     defs = {"BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "STAGES": TC_STAGES, **defines}
     prog = be.compile(_CU, "gemv_lowbit_tc", defs)
     kw = defs["KW"]
-    xu = (128 // bits) // 8  # 16-byte x pieces per lane and step (TC_XU)
-    stage = 2 * defs["US"] * 32 + defs.get("XRING", 1) * defs["US"] * b * 4 * xu  # uint4 (TC_SS)
-    smem = kw * defs["STAGES"] * stage * 16 + (kw - 1) * 4 * 32 * 4
+    smem = kw * defs["STAGES"] * 2 * defs["US"] * 32 * 16 + (kw - 1) * 4 * 32 * 4
     grid, block = (blocks,), (32 * kw,)
     nn, kk = np.int32(n), np.int32(k)
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],

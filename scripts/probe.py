@@ -76,9 +76,9 @@ def _softmax_webgpu():
 def _softmax_triton():
     import ops.softmax.kernels as sk
 
-    return [(f"split_row part={p}", lambda be, c, p=p: sk.triton_split_row(be, c, p))
-            for p in (8192, 4096)] + [  # registered split_row: TRITON_PART (16384), relaxed ticket
-        ("split_row ticket=acq_rel", lambda be, c: sk.triton_split_row(be, c, ticket_sem="acq_rel"))]
+    # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket
+    return [(f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, p, warps=w))
+            for p, w in ((16384, 8), (16384, 32), (32768, 16), (32768, 32), (8192, 16))]
 
 
 def _gemv_cuda():

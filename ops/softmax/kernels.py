@@ -354,11 +354,12 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed"):
+def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
-    values per program, ``ticket_sem``: the ticket atomic's memory order (probes)."""
+    values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
+    instead of one warp per 512 values (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -373,7 +374,8 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
-    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": _warps(block), "TICKET_SEM": ticket_sem}
+    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
+          "TICKET_SEM": ticket_sem}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session6 | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session6 | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,11 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session6e)  # gemv bf16 peer shapes after the Triton x-tile rewrite and the cuda STAGES 3 ring, ~2 min
+    cli 200 gemv run --op gemv_lowbit --backend cuda --backend triton --backend torch --variant fused_vec \
+        --variant dense --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
+        --case w4a16,n28672,k8192,b1,bf16 --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    ;;
 session6d)  # Triton softmax split_row warps × part probe; gemv_lowbit_tc shapes at w8a16 N=28672, ~3 min
     step "probe softmax triton 4096x131072"
     timeout 150 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --cap 1 --out "$W" \

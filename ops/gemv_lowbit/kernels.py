@@ -227,15 +227,16 @@ def _c_kernels(be, case, path, variant: str):
 
 
 #: steps (64 bytes of each of 16 rows) per chunk of gemv_lowbit_tc, and chunks per warp in its
-#: cp.async ring (STAGES − 1 in flight while one is consumed): (STAGES − 1)·2·US·16 = 192 bytes per
-#: lane in flight, in shared memory (no registers held). The best of 16 shapes on the H200 for
-#: w4a16 and w8a16 K=N=16384 (probe-gemv_lowbit-cuda-*, session 6: 59.6 % / 76.4 % of the ceiling,
-#: against 52.0 / 67.2 % at US 4, STAGES 3); smaller rings also leave more blocks per SM.
-TC_US, TC_STAGES = 2, 4
+#: cp.async ring (STAGES − 1 in flight while one is consumed): (STAGES − 1)·2·US·16 = 128 bytes per
+#: lane in flight, in shared memory (no registers held). Probes on the H200 (session 6,
+#: results/nvidia-h200/probes-20261201-session6): US 2 beats US 4 at w4a16/w8a16 K=N=16384; with
+#: STAGES 4 a block's ring (16 KiB at KW 2) leaves 13 blocks per SM, one short of the 13.6 that
+#: N=28672 needs, and w8a16 there fell from 77.8 % (STAGES 3) to 63.6 % (a second wave).
+TC_US, TC_STAGES = 2, 3
 #: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
 #: (14: K=N=16384 and N=28672 get two warps per block, the best measured for both, session 6)
 TC_WARPS_PER_SM = 14
-#: most warps per block (split-K inside the block): 8 × 12 KiB of ring = 96 KiB of shared memory
+#: most warps per block (split-K inside the block): 8 × 6 KiB of ring = 48 KiB of shared memory
 TC_KW_MAX = 8
 
 

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session6 | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session6 | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,10 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session6f)  # Triton flash with the lazy-rescale configs beside SDPA, the three bf16 cells, ~5 min
+    cli 330 attention run --op attention --backend triton --backend torch --variant flash --variant sdpa \
+        --timeout 150 --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16
+    ;;
 session6e)  # gemv bf16 peer shapes after the Triton x-tile rewrite and the cuda STAGES 3 ring, ~2 min
     cli 200 gemv run --op gemv_lowbit --backend cuda --backend triton --backend torch --variant fused_vec \
         --variant dense --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session6 | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,10 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session6g)  # OpenCL/WebGPU flash with causal blocks longest first, beside SDPA, ~2 min
+    cli 200 attention_simt run --op attention --backend opencl --backend webgpu --backend torch \
+        --variant flash --variant sdpa --timeout 60 --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32
+    ;;
 session6f)  # Triton flash with the lazy-rescale configs beside SDPA, the three bf16 cells, ~5 min
     cli 330 attention run --op attention --backend triton --backend torch --variant flash --variant sdpa \
         --timeout 150 --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16

@@ -26,7 +26,9 @@
 //                      row: running max m (shared by the row's NX work-items, read from the score
 //                      tile in __local), rescale of the accumulators and of the partial sums by
 //                      exp2(m_old − m_new); the S×S matrix never leaves the work-group. Causal:
-//                      key tiles stop at the block's last row. Rows of __local tiles are padded by
+//                      key tiles stop at the block's last row, and the grid is (bh, block) with
+//                      the blocks reversed, so the longest query blocks (most keys) of every head
+//                      start first and the short ones fill the tail. Rows of __local tiles are padded by
 //                      one float (HD + 1) so the work-items of a row read different banks.
 
 #ifndef DT
@@ -157,8 +159,13 @@ void attention_flash(__global const T* Q, __global const T* K, __global const T*
     __local float kv[BN * HP];       // K tile, then V tile
     __local float ps[BM * (BN + 1)]; // scores, then exp2(t − m)
     const int tid = get_local_id(0), tx = tid % NX, ty = tid / NX;
+#if CAUSAL
+    const int m0 = (int)(get_num_groups(1) - 1 - get_group_id(1)) * BM;  // longest blocks first
+    const size_t head = (size_t)get_group_id(0) * S * HD;
+#else
     const int m0 = get_group_id(0) * BM;
     const size_t head = (size_t)get_group_id(1) * S * HD;
+#endif
     for (int e = tid; e < BM * HD; e += NT) {  // read Q tile (zeros past S)
         const int r = e / HD, d = e % HD;
         qs[r * HP + d] = m0 + r < S ? ld(Q, head + (size_t)(m0 + r) * HD + d) : 0.f;

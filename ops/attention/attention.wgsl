@@ -22,7 +22,7 @@
 //   attention_fused_rows  workgroup HD per ROWS query rows (wid.x = row block, wid.y = head): all
 //                      ROWS·SEQ scores in workgroup memory, then Σ_j p·V[j][d] per invocation d
 //   attention_flash    workgroup NT = (BM/TM)·(BN/TN) per BM query rows (wid.x = block, wid.y =
-//                      head): Q tile in workgroup memory, K/V tiles of BN keys through one buffer,
+//                      head; causal: wid.x = head, wid.y = block, reversed): Q tile in workgroup memory, K/V tiles of BN keys through one buffer,
 //                      TM×TN score tiles and TM×DN accumulators per invocation, online softmax
 //                      (see attention.cl for the layout; rows padded to HD + 1 floats)
 
@@ -244,14 +244,16 @@ var<workgroup> kv: array<f32, BN * HP>;       // K tile, then V tile
 var<workgroup> ps: array<f32, BM * (BN + 1u)>;  // scores, then exp2(t − m)
 
 @compute @workgroup_size(NT)
-fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) tid: u32) {
     touch();
     let s = p.s;
     let qk = bitcast<f32>(p.qk);
     let tx = tid % NX;
     let ty = tid / NX;
-    let m0 = wid.x * BM;
-    let head = wid.y * s * HD;
+    // causal: grid (bh, block), blocks reversed — the longest query blocks start first
+    let m0 = select(wid.x, nwg.y - 1u - wid.y, CAUSAL) * BM;
+    let head = select(wid.y, wid.x, CAUSAL) * s * HD;
     for (var e = tid; e < BM * HD; e += NT) {  // read Q tile (zeros past S)
         let r = e / HD;
         let d = e % HD;

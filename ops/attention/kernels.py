@@ -204,8 +204,10 @@ def opencl_flash(be, case):
     nt = (bm // tm) * (bn // tn)
     qk, sn = _qk_scale(case), np.int32(s)
 
+    grid = (b * h, cdiv(s, bm)) if causal(case) else (cdiv(s, bm), b * h)  # causal: longest first
+
     def run(ins, outs):
-        be.launch(k, (cdiv(s, bm), b * h), (nt, 1), [ins["Q"], ins["K"], ins["V"], outs["O"], sn, qk])
+        be.launch(k, grid, (nt, 1), [ins["Q"], ins["K"], ins["V"], outs["O"], sn, qk])
 
     run.info = {"tile": {"BM": bm, "BN": bn, "TM": tm, "TN": tn}}
     return run
@@ -378,8 +380,10 @@ def webgpu_flash(be, case):
     dummy = be.empty((4,), np.float32)
     prm = _wgsl_params(case)
 
+    grid = (b * h, cdiv(s, bm), 1) if causal(case) else (cdiv(s, bm), b * h, 1)  # causal: longest first
+
     def run(ins, outs):
-        be.launch(k, (cdiv(s, bm), b * h, 1), None, [ins["Q"], ins["K"], ins["V"], outs["O"], dummy, prm])
+        be.launch(k, grid, None, [ins["Q"], ins["K"], ins["V"], outs["O"], dummy, prm])
 
     run.info = {"tile": {"BM": bm, "BN": bn, "TM": tm, "TN": tn}}
     return run

@@ -21,15 +21,35 @@ from backends.nvml import find_index, gpu_clocks
 
 @dataclass
 class ClBuffer:
-    """A device buffer of ``shape`` × ``dtype`` (at least 1 byte is allocated)."""
+    """A device array of ``shape`` × ``dtype``: one buffer (at least 1 byte is allocated), or, for
+    an array above the device's one-buffer limit, ``parts``: buffers of ``part_rows`` whole rows
+    of the first axis each (the last one the rest), ``buf`` then None. Only kernels that take the
+    parts (``pieces``) accept a split array; ``launch`` refuses one passed whole."""
 
-    buf: cl.Buffer
+    buf: cl.Buffer | None
     shape: tuple[int, ...]
     dtype: np.dtype
+    parts: tuple = ()
+    part_rows: int = 0
 
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def pieces(self, n: int) -> tuple[list, int]:
+        """(n buffers, rows in each but the last) for a kernel taking the array in up to n row
+        parts: a whole array is part 0 (the other pointers repeat it, unused); Unsupported when
+        it is split in more than n."""
+        if not self.parts:
+            return [self.buf] * n, self.shape[0] if self.shape else 0
+        if len(self.parts) > n:
+            raise Unsupported(f"a {self.nbytes}-byte array is split in {len(self.parts)} buffers on this "
+                              f"device; the kernel takes at most {n}")
+        return list(self.parts) + [self.parts[-1]] * (n - len(self.parts)), self.part_rows
+
+    def _row_slices(self):
+        rows = self.shape[0]
+        return [(r, min(rows, r + self.part_rows)) for r in range(0, rows, self.part_rows)]
 
 
 def _all_devices() -> list[tuple[cl.Platform, cl.Device]]:
@@ -120,8 +140,9 @@ class OpenCLBackend(Backend):
         mf = cl.mem_flags
         if arr.nbytes == 0:
             buf = cl.Buffer(self.ctx, mf.READ_WRITE, 1)
+        elif (rows := self._part_rows(arr.shape, arr.dtype)) is not None:
+            return self._split(arr.shape, arr.dtype, rows, lambda r0, r1: self.upload(arr[r0:r1]).buf)
         else:
-            self._fits(arr.nbytes)
             buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
         return ClBuffer(buf, tuple(arr.shape), arr.dtype)
 
@@ -130,15 +151,42 @@ class OpenCLBackend(Backend):
             raise Unsupported(f"a buffer of {nbytes} bytes exceeds the {self.max_buffer} this OpenCL device "
                               f"takes in one buffer ({self.platform.name.strip()})")
 
+    def _part_rows(self, shape, dtype, extra: int = 0) -> int | None:
+        """None when an array of ``shape`` (plus ``extra`` bytes) fits one buffer; else the rows of
+        its first axis per part (every part ≤ the limit); Unsupported when one row does not fit."""
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        if nbytes + extra <= self.max_buffer:
+            return None
+        row = nbytes // shape[0] if len(shape) >= 2 and shape[0] else nbytes
+        if len(shape) < 2 or row + extra > self.max_buffer:
+            self._fits(nbytes + extra)
+        return (self.max_buffer - extra) // row
+
+    def row_parts(self, shape, dtype) -> int:
+        """Buffers an array of ``shape`` × ``dtype`` is split in here (1: it fits one)."""
+        rows = self._part_rows(shape, dtype)
+        return 1 if rows is None else -(-shape[0] // rows)
+
+    def _split(self, shape, dtype, rows: int, make) -> ClBuffer:
+        """A split array: ``make(r0, r1)`` gives the buffer of rows [r0, r1)."""
+        out = ClBuffer(None, tuple(shape), np.dtype(dtype), part_rows=rows)
+        out.parts = tuple(make(r0, r1) for r0, r1 in out._row_slices())
+        return out
+
     def empty(self, shape, dtype) -> ClBuffer:
         dtype = np.dtype(dtype)
+        if (rows := self._part_rows(shape, dtype)) is not None:
+            return self._split(shape, dtype, rows,
+                               lambda r0, r1: self.empty((r1 - r0, *shape[1:]), dtype).buf)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        self._fits(nbytes)
         return ClBuffer(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(1, nbytes)), tuple(shape), dtype)
 
     def download(self, buf: ClBuffer) -> np.ndarray:
         out = np.empty(buf.shape, buf.dtype)
-        if out.nbytes:
+        if buf.parts:
+            for (r0, r1), part in zip(buf._row_slices(), buf.parts, strict=True):
+                cl.enqueue_copy(self.queue, out[r0:r1], part, is_blocking=True)
+        elif out.nbytes:
             cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
         return out
 
@@ -149,6 +197,17 @@ class OpenCLBackend(Backend):
         regions). See suite/guard.py."""
         dtype = np.dtype(dtype)
         g = max(guard, int(self.cl_device.mem_base_addr_align) // 8)
+        if (rows := self._part_rows(shape, dtype, 2 * g)) is not None:  # each part guarded on its own
+            reads = []
+
+            def part(r0, r1):
+                sub, read = self.alloc_guarded((r1 - r0, *shape[1:]), dtype, guard, canary,
+                                               None if data is None else data[r0:r1])
+                reads.append(read)
+                return sub.buf
+
+            out = self._split(shape, dtype, rows, part)
+            return out, lambda: np.concatenate([read() for read in reads])
         n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         self._fits(n + 2 * g)
         whole = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, n + 2 * g)
@@ -166,7 +225,11 @@ class OpenCLBackend(Backend):
         return ClBuffer(sub, tuple(shape), dtype), read_guards
 
     def fill_bytes(self, buf: ClBuffer, value: int) -> None:
-        if buf.nbytes:
+        if buf.parts:
+            row = buf.nbytes // buf.shape[0]
+            for (r0, r1), part in zip(buf._row_slices(), buf.parts, strict=True):
+                cl.enqueue_fill_buffer(self.queue, part, np.uint8(value), 0, row * (r1 - r0))
+        elif buf.nbytes:
             cl.enqueue_fill_buffer(self.queue, buf.buf, np.uint8(value), 0, buf.nbytes)
 
     # -- compile and launch ----------------------------------------------------------------
@@ -214,6 +277,11 @@ class OpenCLBackend(Backend):
         if len(groups) != len(block):
             raise ValueError(f"opencl launch: groups {groups} and block {block} differ in rank")
         global_size = tuple(int(g) * int(b) for g, b in zip(groups, block, strict=True))
+        for a in args:
+            if isinstance(a, ClBuffer) and a.parts:
+                raise Unsupported(f"a {a.nbytes}-byte array is split in {len(a.parts)} buffers (this device "
+                                  f"takes ≤ {self.max_buffer} bytes in one); kernel {kernel.function_name} "
+                                  "takes it whole")
         kernel.set_args(*[a.buf if isinstance(a, ClBuffer) else a for a in args])
         ev = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, tuple(block))
         if self._events is not None:

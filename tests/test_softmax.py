@@ -227,3 +227,54 @@ def test_webgpu_split_row_binds_windows_above_the_binding_limit():
     """WebGPU 4096×131072 fp32 (2 GiB) is above the H200 adapter's storage-binding limit: split_row
     binds each batch's rows as a window; kernels that bind a buffer whole say why they cannot."""
     check_in_process(_webgpu_windows, (64 << 10,))
+
+
+# -- OpenCL: arrays above the one-buffer limit, allocated in row parts ---------------------------
+
+def _opencl_row_parts(limit: int) -> dict:
+    be, skip = open_backend("opencl")
+    if skip:
+        return skip
+    from backends.base import Unsupported
+    from ops.softmax import kernels as sk
+    from suite import guard
+    from suite.check import checked_launch
+    from suite.registry import discover, get_spec
+
+    discover()
+    be.max_buffer = limit  # as NVIDIA's 2^31 − 1 (PoCL takes more: the parts are real buffers)
+    spec = get_spec("softmax")
+    fails = []
+    for m, n, dt in ((67, 1024, "fp32"), (40, 2048, "bf16")):  # x: 268 / 160 KiB, two parts
+        case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, 78)
+        x = spec.inputs(case)
+        bufs = guard.allocate(be, spec.signature(case), x)
+        if len(bufs.ins["x"].parts) != 2 or len(bufs.outs["y"].parts) != 2:
+            fails.append(f"{case.name}: x/y not in two parts ({len(bufs.ins['x'].parts)})")
+        ref = spec.reference(case, x)
+        for variant, mode in (("fused_row", "fused"), ("online", "stream"), ("split_row", "split")):
+            res = checked_launch(be, spec, case, sk._opencl(be, case, mode, "softmax_rows"), bufs.ins,
+                                 bufs.outs, x, ref, spec.tolerance(case))
+            if not res.ok:
+                fails.append(f"{variant} {case.name},{dt}: {res.message}")
+        if (bad := guard.violations(be, bufs.guards, bufs.ins, x)):
+            fails.append(f"{case.name}: guard regions or inputs changed: {bad}")
+        try:
+            sk.opencl_three_pass(be, case)(bufs.ins, bufs.outs)
+            fails.append(f"three_pass {case.name}: took a split array whole")
+        except Unsupported as e:
+            if "takes it whole" not in str(e):
+                fails.append(f"three_pass {case.name}: {e}")
+        be.fill_bytes(bufs.outs["y"], 0x5A)
+        if not (be.download(bufs.outs["y"]).view(np.uint8) == 0x5A).all():
+            fails.append(f"fill_bytes {case.name}: not every part poisoned")
+        if not np.array_equal(be.download(bufs.ins["x"]), x["x"]):
+            fails.append(f"download {case.name}: the parts do not give x back")
+    return {"fails": fails}
+
+
+def test_opencl_softmax_takes_arrays_in_row_parts():
+    """OpenCL 4096×131072 fp32 (2 GiB) is above NVIDIA's one-buffer limit (2^31 − 1 bytes): x and y
+    are allocated as two buffers of whole rows, softmax_rows (fused_row, online, split_row) takes
+    both parts; a kernel that takes its arrays whole says why it cannot."""
+    check_in_process(_opencl_row_parts, (150 << 10,))

@@ -182,10 +182,11 @@ def _cl_plan(be, case, mode: str) -> Geometry:
                 vals=32 if gpu else 128, min_tpb=256 if gpu else 64, g_max=max(1, be.device.compute_units))
 
 
-def _c_launcher(be, case, geo, k, entry: str):
+def _c_launcher(be, case, geo, k, entry: str, parts: int = 1):
     """``run(ins, outs)`` of a compiled softmax.cu / softmax.cl kernel: both dialects launch the
     same way (``geo.groups`` workgroups of ``geo.tpb``); split rows also get the exchange slots,
-    the ticket and a fresh epoch per launch."""
+    the ticket and a fresh epoch per launch. ``parts`` 2 (OpenCL softmax_rows, PARTS=2): x and y
+    go as two row parts each (``ClBuffer.pieces``), then the rows in the first."""
     m, n = np.int32(case["m"]), np.int32(case["n"])
     grid, block = (geo.groups,), (geo.tpb,)
     if entry == "softmax_three_pass":
@@ -196,7 +197,14 @@ def _c_launcher(be, case, geo, k, entry: str):
     chunk = np.int32(geo.chunk)
 
     def run(ins, outs):
-        be.launch(k, grid, block, [ins["x"], outs["y"], m, n, chunk, slots, ticket, epoch.next()])
+        if parts == 1:
+            be.launch(k, grid, block, [ins["x"], outs["y"], m, n, chunk, slots, ticket, epoch.next()])
+            return
+        (x0, x1), rows = ins["x"].pieces(2)
+        (y0, y1), yrows = outs["y"].pieces(2)
+        if rows != yrows:
+            raise ValueError(f"x and y split at different rows ({rows}, {yrows})")
+        be.launch(k, grid, block, [x0, y0, m, n, chunk, slots, ticket, epoch.next(), x1, y1, np.int32(rows)])
 
     return run
 
@@ -208,8 +216,12 @@ def _opencl(be, case, mode: str, entry: str, **defines):
 
         raise Unsupported("int row/element counts in softmax.cl: M·N >= 2^31")
     geo = _cl_plan(be, case, mode)
-    k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be), **defines}))
-    return _c_launcher(be, case, geo, k, entry)
+    # an x (and y) above the device's one-buffer limit comes in row parts: softmax_rows takes two
+    dt = np.uint16 if case.dtype == "bf16" else np.float32
+    parts = 2 if entry == "softmax_rows" and be.row_parts((case["m"], case["n"]), dt) > 1 else 1
+    k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be), "PARTS": parts,
+                                                      **defines}))
+    return _c_launcher(be, case, geo, k, entry, parts)
 
 
 @kernel("softmax", "opencl", "three_pass")

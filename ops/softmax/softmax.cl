@@ -11,7 +11,8 @@
 //
 // Defines: BF16 (0/1), TPR, RPB, VECLOAD (0/1), ITEMS (units per work-item in the register
 // tile), FITS (1: the row/part is held in the tile, read once; 0: streamed and re-read), G (parts
-// per row; > 1 only in softmax_rows for split_row), SUBGROUPS (0: local-memory trees; 1:
+// per row; > 1 only in softmax_rows for split_row), PARTS (2: softmax_rows takes x and y as two
+// buffers of whole rows each, for arrays above the device's one-buffer limit), SUBGROUPS (0: local-memory trees; 1:
 // sub_group_reduce_max/add from cl_khr_subgroups / cl_intel_subgroups; 2: NVIDIA warp shuffles
 // in inline PTX). exp is exp2((x − m)·log2 e): x − m is exact near the maximum (Sterbenz), so the
 // argument's rounding error scales with x − m, not with |m| (rows shifted by ±1e4 stay exact).
@@ -44,6 +45,9 @@
 #endif
 #ifndef G
 #define G 1
+#endif
+#ifndef PARTS
+#define PARTS 1  // 2: softmax_rows takes x and y as two row parts each (x, x1; y, y1; rows0)
 #endif
 // EXP2: exp2 (the default) or native_exp2 (the device's fast approximation)
 #ifndef EXP2
@@ -228,7 +232,11 @@ ulong tag(uint epoch, float f) { return ((ulong)epoch << 32) | as_uint(f); }
 // chunk: units per part (G > 1; with G == 1 the whole row); epoch: 1, 2, ... per launch
 __kernel __attribute__((reqd_work_group_size(TPB, 1, 1)))
 void softmax_rows(__global const T* restrict x, __global T* restrict y, int M, int N, int chunk,
-                  volatile __global ulong* slots, volatile __global uint* ticket, uint epoch) {
+                  volatile __global ulong* slots, volatile __global uint* ticket, uint epoch
+#if PARTS > 1
+                  , __global const T* restrict x1, __global T* restrict y1, int rows0
+#endif
+                  ) {
     __local float scr[TPB];
     const int lid = get_local_id(0), lane = lid % TPR;
 #if G > 1
@@ -244,8 +252,13 @@ void softmax_rows(__global const T* restrict x, __global T* restrict y, int M, i
     const long nu = row < M ? N / UNIT : 0;
     const long u0 = (long)part * chunk;
     const long uend = min(nu, u0 + chunk);
+#if PARTS > 1  // rows [0, rows0) in x, y; the rest in x1, y1 (arrays above the one-buffer limit)
+    __global const T* xr = row < rows0 ? x + row * N : x1 + (row - rows0) * N;
+    __global T* yr = row < rows0 ? y + row * N : y1 + (row - rows0) * N;
+#else
     __global const T* xr = x + row * N;
     __global T* yr = y + row * N;
+#endif
     float m = NEG, s = 0.0f;
 #if FITS
     float v[ITEMS][UNIT];

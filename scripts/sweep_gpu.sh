@@ -90,11 +90,10 @@ ncu)  # Nsight Compute's limiter reading of the missed cells (scripts/ncu_limite
         matmul/cuda/mma_sync/8192³,bf16 attention/triton/flash/b4h32s8192d128,bf16} > "$W/ncu.txt" 2>&1
     tail -n 30 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
-next)  # unmeasured since 3d9f059: Triton tickets as relaxed atomics (softmax split_row, scan), ~5 min
-    step "probe softmax triton 4096x131072 (registered: relaxed ticket; probe: acq_rel as before)"
-    timeout 120 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
-        > "$W/probe_softmax_triton.txt" 2>&1
-    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+next)  # what has not run on the GPU yet (session 6), ~6 min: OpenCL softmax 4096×131072 in two row
+    # parts beside torch, the Triton scan's relaxed ticket beside torch
+    cli 200 softmax_131072_opencl run --op softmax --backend opencl --backend torch --case 4096x131072 \
+        --variant split_row --variant fused_row --variant compile --timeout 120 --time-cap 2
     cli 150 scan_triton run --op scan --backend triton --backend torch --variant decoupled_lookback \
         --variant reduce_then_scan --variant cumsum --timeout 60
     ;;

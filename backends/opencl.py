@@ -153,14 +153,16 @@ class OpenCLBackend(Backend):
 
     def _part_rows(self, shape, dtype, extra: int = 0) -> int | None:
         """None when an array of ``shape`` (plus ``extra`` bytes) fits one buffer; else the rows of
-        its first axis per part (every part ≤ the limit); Unsupported when one row does not fit."""
+        its first axis per part (every part ≤ the limit, the fewest parts, as even as they can be);
+        Unsupported when one row does not fit."""
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
         if nbytes + extra <= self.max_buffer:
             return None
         row = nbytes // shape[0] if len(shape) >= 2 and shape[0] else nbytes
         if len(shape) < 2 or row + extra > self.max_buffer:
             self._fits(nbytes + extra)
-        return (self.max_buffer - extra) // row
+        most = (self.max_buffer - extra) // row  # rows per part at most; the parts as even as that allows
+        return -(-shape[0] // -(-shape[0] // most))
 
     def row_parts(self, shape, dtype) -> int:
         """Buffers an array of ``shape`` × ``dtype`` is split in here (1: it fits one)."""

@@ -78,7 +78,8 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket
     return [(f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, p, warps=w))
-            for p, w in ((16384, 8), (16384, 32), (32768, 16), (32768, 32), (8192, 16))]
+            for p, w in ((16384, 8), (16384, 32), (32768, 16), (32768, 32), (8192, 16))] + [
+        ("split_row ticket=acq_rel", lambda be, c: sk.triton_split_row(be, c, ticket_sem="acq_rel"))]
 
 
 def _gemv_cuda():

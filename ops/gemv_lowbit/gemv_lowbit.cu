@@ -207,12 +207,12 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // t = l%4) loads the weights of rows row0+g and row0+g+8 (the A fragment's rows) and the x values
 // of batch row g (the B fragment's column; lanes of columns ≥ NB load nothing and hold zeros: never
 // stored). A step = 64 bytes of each of the 16 rows: lane t loads 16 bytes (one uint4,
-// ld.global.nc.L1::no_allocate: streamed, L1 left to x) at byte 16t of the step: 32 int4 (k =
-// 128·step + 32t + 0..31, one scale group per step) or 16 int8 (k = 64·step + 16t + 0..15). Steps
-// go in chunks of US consecutive steps (256 contiguous bytes per row at US = 4); warp w of the
-// block takes chunks w, w+KW, ... (split-K inside the block) in a register double buffer: the
-// 2·US loads of its next chunk are issued (in their own basic block, so ptxas cannot sink them)
-// before the current chunk is consumed, 2·US·16 bytes in flight per lane at all times. The steps
+// cp.async.cg into the warp's shared-memory ring: L1 left to x) at byte 16t of the step: 32 int4
+// (k = 128·step + 32t + 0..31, one scale group per step) or 16 int8 (k = 64·step + 16t + 0..15).
+// Steps go in chunks of US consecutive steps (128 contiguous bytes per row at US = 2); warp w of
+// the block takes chunks w, w+KW, ... (split-K inside the block) through a ring of STAGES chunks:
+// the chunk STAGES − 1 ahead is issued before the current one is consumed, (STAGES − 1)·2·US·16
+// bytes in flight per lane (the remainder steps are loaded directly, ld.global.nc). The steps
 // left over (< US) go one per warp; the KW partial accumulators are summed through shared memory
 // and warp 0 rounds and stores y. x (16-byte __ldg loads; 32 KiB per batch row at K = 16384,
 // shared by every block) and the step's group scales are loaded into registers one chunk ahead
@@ -340,7 +340,8 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[2]) {
 // one step: 16 bytes of rows g (va) and g+8 (vb); xv = the lane's TC_VPL x values of this step
 // (TC_XU 16-byte pieces, loaded a chunk ahead). Every 4 consecutive k (x words X0 = (x0,x1),
 // X1 = (x2,x3)) feed one mma with pairs (e0,e2), (e1,e3).
-__device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uint4 vb, const uint4 (&xv)[TC_XU]) {
+__device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uint4 vb,
+                                        const uint4 (&xv)[TC_XU]) {
     const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
 #if BITS == 4
     float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -456,7 +457,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     }
     // x and the scales of a chunk come from L2 (x is shared by every block, but L1 is mostly
     // carved out for the rings): they are loaded a chunk ahead into registers (xc, sc: this
-    // chunk; xn, sn: the warp's next one, clamped to the last chunk), so no mma waits on L2
+    // chunk; xn, snx: the warp's next one, clamped to the last chunk), so no mma waits on L2
     uint4 xc[US][TC_XU];
     unsigned short sc[US][2];
     if (warp < chunks) {

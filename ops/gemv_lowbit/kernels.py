@@ -229,9 +229,10 @@ def _c_kernels(be, case, path, variant: str):
 #: steps (64 bytes of each of 16 rows) per chunk of gemv_lowbit_tc, and chunks per warp in its
 #: cp.async ring (STAGES − 1 in flight while one is consumed): (STAGES − 1)·2·US·16 = 128 bytes per
 #: lane in flight, in shared memory (no registers held). Probes on the H200 (session 6,
-#: results/nvidia-h200/probes-20261201-session6): US 2 beats US 4 at w4a16/w8a16 K=N=16384; with
-#: STAGES 4 a block's ring (16 KiB at KW 2) leaves 13 blocks per SM, one short of the 13.6 that
-#: N=28672 needs, and w8a16 there fell from 77.8 % (STAGES 3) to 63.6 % (a second wave).
+#: results/nvidia-h200/probes-20261201-session6/35ab202, ca8f318): KW 2, US 2, STAGES 3 is within
+#: 0.7 points of the best of nine shapes at w4a16 and w8a16 K=N=16384; with STAGES 4 a block's
+#: ring (16 KiB at KW 2) leaves 13 blocks per SM, one short of the 13.6 that N=28672 needs, and
+#: w8a16 there fell from 77.8 % (STAGES 3) to 63.6 % (a second wave).
 TC_US, TC_STAGES = 2, 3
 #: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
 #: (14: K=N=16384 and N=28672 get two warps per block, the best measured for both, session 6)

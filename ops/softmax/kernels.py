@@ -302,9 +302,11 @@ TRITON_TILE = 4096
 TRITON_PART = 16384
 #: split_row, 4096×131072 fp32 on the H200 (scripts/probe.py, 2026-12-01): 16384-value parts
 #: 75.6 %, 8192 46.7 %, 4096 50.9 %; a register cap for two programs per SM (81 → 64 registers)
-#: 74.2 %; polling each sibling's words as scalars, one after another, 46.1 %. Not understood
-#: (CUDA's kernel of the same geometry: 93.3 %). Those runs took the ticket with the default
-#: acq_rel add (a fence and an L1 invalidate per program); relaxed since, not yet run on a GPU.
+#: 74.2 %; polling each sibling's words as scalars, one after another, 46.1 %. Those runs took
+#: the ticket with the default acq_rel add (a fence and an L1 invalidate per program); with a
+#: relaxed add 86.5 % (session 6, run 115296; acq_rel 76.3 % in the same probe); 8 / 32 warps at
+#: 16384 values 66 / 50 %, 32768 values with 16 / 32 warps 82.6 / 79.7 % (CUDA's kernel of the
+#: same geometry: 93.3 %).
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 

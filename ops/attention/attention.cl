@@ -28,8 +28,9 @@
 //                      exp2(m_old − m_new); the S×S matrix never leaves the work-group. Causal:
 //                      key tiles stop at the block's last row, and the grid is (bh, block) with
 //                      the blocks reversed, so the longest query blocks (most keys) of every head
-//                      start first and the short ones fill the tail. Rows of __local tiles are padded by
-//                      one float (HD + 1) so the work-items of a row read different banks.
+//                      start first and the short ones fill the tail. Rows of __local tiles are
+//                      padded by one float (HD + 1) so the work-items of a row read different
+//                      banks.
 
 #ifndef DT
 #define DT 0

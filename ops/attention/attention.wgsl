@@ -22,8 +22,9 @@
 //   attention_fused_rows  workgroup HD per ROWS query rows (wid.x = row block, wid.y = head): all
 //                      ROWS·SEQ scores in workgroup memory, then Σ_j p·V[j][d] per invocation d
 //   attention_flash    workgroup NT = (BM/TM)·(BN/TN) per BM query rows (wid.x = block, wid.y =
-//                      head; causal: wid.x = head, wid.y = block, reversed): Q tile in workgroup memory, K/V tiles of BN keys through one buffer,
-//                      TM×TN score tiles and TM×DN accumulators per invocation, online softmax
+//                      head; causal: wid.x = head, wid.y = block, reversed): Q tile in workgroup
+//                      memory, K/V tiles of BN keys through one buffer, TM×TN score tiles and
+//                      TM×DN accumulators per invocation, online softmax
 //                      (see attention.cl for the layout; rows padded to HD + 1 floats)
 
 struct Params { s: u32, bh0: u32, qk: u32, pad: u32 }

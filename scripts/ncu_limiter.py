@@ -44,23 +44,7 @@ STALLS = [f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r 
     "long_scoreboard", "short_scoreboard", "wait", "math_pipe_throttle", "mio_throttle", "lg_throttle",
     "barrier", "membar", "not_selected", "selected", "dispatch_stall", "no_instruction", "tex_throttle",
     "drain", "branch_resolving", "imc_miss", "misc", "sleeping")]
-NVTX = "solbench_ncu"
-
-
-def child(key: str) -> None:
-    """Under ncu: build, check, warm up, then one cold launch inside the NVTX range."""
-    import torch
-    from crosscheck import setup
-
-    be, fn = setup(key)
-    for _ in range(2):
-        fn()
-    be.flush_l2()
-    be.synchronize()
-    torch.cuda.nvtx.range_push(NVTX)
-    fn()
-    be.synchronize()
-    torch.cuda.nvtx.range_pop()
+from crosscheck import NVTX  # noqa: E402  (the range ncu_child puts each cold launch in)
 
 
 def profile(key: str, out: Path) -> list[dict]:
@@ -95,7 +79,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args()
     if a.child:
-        child(a.child)
+        from crosscheck import ncu_child
+
+        ncu_child(a.child, 1)  # build, check, warm up, then one cold launch inside the range
         return
     a.out.mkdir(parents=True, exist_ok=True)
     cols = list(METRICS.values())

@@ -59,3 +59,19 @@ def test_cases_named_in_scripts_exist(script):
             assert found, f"{script}: case {name!r} is no case of {ops}"
             seen += 1
     assert seen, f"{script}: no --case found (the parser above needs updating)"
+
+
+def test_ncu_keys_in_scripts_exist():
+    """The op/backend/variant/case keys given to scripts/ncu_limiter.py name registered kernels
+    and cases of their op."""
+    from suite.registry import REGISTRY
+
+    discover()
+    text = re.sub(r"\\\n\s*", " ", (ROOT / "scripts/sweep_gpu.sh").read_text())
+    keys = [k for line in text.splitlines() if "ncu_limiter" in line or "NCU_KEYS" in line
+            for k in re.findall(r"\b(\w+/\w+/\w+/[^\s}\"']+)", line) if not k.startswith("scripts/")]
+    assert keys, "no ncu_limiter keys found (the parser above needs updating)"
+    for key in keys:
+        op, backend, variant, case = key.split("/", 3)
+        assert (op, backend, variant) in REGISTRY, f"{key}: no kernel {op}/{backend}/{variant}"
+        get_spec(op).case(case)

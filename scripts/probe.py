@@ -52,7 +52,10 @@ def _matmul_cuda():
     # (BM/TM)·(BN/TN) = 256 threads; the registered shapes (_MMA_SHAPE, _SIMT_RB_CUDA) are timed too
     mma = [(f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]}",
             lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
-           for p in ((64, 3, 256, 1), (32, 4, 128, 2), (32, 2, 128, 2), (64, 2, 128, 2))]
+           for p in ((64, 3, 256, 1), (32, 4, 128, 2), (32, 2, 128, 2), (64, 2, 128, 2))] + [
+        (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]} REFILL_AT={r}",
+         lambda be, c, p=p, r=r: mk.cuda_mma_sync(be, c, p, refill_at=r))  # copies after k16 step r-1
+        for p, r in (((32, 3, 128, 2), 1), ((64, 3, 128, 2), 1), ((64, 3, 128, 2), 2), ((32, 4, 128, 2), 1))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
             for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
     return mma + simt

@@ -90,8 +90,13 @@ ncu)  # Nsight Compute's limiter reading of the missed cells (scripts/ncu_limite
         matmul/cuda/mma_sync/8192³,bf16 attention/triton/flash/b4h32s8192d128,bf16} > "$W/ncu.txt" 2>&1
     tail -n 30 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
-next)  # what has not run on the GPU yet (session 6), ~6 min: OpenCL softmax 4096×131072 in two row
-    # parts beside torch, the Triton scan's relaxed ticket beside torch
+next)  # what has not run on the GPU yet (session 6), ~8 min: OpenCL softmax 4096×131072 in two row
+    # parts beside torch, the Triton scan's relaxed ticket beside torch, mma_sync with the refill
+    # after the first k16 step (REFILL_AT) against the registered shape
+    step "probe matmul cuda mma_sync 8192³ bf16"
+    timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --cap 1 --out "$W" \
+        > "$W/probe_mma.txt" 2>&1
+    cat "$W/probe_mma.txt" >> "$OUT/log-$PART.txt"
     cli 200 softmax_131072_opencl run --op softmax --backend opencl --backend torch --case 4096x131072 \
         --variant split_row --variant fused_row --variant compile --timeout 120 --time-cap 2
     cli 150 scan_triton run --op scan --backend triton --backend torch --variant decoupled_lookback \

@@ -87,19 +87,21 @@ def _mma_smem(bk: int, stages: int, bn: int) -> int:
 
 
 @kernel("matmul", "cuda", "mma_sync")
-def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE):
+def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, refill_at: int = 0):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
     128×128×32 block tiles of 4 warps, two blocks per SM, 3-stage cp.async ring in 48 KiB of
     dynamic shared memory, ldmatrix from XOR-swizzled tiles (``shape``: (BK, STAGES, BN, MINB),
-    see _MMA_SHAPE; probes vary it). Rows whose stride is not 16 bytes (K or N not a multiple of 8) are
-    copied into padded buffers inside the timed call."""
+    see _MMA_SHAPE; probes vary it; ``refill_at``: the k16 step after which the next tile's copies
+    are issued, 0 before the first — probes). Rows whose stride is not 16 bytes (K or N not a
+    multiple of 8) are copied into padded buffers inside the timed call."""
     import numpy as np
 
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
                                    "cores: Triton grouped/persistent, no CUDA kernel yet)")
     m, n, k = case["m"], case["n"], case["k"]
     bk, stages, bn, minb = shape
-    defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb}
+    defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb,
+            "REFILL_AT": refill_at}
     fn = be.compile(_MMA_CU, "matmul_mma_sync", defs)
     smem = _mma_smem(bk, stages, bn)
     groups = (cdiv(m, _MMA_BM) * cdiv(n, bn),)

@@ -40,6 +40,9 @@
 #ifndef MINB
 #define MINB 1
 #endif
+#ifndef REFILL_AT
+#define REFILL_AT 0  // k16 step after which the next tile's copies are issued (0: before the first)
+#endif
 #define BM 128
 #define A_CHUNKS (BK / 8)  // 16-byte chunks per A row
 #define B_CHUNKS (BN / 8)  // 16-byte chunks per B row
@@ -121,15 +124,21 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
     for (int kt = 0; kt < k_tiles; ++kt) {
         cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies) ...
         __syncthreads();              // ... and everyone's; stage (kt-1)%STAGES is free again
-        {
-            const int nt = kt + STAGES - 1;  // refill the stage computed in the previous iteration
+        // refill the stage computed in the previous iteration: before the first k16 step, or
+        // (REFILL_AT > 0) after the mma of step REFILL_AT − 1 have issued, so that the copies'
+        // address arithmetic runs while the tensor cores work (cp.async, ldmatrix and mma are
+        // volatile asm: they stay in source order)
+        auto refill = [&]() {
+            const int nt = kt + STAGES - 1;
             if (nt < k_tiles) load_tile(nt, nt % STAGES);
             cp_async_commit();
-        }
+        };
+        if (REFILL_AT == 0) refill();
         const int s = kt % STAGES;
         const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
+            if (REFILL_AT > 0 && kk == REFILL_AT) refill();
             unsigned af[4][4], bf[8][2];
 #pragma unroll
             for (int i = 0; i < 4; ++i)  // A m16×k16: lanes 0-15 rows 0-15 at k 0-7, lanes 16-31 at k 8-15

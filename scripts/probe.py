@@ -91,7 +91,8 @@ def _gemv_cuda():
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-            for kw, us, st in shapes]
+            for kw, us, st in shapes] + [  # w8a16 bf16: the integer-op unpack (no fp32 detour)
+        ("fused_vec U8LOP=1", lambda be, c: gk._cuda_tc(be, c, U8LOP=1))]
 
 
 def _attention_cuda():

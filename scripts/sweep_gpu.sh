@@ -90,13 +90,19 @@ ncu)  # Nsight Compute's limiter reading of the missed cells (scripts/ncu_limite
         matmul/cuda/mma_sync/8192³,bf16 attention/triton/flash/b4h32s8192d128,bf16} > "$W/ncu.txt" 2>&1
     tail -n 30 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
-next)  # what has not run on the GPU yet (session 6), ~8 min: OpenCL softmax 4096×131072 in two row
+next)  # what has not run on the GPU yet (session 6), ~9 min: OpenCL softmax 4096×131072 in two row
     # parts beside torch, the Triton scan's relaxed ticket beside torch, mma_sync with the refill
-    # after the first k16 step (REFILL_AT) against the registered shape
+    # after the first k16 step (REFILL_AT) and gemv w8a16 bf16 with U8LOP, beside their registered forms
     step "probe matmul cuda mma_sync 8192³ bf16"
     timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --cap 1 --out "$W" \
         > "$W/probe_mma.txt" 2>&1
     cat "$W/probe_mma.txt" >> "$OUT/log-$PART.txt"
+    for c in w8a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16; do  # U8LOP beside the registered unpack
+        step "probe gemv cuda $c"
+        timeout 60 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --only fused_vec --cap 1 --out "$W" \
+            > "$W/probe_gemv_$c.txt" 2>&1
+        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+    done
     cli 200 softmax_131072_opencl run --op softmax --backend opencl --backend torch --case 4096x131072 \
         --variant split_row --variant fused_row --variant compile --timeout 120 --time-cap 2
     cli 150 scan_triton run --op scan --backend triton --backend torch --variant decoupled_lookback \

@@ -156,3 +156,17 @@ def test_triton_kernels_compile_for_hopper():
     vec = out[1]
     assert vec["global_accesses"].get("ld.global.v4.b32", 0) >= 4, vec["global_accesses"]  # 2 tiles × 2
     assert vec["spill_bytes"] == 0
+
+
+@pytest.mark.parametrize("defines", [{"BITS": 8, "DT": 2, "U8LOP": 1},
+                                     {"BITS": 4, "DT": 2, "KW": 4, "US": 2}])
+def test_cuda_tc_probe_forms_compile_without_spills(defines):
+    """The probe-only forms of gemv_lowbit_tc (scripts/probe.py) compile for sm_80 and sm_90."""
+    from backends.base import read_source
+    from backends.cuda import compile_nvrtc, nvrtc_available
+    from ops.gemv_lowbit.kernels import _CU
+
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    for rep in compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_tc", {"NB": 1, **defines}):
+        assert rep["spill_bytes"] == 0, rep

@@ -164,9 +164,11 @@ class OpenCLBackend(Backend):
         most = (self.max_buffer - extra) // row  # rows per part at most; the parts as even as that allows
         return -(-shape[0] // -(-shape[0] // most))
 
-    def row_parts(self, shape, dtype) -> int:
-        """Buffers an array of ``shape`` × ``dtype`` is split in here (1: it fits one)."""
-        rows = self._part_rows(shape, dtype)
+    def row_parts(self, shape, dtype, guard: int = 4096) -> int:
+        """Buffers an array of ``shape`` × ``dtype`` is split in here (1: it fits one), allocated
+        with ``guard`` bytes on each side (``alloc_guarded``; suite.guard.GUARD_BYTES)."""
+        g = max(guard, int(self.cl_device.mem_base_addr_align) // 8)
+        rows = self._part_rows(shape, dtype, 2 * g)
         return 1 if rows is None else -(-shape[0] // rows)
 
     def _split(self, shape, dtype, rows: int, make) -> ClBuffer:

@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +234,47 @@ def _webgpu(be, calls) -> list[dict[str, Any]]:
 
 # ---- driver -------------------------------------------------------------------------------------
 
+@dataclass
+class _Built:
+    """What one factory call left to look at: its backend, case and ``run``, the compile calls it
+    made (``recording_compiles``), the WGSL it compiled (``_record_sources``) and the target."""
+
+    be: Any
+    spec: Any
+    case: Any
+    run: Any
+    calls: list
+    wgsl: list
+    arch: str
+
+
+def _triton_built(b: _Built) -> list[dict[str, Any]]:
+    """Nothing runs: 16-element stand-ins of the arguments' dtypes carry the types (pointers are
+    16-byte aligned as the real ones are); sizes come from the case."""
+    import torch
+
+    from backends.torch import TORCH_DTYPES
+    from suite.spec import np_dtype
+
+    sig = b.spec.signature(b.case)
+    bufs = {k: torch.empty(16, dtype=TORCH_DTYPES[np_dtype(a.dtype).name]) for k, a in sig.items()}
+    ins = {k: v for k, v in bufs.items() if sig[k].role == "in"}
+    outs = {k: v for k, v in bufs.items() if sig[k].role == "out"}
+    return _triton(capture_triton(b.run, ins, outs), b.arch)
+
+
+def _torch_note(b: _Built) -> list[dict[str, Any]]:
+    return [{"entry": "-", "note": "torch: the baseline compiles nothing of ours", "stages": {}}]
+
+
+#: backend → what its factory compiled, as records (torch and anything else: a note)
+_COLLECT = {
+    "cuda": lambda b: _cuda(b.calls, b.arch),
+    "opencl": lambda b: _opencl(b.be, b.calls),
+    "webgpu": lambda b: _webgpu(b.be, b.wgsl),
+    "triton": _triton_built,
+}
+
 @contextlib.contextmanager
 def _record_sources(be, active: bool = True):
     """While the block runs, record ``compile_source`` (WebGPU: the WGSL after substitution) calls
@@ -283,34 +325,15 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
             for i, case in enumerate(usable):  # the first case the factory accepts
                 base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
                 try:
-                    with _record_sources(be, backend == "webgpu") as wgsl, recording_compiles(be) as calls:
+                    with _record_sources(be, hasattr(be, "compile_source")) as wgsl, \
+                            recording_compiles(be) as calls:
                         run = e.factory(be, case)
                     break
                 except Unsupported:
                     if i == len(usable) - 1:
                         raise
-            if backend == "webgpu":
-                recs = _webgpu(be, wgsl)
-            elif backend == "cuda":
-                recs = _cuda(calls, arch)
-            elif backend == "opencl":
-                recs = _opencl(be, calls)
-            elif backend == "triton":
-                # nothing runs: 16-element stand-ins of the arguments' dtypes carry the types
-                # (pointers are 16-byte aligned as the real ones are); sizes come from the case
-                import torch
-
-                from backends.torch import TORCH_DTYPES
-                from suite.spec import np_dtype
-
-                sig = spec.signature(case)
-                bufs = {k: torch.empty(16, dtype=TORCH_DTYPES[np_dtype(a.dtype).name])
-                        for k, a in sig.items()}
-                ins = {k: v for k, v in bufs.items() if sig[k].role == "in"}
-                outs = {k: v for k, v in bufs.items() if sig[k].role == "out"}
-                recs = _triton(capture_triton(run, ins, outs), arch)
-            else:
-                recs = [{"entry": "-", "note": "torch: the baseline compiles nothing of ours", "stages": {}}]
+            collect = _COLLECT.get(backend, _torch_note)
+            recs = collect(_Built(be, spec, case, run, calls, wgsl, arch))
         except Exception as ex:  # noqa: BLE001 - reported per kernel
             out.append({**base, "entry": "-", "error": f"{type(ex).__name__}: {ex}", "stages": {}})
             continue

@@ -27,7 +27,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -234,18 +233,16 @@ def _webgpu(be, calls) -> list[dict[str, Any]]:
 
 # ---- driver -------------------------------------------------------------------------------------
 
-@dataclass
 class _Built:
     """What one factory call left to look at: its backend, case and ``run``, the compile calls it
-    made (``recording_compiles``), the WGSL it compiled (``_record_sources``) and the target."""
+    made (``recording_compiles``), the WGSL it compiled (``_record_sources``) and the target.
+    (A plain class: this module must not import dataclasses — run as ``python3 suite/x.py``, the
+    suite folder comes first on sys.path and this file then stands in for the standard library's
+    ``inspect``, which dataclasses imports.)"""
 
-    be: Any
-    spec: Any
-    case: Any
-    run: Any
-    calls: list
-    wgsl: list
-    arch: str
+    def __init__(self, be, spec, case, run, calls: list, wgsl: list, arch: str):
+        self.be, self.spec, self.case, self.run = be, spec, case, run
+        self.calls, self.wgsl, self.arch = calls, wgsl, arch
 
 
 def _triton_built(b: _Built) -> list[dict[str, Any]]:

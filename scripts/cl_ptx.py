@@ -21,7 +21,7 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--arch", default="sm_90")
     a = ap.parse_args()
-    from suite.inspect import inspect_kernels
+    from suite.inspection import inspect_kernels
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -705,7 +705,7 @@ def inspect_(
                                                              "vector loads / shfl / mma present")] = False,
 ):
     """What each backend compiled (measurement integrity, issue 9): IR, PTX, SASS, binaries, WGSL."""
-    from suite.inspect import STAGES, inspect_kernels
+    from suite.inspection import STAGES, inspect_kernels
 
     if backend not in STAGES:
         _fail(f"unknown backend {backend!r} for inspect; valid: {', '.join(STAGES)}")

@@ -21,7 +21,7 @@ def _ops() -> list[str]:
 
 @pytest.mark.parametrize("op", _ops())
 def test_cuda_kernels_compile_for_sm90_and_report(op):
-    from suite.inspect import inspect_kernels
+    from suite.inspection import inspect_kernels
 
     recs = inspect_kernels(op, "cuda", arch="sm_90")
     compiled = [r for r in recs if "error" not in r]
@@ -42,7 +42,7 @@ def test_cuda_kernels_compile_for_sm90_and_report(op):
 
 @pytest.mark.parametrize("op", ["vector_add", "reduction", "scan", "grayscale"])
 def test_triton_kernels_compile_for_sm90_and_report(op):
-    from suite.inspect import inspect_kernels
+    from suite.inspection import inspect_kernels
 
     recs = inspect_kernels(op, "triton", arch="sm_90")
     assert recs and not [r for r in recs if "error" in r], recs
@@ -55,7 +55,7 @@ def test_triton_kernels_compile_for_sm90_and_report(op):
 
 
 def test_opencl_and_webgpu_show_what_was_built():
-    from suite.inspect import inspect_kernels
+    from suite.inspection import inspect_kernels
 
     cl = inspect_kernels("vector_add", "opencl", ["naive"])
     assert cl and cl[0]["stages"]["binary"] and "log" in cl[0]["stages"]

@@ -235,10 +235,7 @@ def _webgpu(be, calls) -> list[dict[str, Any]]:
 
 class _Built:
     """What one factory call left to look at: its backend, case and ``run``, the compile calls it
-    made (``recording_compiles``), the WGSL it compiled (``_record_sources``) and the target.
-    (A plain class: this module must not import dataclasses — run as ``python3 suite/x.py``, the
-    suite folder comes first on sys.path and this file then stands in for the standard library's
-    ``inspect``, which dataclasses imports.)"""
+    made (``recording_compiles``), the WGSL it compiled (``_record_sources``) and the target."""
 
     def __init__(self, be, spec, case, run, calls: list, wgsl: list, arch: str):
         self.be, self.spec, self.case, self.run = be, spec, case, run

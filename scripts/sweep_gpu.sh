@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -90,23 +90,25 @@ ncu)  # Nsight Compute's limiter reading of the missed cells (scripts/ncu_limite
         matmul/cuda/mma_sync/8192³,bf16 attention/triton/flash/b4h32s8192d128,bf16} > "$W/ncu.txt" 2>&1
     tail -n 30 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
-next)  # what has not run on the GPU yet (session 6), ~9 min: OpenCL softmax 4096×131072 in two row
-    # parts beside torch, the Triton scan's relaxed ticket beside torch, mma_sync with the refill
-    # after the first k16 step (REFILL_AT) and gemv w8a16 bf16 with U8LOP, beside their registered forms
+next)  # what has not run on the GPU yet (session 6), ~6 min: OpenCL softmax 4096×131072 in two row
+    # parts beside torch, the Triton scan's relaxed ticket beside torch
+    cli 200 softmax_131072_opencl run --op softmax --backend opencl --backend torch --case 4096x131072 \
+        --variant split_row --variant fused_row --variant compile --timeout 120 --time-cap 2
+    cli 150 scan_triton run --op scan --backend triton --backend torch --variant decoupled_lookback \
+        --variant reduce_then_scan --variant cumsum --timeout 60
+    ;;
+next_probes)  # the session-6 probe forms (compiled only so far), ~4 min: mma_sync with the refill after
+    # a k16 step (REFILL_AT) and gemv w8a16 bf16 with U8LOP, each beside its registered form
     step "probe matmul cuda mma_sync 8192³ bf16"
     timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --cap 1 --out "$W" \
         > "$W/probe_mma.txt" 2>&1
     cat "$W/probe_mma.txt" >> "$OUT/log-$PART.txt"
-    for c in w8a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16; do  # U8LOP beside the registered unpack
+    for c in w8a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16; do
         step "probe gemv cuda $c"
         timeout 60 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --only fused_vec --cap 1 --out "$W" \
             > "$W/probe_gemv_$c.txt" 2>&1
         cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
     done
-    cli 200 softmax_131072_opencl run --op softmax --backend opencl --backend torch --case 4096x131072 \
-        --variant split_row --variant fused_row --variant compile --timeout 120 --time-cap 2
-    cli 150 scan_triton run --op scan --backend triton --backend torch --variant decoupled_lookback \
-        --variant reduce_then_scan --variant cumsum --timeout 60
     ;;
 session5b)  # after the read flush: M=16 beside cuBLAS, Triton split_row probe, 4096×131072 run file
     cli 90 skinny run --op matmul --backend cuda --backend triton --backend torch --variant splitk \

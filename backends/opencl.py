@@ -164,12 +164,16 @@ class OpenCLBackend(Backend):
         most = (self.max_buffer - extra) // row  # rows per part at most; the parts as even as that allows
         return -(-shape[0] // -(-shape[0] // most))
 
-    def row_parts(self, shape, dtype, guard: int = 4096) -> int:
-        """Buffers an array of ``shape`` × ``dtype`` is split in here (1: it fits one), allocated
-        with ``guard`` bytes on each side (``alloc_guarded``; suite.guard.GUARD_BYTES)."""
-        g = max(guard, int(self.cl_device.mem_base_addr_align) // 8)
-        rows = self._part_rows(shape, dtype, 2 * g)
+    def row_parts(self, shape, dtype, guard: int) -> int:
+        """Buffers an array of ``shape`` × ``dtype`` is split in here (1: it fits one) when
+        ``alloc_guarded`` allocates it with ``guard`` bytes asked for on each side."""
+        rows = self._part_rows(shape, dtype, 2 * self._guard_bytes(guard))
         return 1 if rows is None else -(-shape[0] // rows)
+
+    def _guard_bytes(self, guard: int) -> int:
+        """The guard region ``alloc_guarded`` puts on each side: ``guard`` bytes, at least the
+        device's sub-buffer alignment."""
+        return max(guard, int(self.cl_device.mem_base_addr_align) // 8)
 
     def _split(self, shape, dtype, rows: int, make) -> ClBuffer:
         """A split array: ``make(r0, r1)`` gives the buffer of rows [r0, r1)."""
@@ -200,7 +204,7 @@ class OpenCLBackend(Backend):
         alignment) hold ``canary``; returns (ClBuffer, a function that downloads both guard
         regions). See suite/guard.py."""
         dtype = np.dtype(dtype)
-        g = max(guard, int(self.cl_device.mem_base_addr_align) // 8)
+        g = self._guard_bytes(guard)
         if (rows := self._part_rows(shape, dtype, 2 * g)) is not None:  # each part guarded on its own
             reads = []
 

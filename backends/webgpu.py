@@ -255,14 +255,19 @@ class WebGPUBackend(Backend):
     def fill_bytes(self, buf: WgpuBuffer, value: int) -> None:
         """Every byte of the buffer (padding included) := ``value``, by a small compute shader."""
         pattern = (value & 0xFF) * 0x01010101
-        step = self._window_step()
-        for off in range(0, buf.buf.size, step):
-            size = min(step, buf.buf.size - off)
+        for part, size in self._windows(buf):
             words = size // 4
-            part = buf if size == buf.buf.size else Window(buf, off, size)
             self.launch(self._fill, self.grid_2d(-(-words // 256)), None,
                         [part, np.array([words, pattern], np.uint32)])
         self._submit()
+
+    def _windows(self, buf: WgpuBuffer):
+        """(binding, bytes) covering every byte of ``buf`` (padding included): the buffer itself
+        where it fits one binding, else consecutive windows of ``_window_step`` bytes."""
+        step, total = self._window_step(), buf.buf.size
+        for off in range(0, total, step):
+            size = min(step, total - off)
+            yield (buf if size == total else Window(buf, off, size)), size
 
     def binding_limit(self) -> int:
         """Largest storage binding (bytes): a bigger buffer is bound through windows."""
@@ -465,10 +470,10 @@ class WebGPUBackend(Backend):
 
     def flush_l2(self) -> None:
         """A read of the whole flush buffer, window by window (see Backend.flush_l2)."""
-        step, groups = self._window_step() // 16 * 16, 8 * max(1, self.device.compute_units or 16)
-        for off in range(0, self._flush_size, step):
-            size = min(step, self._flush_size - off)
-            part = self._flush if size == self._flush_size else Window(self._flush, off, size)
+        groups = 8 * max(1, self.device.compute_units or 16)
+        # whole vec4s: the buffer is a multiple of 16 bytes and so is every window (the offset
+        # alignment is a power of two of at least 32 in WebGPU)
+        for part, size in self._windows(self._flush):
             self.launch(self._flush_read, (groups, 1, 1), None,
                         [part, self._flush_sink, np.array([size // 16, groups * 256], np.uint32)])
         self._submit()

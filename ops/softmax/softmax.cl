@@ -12,9 +12,9 @@
 // Defines: BF16 (0/1), TPR, RPB, VECLOAD (0/1), ITEMS (units per work-item in the register
 // tile), FITS (1: the row/part is held in the tile, read once; 0: streamed and re-read), G (parts
 // per row; > 1 only in softmax_rows for split_row), PARTS (2: softmax_rows takes x and y as two
-// buffers of whole rows each, for arrays above the device's one-buffer limit), SUBGROUPS (0: local-memory trees; 1:
-// sub_group_reduce_max/add from cl_khr_subgroups / cl_intel_subgroups; 2: NVIDIA warp shuffles
-// in inline PTX). exp is exp2((x − m)·log2 e): x − m is exact near the maximum (Sterbenz), so the
+// buffers of whole rows each, for arrays above the device's one-buffer limit), SUBGROUPS (0:
+// local-memory trees; 1: sub_group_reduce_max/add from cl_khr_subgroups / cl_intel_subgroups;
+// 2: NVIDIA warp shuffles in inline PTX). exp is exp2((x − m)·log2 e): x − m is exact near the maximum (Sterbenz), so the
 // argument's rounding error scales with x − m, not with |m| (rows shifted by ±1e4 stay exact).
 // "No value yet" is −FLT_MAX, never −inf, so −inf − max never meets −inf − (−inf) = NaN.
 //

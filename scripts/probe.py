@@ -52,10 +52,9 @@ def _matmul_cuda():
     # (BM/TM)·(BN/TN) = 256 threads; the registered shapes (_MMA_SHAPE, _SIMT_RB_CUDA) are timed too
     mma = [(f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]}",
             lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
-           for p in ((64, 3, 256, 1), (32, 4, 128, 2), (32, 2, 128, 2), (64, 2, 128, 2))] + [
-        (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]} REFILL_AT={r}",
-         lambda be, c, p=p, r=r: mk.cuda_mma_sync(be, c, p, refill_at=r))  # copies after k16 step r-1
-        for p, r in (((32, 3, 128, 2), 1), ((64, 3, 128, 2), 1), ((64, 3, 128, 2), 2), ((32, 4, 128, 2), 1))]
+           for p in ((64, 3, 256, 1), (32, 4, 128, 2), (64, 3, 128, 2), (64, 2, 128, 2))] + [
+        (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]} EVEN=0",  # bounded copies
+         lambda be, c, p=p: mk.cuda_mma_sync(be, c, p, even=False)) for p in ((32, 3, 128, 2), (64, 3, 256, 1))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
             for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
     return mma + simt
@@ -72,8 +71,9 @@ def _matmul_webgpu():
 def _softmax_webgpu():
     import ops.softmax.kernels as sk
 
-    return [(f"split_row batch={b >> 10 if b else 'all'} KiB",
-             lambda be, c, b=b: sk._webgpu(be, c, "split", b)) for b in (None, 8 << 10, 8 << 20, 32 << 20)]
+    # registered split_row: one pass (bounded waits, fixup dispatch); the two-dispatch form beside it
+    return [(f"split_row two_pass batch={b >> 10 if b else 'all'} KiB",
+             lambda be, c, b=b: sk._webgpu(be, c, "split", b, one_pass=False)) for b in (None, 32 << 20)]
 
 
 def _softmax_triton():
@@ -81,8 +81,9 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket
     return [(f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, p, warps=w))
-            for p, w in ((16384, 8), (16384, 32), (32768, 16), (32768, 32), (8192, 16))] + [
-        ("split_row ticket=acq_rel", lambda be, c: sk.triton_split_row(be, c, ticket_sem="acq_rel"))]
+            for p, w in ((16384, 8), (32768, 16))] + [
+        (f"split_row maxnreg={r} evict={e or 'default'}", lambda be, c, r=r, e=e: sk.triton_split_row(
+            be, c, maxnreg=r, evict=e)) for r, e in ((64, ""), (0, "evict_first"), (64, "evict_first"))]
 
 
 def _gemv_cuda():
@@ -91,8 +92,7 @@ def _gemv_cuda():
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-            for kw, us, st in shapes] + [  # w8a16 bf16: the integer-op unpack (no fp32 detour)
-        ("fused_vec U8LOP=1", lambda be, c: gk._cuda_tc(be, c, U8LOP=1))]
+            for kw, us, st in shapes]
 
 
 def _attention_cuda():

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,17 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session7)  # probes, ~7 min: WebGPU split_row in one pass (bounded waits) beside the two-dispatch
+    # form, Triton split_row with a register cap / evict-first, mma_sync with unbounded copies (EVEN)
+    for spec in "softmax webgpu 4096x131072 split_row 200" "softmax triton 4096x131072 split_row 170" \
+                "matmul cuda 8192³,bf16 mma_sync 100"; do
+        set -- $spec
+        step "probe $1 $2 $3"
+        timeout "$5" "$PY" scripts/probe.py "$1" "$2" --case "$3" --only "$4" --cap 1 --out "$W" \
+            > "$W/probe_$1_$2.txt" 2>&1
+        cat "$W/probe_$1_$2.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
 session6g)  # OpenCL/WebGPU flash with causal blocks longest first, beside SDPA, ~2 min
     cli 200 attention_simt run --op attention --backend opencl --backend webgpu --backend torch \
         --variant flash --variant sdpa --timeout 60 --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32

@@ -163,7 +163,7 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
                                         "n_blocks": "i64", "epoch": "i64"},
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem},
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem, "EVICT": ""},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
     fails = []
@@ -227,6 +227,52 @@ def test_webgpu_split_row_binds_windows_above_the_binding_limit():
     """WebGPU 4096×131072 fp32 (2 GiB) is above the H200 adapter's storage-binding limit: split_row
     binds each batch's rows as a window; kernels that bind a buffer whole say why they cannot."""
     check_in_process(_webgpu_windows, (64 << 10,))
+
+
+def _webgpu_one_pass() -> dict:
+    be, skip = open_backend("webgpu")
+    if skip:
+        return skip
+    from ops.softmax import kernels as sk
+    from suite.check import checked_launch
+    from suite.registry import discover, get_spec
+
+    discover()
+    spec = get_spec("softmax")
+    fails, seen = [], []
+    for spin in (sk.WGSL_SPLIT_SPIN, 1):  # 1: nearly every part gives up → the fixup dispatch
+        for m, n, dt in ((7, 70000, "fp32"), (5, 70000, "bf16")):
+            case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, 91)
+            x = spec.inputs(case)
+            ins = {"x": be.upload(x["x"])}
+            outs = {"y": be.empty(x["x"].shape, x["x"].dtype)}
+            scratch = []
+            launch = be.launch
+            be.launch = lambda k, g, b, args, **kw: (len(args) == 4 and scratch.append(args[2]),
+                                                     launch(k, g, b, args, **kw))[1]
+            try:
+                run = sk._webgpu(be, case, "split", None, one_pass=True, spin=spin)
+                for rep in range(2):  # the state a launch leaves must serve the next
+                    res = checked_launch(be, spec, case, run, ins, outs, x, spec.reference(case, x),
+                                         spec.tolerance(case))
+                    if not res.ok:
+                        fails.append(f"spin {spin} {case.name},{dt} launch {rep}: {res.message}")
+            finally:
+                be.launch = launch
+            g = run.info["parts"]
+            seen.append((run.info["one_pass"], g))
+            w = be.download(scratch[0])
+            if not (w[:2 * m * g] == 0xFFFFFFFF).all() or w[2 * m * g:3 * m * g + 4].any():
+                fails.append(f"spin {spin} {case.name},{dt}: slots or counters not reset: {w[3 * m * g:3 * m * g + 4]}")
+    return {"fails": fails, "seen": seen}
+
+
+def test_webgpu_split_row_one_pass_waits_or_falls_back():
+    """WebGPU split_row in one dispatch (parts publish (max, Σ) and wait for their siblings) is
+    right whether the siblings show up (the default poll bound) or not (bound 1: the parts go to
+    the fixup dispatch), launch after launch: the slots and counters are left clean."""
+    out = check_in_process(_webgpu_one_pass)
+    assert out["seen"] and all(op and g > 1 for op, g in out["seen"]), out["seen"]
 
 
 # -- OpenCL: arrays above the one-buffer limit, allocated in row parts ---------------------------

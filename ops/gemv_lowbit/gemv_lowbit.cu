@@ -260,9 +260,6 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef U8LOP
-#define U8LOP 0  // w8a16 bf16: 1 = the integer-op unpack (probe), 0 = through fp32 and a convert
-#endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
 #define TC_XU (TC_VPL / 8)     // 16-byte pieces of x per lane and step: 4 (w4) or 2 (w8)
@@ -325,15 +322,7 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
 // int8 word (k = e0..e3): p = (e0,e2), (e1,e3) as exact f16x2/bf16x2 q values
 __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[2]) {
     const u32 u = w ^ 0x80808080u;  // q + 128 per byte
-#if DT == 2 && U8LOP
-    // bf16 in two LOP3 and one FMA per pair: v = 0x43 | low 7 bits = 128 + m exactly, and by the
-    // byte's sign bit q = v − 256 (q < 0: m = q + 128) or v − 128 (q ≥ 0: m = q); bytes 0, 2 sit
-    // in the 16-bit lanes as they are, bytes 1, 3 after one shift
-    (void)u;
-    const u32 one = 0x3F803F80u, w1 = w >> 8;  // bf16x2 1.0
-    p[0] = h2fma((w & 0x007F007Fu) | 0x43004300u, one, (w & 0x00800080u) ^ 0xC300C300u);
-    p[1] = h2fma((w1 & 0x007F007Fu) | 0x43004300u, one, (w1 & 0x00800080u) ^ 0xC300C300u);
-#elif DT == 2
+#if DT == 2  // through fp32 (an integer-op unpack, two LOP3 + one HFMA2 per pair, measured slower)
     float f[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) f[e] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440 + e)) - 8388736.0f;

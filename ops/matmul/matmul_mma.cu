@@ -40,8 +40,8 @@
 #ifndef MINB
 #define MINB 1
 #endif
-#ifndef REFILL_AT
-#define REFILL_AT 0  // k16 step after which the next tile's copies are issued (0: before the first)
+#ifndef EVEN
+#define EVEN 0  // 1: M % 128 == 0, N % BN == 0, K % BK == 0 (no bounds in the copies)
 #endif
 #define BM 128
 #define A_CHUNKS (BK / 8)  // 16-byte chunks per A row
@@ -83,26 +83,45 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
     const int wm = (int)((unsigned)warp / WARPS_N) * 64, wn = (int)((unsigned)warp % WARPS_N) * 64;
     const int row0 = bm * BM, col0 = bn * BN;
 
-    // copy K tile kt into stage s: A BM·BK/8 chunks, B BK·BN/8 chunks (BK·BN/8/THREADS = BK/8 each)
+    // copies of the K tiles, in order (prologue tiles 0 .. STAGES-2, then one per iteration):
+    // thread tid copies A chunks (r, c) = (tid / A_CHUNKS + i·A_ROWS, tid % A_CHUNKS) and B chunks
+    // (k, c) = (tid / B_CHUNKS + i·B_ROWS, tid % B_CHUNKS); the swizzle is the same for every i
+    // (A_ROWS is a multiple of 16 and B_ROWS of 8), so each copy is a fixed offset from the
+    // first. EVEN: the global addresses advance by a tile per copy, no bounds (the loop's
+    // address arithmetic is a few adds instead of ~100 instructions of index, bounds and select)
+#define A_ROWS (THREADS / A_CHUNKS)
+#define B_ROWS (THREADS / B_CHUNKS)
+    const int ar = tid / A_CHUNKS, ac = tid % A_CHUNKS, br = (unsigned)tid / B_CHUNKS, bc = (unsigned)tid % B_CHUNKS;
+    const unsigned a_dst = a_off(ar, ac) * 2, b_dst = b_off(br, bc) * 2;
+#if EVEN
+    const u16* a_src = A + (size_t)(row0 + ar) * K + ac * 8;
+    const u16* b_src = B + (size_t)br * N + col0 + bc * 8;
+    const size_t b_step = (size_t)BK * N;
+#endif
     auto load_tile = [&](int kt, int s) {
+        const unsigned a_s = smem_u32(As + s * A_TILE) + a_dst, b_s = smem_u32(Bs + s * B_TILE) + b_dst;
+#if EVEN
+#pragma unroll
+        for (int i = 0; i < A_TILE / 8 / THREADS; ++i) cp_async16(a_s + i * A_ROWS * BK * 2, a_src + (size_t)i * A_ROWS * K, 16);
+#pragma unroll
+        for (int i = 0; i < B_TILE / 8 / THREADS; ++i) cp_async16(b_s + i * B_ROWS * BN * 2, b_src + (size_t)i * B_ROWS * N, 16);
+        a_src += BK;
+        b_src += b_step;
+#else
         const int k0 = kt * BK;
-        const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
 #pragma unroll
         for (int i = 0; i < A_TILE / 8 / THREADS; ++i) {
-            const int id = tid + i * THREADS, r = id / A_CHUNKS, c = id % A_CHUNKS;
-            const int gr = row0 + r, gk = k0 + c * 8;
+            const int gr = row0 + ar + i * A_ROWS, gk = k0 + ac * 8;
             const bool ok = gr < M && gk < K;
-            const u16* src = A + (ok ? (size_t)gr * K + gk : 0);
-            cp_async16(a_s + a_off(r, c) * 2, src, ok ? 16 : 0);
+            cp_async16(a_s + i * A_ROWS * BK * 2, A + (ok ? (size_t)gr * K + gk : 0), ok ? 16 : 0);
         }
 #pragma unroll
         for (int i = 0; i < B_TILE / 8 / THREADS; ++i) {
-            const int id = tid + i * THREADS, k = (unsigned)id / B_CHUNKS, c = (unsigned)id % B_CHUNKS;
-            const int gk = k0 + k, gc = col0 + c * 8;
+            const int gk = k0 + br + i * B_ROWS, gc = col0 + bc * 8;
             const bool ok = gk < K && gc < N;
-            const u16* src = B + (ok ? (size_t)gk * N + gc : 0);
-            cp_async16(b_s + b_off(k, c) * 2, src, ok ? 16 : 0);
+            cp_async16(b_s + i * B_ROWS * BN * 2, B + (ok ? (size_t)gk * N + gc : 0), ok ? 16 : 0);
         }
+#endif
     };
 
     float acc[4][8][4];
@@ -124,21 +143,15 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
     for (int kt = 0; kt < k_tiles; ++kt) {
         cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies) ...
         __syncthreads();              // ... and everyone's; stage (kt-1)%STAGES is free again
-        // refill the stage computed in the previous iteration: before the first k16 step, or
-        // (REFILL_AT > 0) after the mma of step REFILL_AT − 1 have issued, so that the copies'
-        // address arithmetic runs while the tensor cores work (cp.async, ldmatrix and mma are
-        // volatile asm: they stay in source order)
-        auto refill = [&]() {
+        {  // refill the stage computed in the previous iteration
             const int nt = kt + STAGES - 1;
             if (nt < k_tiles) load_tile(nt, nt % STAGES);
             cp_async_commit();
-        };
-        if (REFILL_AT == 0) refill();
+        }
         const int s = kt % STAGES;
         const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
-            if (REFILL_AT > 0 && kk == REFILL_AT) refill();
             unsigned af[4][4], bf[8][2];
 #pragma unroll
             for (int i = 0; i < 4; ++i)  // A m16×k16: lanes 0-15 rows 0-15 at k 0-7, lanes 16-31 at k 8-15

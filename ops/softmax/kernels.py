@@ -9,7 +9,8 @@ Variants, in every dialect: ``three_pass`` (a max read, a Σ exp read, a normali
 fits: one read; wider rows fall back to the online stream and a re-read), ``online`` (one
 streaming read with a running max and a rescaled running sum, then a normalising re-read), and
 ``split_row`` (a row cut into G parts on G workgroups, each part in registers, partial (max, Σ)
-combined across the row: one read on cuda/opencl/triton-on-GPU, two dispatches on webgpu).
+combined across the row: one read on cuda/opencl/webgpu/triton-on-GPU; WebGPU's waits are bounded,
+with a fixup dispatch for parts that gave up, since WebGPU promises no forward progress).
 torch: ``eager`` (aten softmax into the output) and ``compile`` (torch.compile, static shapes).
 
 Geometry (``plan``) comes from the case and the device: 16-byte vectors when N is a multiple
@@ -373,12 +374,14 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0):
+def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
+                     maxnreg: int = 0, evict: str = ""):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
-    instead of one warp per 512 values (probes)."""
+    instead of one warp per 512 values, ``maxnreg``: a register cap, ``evict``: the loads' and
+    stores' eviction policy (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -394,7 +397,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem}
+          "TICKET_SEM": ticket_sem, "EVICT": evict, **({"maxnreg": maxnreg} if maxnreg else {})}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
@@ -433,9 +436,18 @@ WGSL_VALS = 32
 #: f5bb7a) against 470 µs in one pair (run 222415), so one pair is the default; the batch sizes
 #: stay a probe configuration (scripts/probe.py). Above the binding limit the windows set the batch.
 WGSL_SPLIT_BATCH_BYTES = None
+#: split_row on WebGPU: workgroup size, polls of a sibling's slot before a part gives up and
+#: leaves its row to the fixup dispatch (of that many workgroups)
+WGSL_SPLIT_TPB = 512
+WGSL_SPLIT_SPIN = 1 << 14
+WGSL_FIXUP_GROUPS = 8
 
 
-def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES):
+def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES, one_pass: bool | None = None,
+            spin: int = WGSL_SPLIT_SPIN):
+    """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
+    GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
+    the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -451,26 +463,32 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
     g, chunk = 1, nu
     if mode == "split":
         units = be.device.compute_units or (DEFAULT_UNITS if be.device.kind == "gpu" else 8)
-        g = max(1, min(units, cdiv(nu, 4096)))
+        g = max(1, min(units, cdiv(nu, WGSL_SPLIT_TPB * items_max)))
         chunk = cdiv(nu, g)
         g = cdiv(nu, chunk)
-        tpb = 256
+        tpb = min(WGSL_SPLIT_TPB, max(64, pow2(cdiv(chunk, items_max))))
+        items = cdiv(chunk, tpb)
+        fits = items <= items_max and 2 * g <= tpb  # one pass: the part in registers, G slots in scr
     else:
         tpb = min(1024, max(64, pow2(cdiv(nu, items_max))))
-    items = cdiv(nu, tpb)
-    fits = mode == "fused" and items <= items_max
+        items = cdiv(nu, tpb)
+        fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
-            "PACK": pack, "FITS": "true" if fits else "false"}
-    prm = np.array([m, nu, chunk, g, 0, 0, 0, 0], np.uint32)
-    scratch = be.empty((max(4, 2 * m * g),), np.uint32)
+            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin}
+    # split: slots, row counters, four control words, pending tickets (see the .wgsl header)
+    rc, ctl = 2 * m * g, 3 * m * g
+    words = np.zeros(max(4, ctl + 4 + m * g if mode == "split" else 4), np.uint32)
+    words[:rc] = 0xFFFFFFFF
+    scratch = be.upload(words)
+    prm = np.array([m, nu, chunk, g, 0, rc, ctl, 0], np.uint32)
     if mode == "split":
-        k1 = be.compile(_WGSL, "softmax_part_stats", defs)
-        k2 = be.compile(_WGSL, "softmax_part_write", defs)
+        one_pass = fits and (be.device.kind == "gpu" if one_pass is None else one_pass)
+        k1 = be.compile(_WGSL, "softmax_split_wait" if one_pass else "softmax_part_stats", defs)
+        k2 = be.compile(_WGSL, "softmax_split_fixup" if one_pass else "softmax_part_write", defs)
         row_bytes = n * (2 if case.dtype == "bf16" else 4)
         rows = m if not batch_bytes else max(1, min(m, batch_bytes // row_bytes))
         if m * row_bytes <= be.binding_limit():
-            batches = [(np.array([min(m, r0 + rows), nu, chunk, g, r0, 0, 0, 0], np.uint32),
-                        be.grid_2d((min(m, r0 + rows) - r0) * g), None) for r0 in range(0, m, rows)]
+            wins = [(r0, min(m, r0 + rows), r0, None) for r0 in range(0, m, rows)]
         else:  # x and y above the binding limit: each batch binds its rows' window (rows from 0)
             most = min(rows, be.binding_limit() // row_bytes)
             rows = cdiv(m, cdiv(m, most)) if most else 0  # balanced batches
@@ -478,18 +496,22 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
                 raise Unsupported(f"rows of {row_bytes} bytes in a {m * row_bytes / 2**20:.0f} MiB x: "
                                   f"windows need rows ≤ the binding limit ({be.binding_limit()} bytes) and a "
                                   f"multiple of the offset alignment ({be.storage_offset_alignment()})")
-            batches = [(np.array([min(m, r0 + rows) - r0, nu, chunk, g, 0, 0, 0, 0], np.uint32),
-                        be.grid_2d((min(m, r0 + rows) - r0) * g),
-                        (r0 * row_bytes, (min(m, r0 + rows) - r0) * row_bytes)) for r0 in range(0, m, rows)]
+            wins = [(0, min(m, r0 + rows) - r0, r0, (r0 * row_bytes, (min(m, r0 + rows) - r0) * row_bytes))
+                    for r0 in range(0, m, rows)]
+        # (params, dispatch-1 grid, dispatch-2 grid, window) per batch; rows [first, end) of the binding
+        batches = [(np.array([end, nu, chunk, g, first, rc, ctl, 0], np.uint32), be.grid_2d((end - first) * g),
+                    (WGSL_FIXUP_GROUPS, 1, 1) if one_pass else be.grid_2d((end - first) * g),
+                    win) for first, end, _, win in wins]
 
         def run(ins, outs):
             x, y = ins["x"], outs["y"]
-            for bp, grid, win in batches:
+            for bp, grid1, grid2, win in batches:
                 if win is not None:
                     x, y = be.window(ins["x"], *win), be.window(outs["y"], *win)
-                be.launch(k1, grid, None, [x, y, scratch, bp])
-                be.launch(k2, grid, None, [x, y, scratch, bp])
+                be.launch(k1, grid1, None, [x, y, scratch, bp])
+                be.launch(k2, grid2, None, [x, y, scratch, bp])
 
+        run.info = {"one_pass": one_pass, "parts": g}
         return run
     k = be.compile(_WGSL, "softmax_three_pass" if mode == "three" else "softmax_rows", defs)
     grid = be.grid_2d(m)
@@ -517,7 +539,9 @@ def webgpu_online(be, case):
 
 @kernel("softmax", "webgpu", "split_row")
 def webgpu_split_row(be, case):
-    """G workgroups per row: dispatch 1 streams each part's (max, Σ), dispatch 2 combines them and
-    re-reads the part to write (no cross-workgroup wait without forward progress); one pair for
-    every row, or one per window of rows where x is above the storage-binding limit."""
+    """G workgroups per row, each part in registers: parts publish their (max, Σ), wait (bounded)
+    for their siblings' and write (one read); a small fixup dispatch finishes the parts that gave
+    up. Where a part does not fit the register tile (or on CPU adapters): dispatch 1 streams each
+    part's (max, Σ), dispatch 2 combines them and re-reads the part. One pair for every row, or
+    one per window of rows where x is above the storage-binding limit."""
     return _webgpu(be, case, "split")

@@ -19,27 +19,45 @@
 //                       Σ exp are reduced in workgroup memory, y is written from registers (one
 //                       read). !FITS: a streaming loop keeps a running max and a rescaled sum
 //                       per invocation (online), combined, then a re-read writes y (two reads).
-//   softmax_part_stats  split, dispatch 1: workgroup (r − r0)·G + p streams part p of row r →
-//                       part[2(rG+p)] = (max, Σ exp) (bits in u32 words)
-//   softmax_part_write  split, dispatch 2: combines the G partials of its row in part order
-//                       and re-reads its part to write y (WebGPU promises no forward progress
-//                       between workgroups, so the parts are not exchanged inside one dispatch).
-//                       The two dispatches run for rows [r0, m): all rows, or a batch of them
+//   softmax_split_wait  split_row, one dispatch (where a part fits the register tile): workgroups
+//                       take tickets in start order (atomic counter), ticket t → row r0 + t / G,
+//                       part t % G; each holds its part in registers, publishes its (max, Σ exp)
+//                       as two u32 words (float bits; the empty slot is SENT, a NaN no partial
+//                       has), and invocation k < G polls part k's words of its row. WebGPU
+//                       promises no forward progress between workgroups, so the poll is bounded
+//                       (SPIN reads): a workgroup whose siblings do not all appear in time puts its
+//                       ticket on a pending list and ends without writing. With all G partials
+//                       it combines them in part order (bitwise the same in every part) and
+//                       writes y from registers: one read of x, as on cuda/opencl.
+//   softmax_split_fixup dispatch 2 of the same pair, a few workgroups: the pending tickets (none
+//                       where the device ran the row's parts together), each re-reading its part.
+//                       Self-cleaning state: the last reader of a row (row counter) resets its
+//                       slots to SENT; the last workgroup of a dispatch resets its counters.
+//   softmax_part_stats  split, fallback where a part does not fit the register tile, dispatch 1:
+//                       workgroup (r − r0)·G + p streams part p of row r → (max, Σ exp) slots
+//   softmax_part_write  dispatch 2: combines the G partials of its row in part order and
+//                       re-reads its part to write y.
+//                       Each pair runs for rows [r0, m): all rows, or a batch of them
 //                       (a window of x and y above the storage-binding limit, or a probe's
 //                       L2-sized batches: kernels.py WGSL_SPLIT_BATCH_BYTES)
+//
+// `part` words (split): [0, 2·M·G) the (max, Σ) slots of row r part k at 2(rG + k); [rc, rc + M)
+// the row read counters; ctl: ticket, done count, pending count, fixup done count; ctl + 4 ...:
+// the pending tickets.
 
 // m: end row of this dispatch (all rows: M); r0: its first row (split: a batch of rows, see
-// kernels.py; the other entries run all rows with r0 = 0)
-struct Params { m: u32, nu: u32, chunk: u32, g: u32, r0: u32, pad0: u32, pad1: u32, pad2: u32 }
+// kernels.py; the other entries run all rows with r0 = 0); rc, ctl: word offsets in `part`
+struct Params { m: u32, nu: u32, chunk: u32, g: u32, r0: u32, rc: u32, ctl: u32, pad: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<{{XT}}>;
 @group(0) @binding(1) var<storage, read_write> y: array<{{XT}}>;
-@group(0) @binding(2) var<storage, read_write> part: array<u32>;
+@group(0) @binding(2) var<storage, read_write> part: array<atomic<u32>>;
 @group(0) @binding(3) var<uniform> p: Params;
 
 alias V = array<f32, {{UNIT}}>;
 const LOG2E: f32 = 1.4426950408889634;
 const NEG: f32 = -3.4028234663852886e38;
+const SENT: u32 = 0xffffffffu;  // an empty (max, Σ) slot: a NaN that no partial is
 
 var<workgroup> scr: array<f32, {{TPB}}>;
 
@@ -123,7 +141,7 @@ fn stream_write(base: u32, u0: u32, uend: u32, lid: u32, m: f32, inv: f32) {
 fn softmax_three_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                       @builtin(local_invocation_index) lid: u32) {
     let r = wid.x + wid.y * nwg.x;
-    if (p.g == 0u) { part[0] = 0u; }  // never (g ≥ 1): every entry names every binding (one layout)
+    if (p.g == 0u) { atomicStore(&part[0], 0u); }  // never (g ≥ 1): every entry names every binding (one layout)
     var uend = 0u;
     if (r < p.m) { uend = p.nu; }  // a workgroup past the last row only joins the barriers
     let base = r * p.nu;
@@ -148,7 +166,7 @@ fn softmax_three_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
 fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let r = wid.x + wid.y * nwg.x;
-    if (p.g == 0u) { part[0] = 0u; }  // never: names the binding
+    if (p.g == 0u) { atomicStore(&part[0], 0u); }  // never: names the binding
     var uend = 0u;
     if (r < p.m) { uend = p.nu; }
     let base = r * p.nu;
@@ -192,8 +210,8 @@ fn softmax_part_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     let st = stream_stats(r * p.nu, u0, uend, lid);
     if (lid == 0u && r < p.m) {
         let q = r * p.g + t % p.g;
-        part[2u * q] = bitcast<u32>(st.m);
-        part[2u * q + 1u] = bitcast<u32>(st.s);
+        atomicStore(&part[2u * q], bitcast<u32>(st.m));
+        atomicStore(&part[2u * q + 1u], bitcast<u32>(st.s));
     }
 }
 
@@ -207,10 +225,125 @@ fn softmax_part_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     let uend = min(p.nu, u0 + p.chunk);
     let b = 2u * r * p.g;
     var m = NEG;
-    for (var k = 0u; k < p.g; k++) { m = max(m, bitcast<f32>(part[b + 2u * k])); }
+    for (var k = 0u; k < p.g; k++) { m = max(m, bitcast<f32>(atomicLoad(&part[b + 2u * k]))); }
     var s = 0.0;
     for (var k = 0u; k < p.g; k++) {
-        s += bitcast<f32>(part[b + 2u * k + 1u]) * exp2((bitcast<f32>(part[b + 2u * k]) - m) * LOG2E);
+        s += bitcast<f32>(atomicLoad(&part[b + 2u * k + 1u])) * exp2((bitcast<f32>(atomicLoad(&part[b + 2u * k])) - m) * LOG2E);
     }
     stream_write(r * p.nu, u0, uend, lid, m, 1.0 / s);
+}
+
+var<workgroup> wtk: u32;
+var<workgroup> wmiss: u32;
+
+// the G partials of a row, (max, Σ) at scr[2k], scr[2k + 1], combined in part order
+fn combine(g: u32) -> Stats {
+    var m = scr[0];
+    for (var k = 1u; k < g; k++) { m = max(m, scr[2u * k]); }
+    var s = 0.0;
+    for (var k = 0u; k < g; k++) { s += scr[2u * k + 1u] * exp2((scr[2u * k] - m) * LOG2E); }
+    return Stats(m, s);
+}
+
+// a reader of row r is done with its slots; the row's last reader empties them
+fn row_done(r: u32) {
+    if (atomicAdd(&part[p.rc + r], 1u) == p.g - 1u) {
+        for (var k = 0u; k < 2u * p.g; k++) { atomicStore(&part[2u * r * p.g + k], SENT); }
+        atomicStore(&part[p.rc + r], 0u);
+    }
+}
+
+@compute @workgroup_size({{TPB}})
+fn softmax_split_wait(@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (lid == 0u) {
+        wtk = atomicAdd(&part[p.ctl], 1u);
+        wmiss = 0u;
+    }
+    let t = workgroupUniformLoad(&wtk);
+    let r = p.r0 + t / p.g;  // tickets past the last part (2-D grid padding) only count as done
+    let k = t % p.g;
+    let u0 = k * p.chunk;
+    var uend = 0u;
+    if (r < p.m) { uend = min(p.nu, u0 + p.chunk); }
+    let base = r * p.nu;
+    var v: array<V, {{ITEMS}}>;
+    var m = NEG;
+    // @unroll
+    for (var i = 0u; i < {{ITEMS}}u; i++) {
+        v[i] = load_unit(base, u0 + i * {{TPB}}u + lid, uend);
+        // @unroll
+        for (var j = 0u; j < {{UNIT}}u; j++) { m = max(m, v[i][j]); }
+    }
+    m = reduce_max(m, lid);
+    var s = 0.0;
+    // @unroll
+    for (var i = 0u; i < {{ITEMS}}u; i++) {
+        // @unroll
+        for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[i][j] - m) * LOG2E); }
+    }
+    s = reduce_sum(s, lid);  // ends with a barrier: scr is free
+    let q = 2u * r * p.g;
+    if (lid == 0u && r < p.m) {
+        atomicStore(&part[q + 2u * k], bitcast<u32>(m));
+        atomicStore(&part[q + 2u * k + 1u], bitcast<u32>(s));
+    }
+    if (lid < p.g && r < p.m) {
+        var a = SENT;
+        var b = SENT;
+        for (var it = 0u; it < {{SPIN}}u; it++) {
+            a = atomicLoad(&part[q + 2u * lid]);
+            b = atomicLoad(&part[q + 2u * lid + 1u]);
+            if (a != SENT && b != SENT) { break; }
+        }
+        if (a == SENT || b == SENT) { wmiss = 1u; }
+        scr[2u * lid] = bitcast<f32>(a);
+        scr[2u * lid + 1u] = bitcast<f32>(b);
+    }
+    let miss = workgroupUniformLoad(&wmiss);  // a barrier: scr, wmiss and every slot read are done
+    if (r < p.m) {
+        if (miss == 0u) {
+            let st = combine(p.g);
+            let inv = 1.0 / st.s;
+            // @unroll
+            for (var i = 0u; i < {{ITEMS}}u; i++) {
+                let u = u0 + i * {{TPB}}u + lid;
+                if (u < uend) { store_unit(base, u, v[i], st.m, inv); }
+            }
+            if (lid == 0u) { row_done(r); }
+        } else if (lid == 0u) {
+            atomicStore(&part[p.ctl + 4u + atomicAdd(&part[p.ctl + 2u], 1u)], t);
+        }
+    }
+    if (lid == 0u && atomicAdd(&part[p.ctl + 1u], 1u) == nwg.x * nwg.y - 1u) {  // the last one out
+        atomicStore(&part[p.ctl], 0u);
+        atomicStore(&part[p.ctl + 1u], 0u);
+    }
+}
+
+var<workgroup> wpend: u32;
+
+@compute @workgroup_size({{TPB}})
+fn softmax_split_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                       @builtin(local_invocation_index) lid: u32) {
+    if (lid == 0u) { wpend = atomicLoad(&part[p.ctl + 2u]); }
+    let n = workgroupUniformLoad(&wpend);
+    for (var i = wid.x; i < n; i += nwg.x) {
+        if (lid == 0u) { wtk = atomicLoad(&part[p.ctl + 4u + i]); }
+        let t = workgroupUniformLoad(&wtk);
+        let r = p.r0 + t / p.g;
+        let u0 = (t % p.g) * p.chunk;
+        if (lid < p.g) {  // every part has published: dispatch 1 is over
+            scr[2u * lid] = bitcast<f32>(atomicLoad(&part[2u * r * p.g + 2u * lid]));
+            scr[2u * lid + 1u] = bitcast<f32>(atomicLoad(&part[2u * r * p.g + 2u * lid + 1u]));
+        }
+        workgroupBarrier();
+        let st = combine(p.g);
+        workgroupBarrier();  // scr is reused by the next ticket
+        if (lid == 0u) { row_done(r); }
+        stream_write(r * p.nu, u0, min(p.nu, u0 + p.chunk), lid, st.m, 1.0 / st.s);
+    }
+    if (lid == 0u && atomicAdd(&part[p.ctl + 3u], 1u) == nwg.x - 1u) {
+        atomicStore(&part[p.ctl + 2u], 0u);
+        atomicStore(&part[p.ctl + 3u], 0u);
+    }
 }

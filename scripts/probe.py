@@ -73,7 +73,10 @@ def _softmax_webgpu():
 
     # registered split_row: one pass (bounded waits, fixup dispatch); the two-dispatch form beside it
     return [(f"split_row two_pass batch={b >> 10 if b else 'all'} KiB",
-             lambda be, c, b=b: sk._webgpu(be, c, "split", b, one_pass=False)) for b in (None, 32 << 20)]
+             lambda be, c, b=b: sk._webgpu(be, c, "split", b, one_pass=False)) for b in (None,)] + [
+        (f"split_row tpb={t} vals={v}", lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
+        for t, v in ((256, 32), (1024, 16), (512, 16), (256, 16), (1024, 8))] + [
+        ("split_row no_fixup", lambda be, c: sk._webgpu(be, c, "split", fixup=False))]  # FAILED: parts gave up
 
 
 def _softmax_triton():

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,14 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session7b)  # ~6 min: WebGPU split_row geometries (one pass) and mma_sync (EVEN) beside cuBLAS, bf16 + fp16
+    step "probe softmax webgpu 4096x131072"
+    timeout 150 "$PY" scripts/probe.py softmax webgpu --case 4096x131072 --only split_row --cap 1 --out "$W" \
+        > "$W/probe_softmax_webgpu.txt" 2>&1
+    cat "$W/probe_softmax_webgpu.txt" >> "$OUT/log-$PART.txt"
+    cli 240 matmul run --op matmul --backend cuda --backend torch --variant mma_sync --variant matmul \
+        --timeout 90 --case '8192³,bf16' --case '8192³,fp16'
+    ;;
 session7)  # probes, ~7 min: WebGPU split_row in one pass (bounded waits) beside the two-dispatch
     # form, Triton split_row with a register cap / evict-first, mma_sync with unbounded copies (EVEN)
     for spec in "softmax webgpu 4096x131072 split_row 200" "softmax triton 4096x131072 split_row 170" \

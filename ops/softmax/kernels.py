@@ -444,10 +444,13 @@ WGSL_FIXUP_GROUPS = 8
 
 
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES, one_pass: bool | None = None,
-            spin: int = WGSL_SPLIT_SPIN):
+            spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB, vals: int = WGSL_VALS,
+            fixup: bool = True):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
-    the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound."""
+    the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
+    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part; ``fixup``
+    False leaves the fixup dispatch out (probes: the check then fails if any part gave up)."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -459,14 +462,14 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
     vec = 16 // (2 if case.dtype == "bf16" else 4)
     xt, unit, unpack, pack = _WGSL_UNITS[(case.dtype, n % vec == 0)]
     nu = n // unit
-    items_max = max(1, WGSL_VALS // unit)
+    items_max = max(1, (vals if mode == "split" else WGSL_VALS) // unit)
     g, chunk = 1, nu
     if mode == "split":
         units = be.device.compute_units or (DEFAULT_UNITS if be.device.kind == "gpu" else 8)
-        g = max(1, min(units, cdiv(nu, WGSL_SPLIT_TPB * items_max)))
+        g = max(1, min(units, cdiv(nu, tpb_split * items_max)))
         chunk = cdiv(nu, g)
         g = cdiv(nu, chunk)
-        tpb = min(WGSL_SPLIT_TPB, max(64, pow2(cdiv(chunk, items_max))))
+        tpb = min(tpb_split, max(64, pow2(cdiv(chunk, items_max))))
         items = cdiv(chunk, tpb)
         fits = items <= items_max and 2 * g <= tpb  # one pass: the part in registers, G slots in scr
     else:
@@ -509,7 +512,8 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
                 if win is not None:
                     x, y = be.window(ins["x"], *win), be.window(outs["y"], *win)
                 be.launch(k1, grid1, None, [x, y, scratch, bp])
-                be.launch(k2, grid2, None, [x, y, scratch, bp])
+                if fixup or not one_pass:
+                    be.launch(k2, grid2, None, [x, y, scratch, bp])
 
         run.info = {"one_pass": one_pass, "parts": g}
         return run

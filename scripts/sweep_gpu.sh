@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,16 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session7c)  # ~4 min: WebGPU split_row with two-barrier reductions (geometries), Triton split_row in
+    # smaller programs (more of them per SM)
+    for spec in "webgpu 150" "triton 150"; do
+        set -- $spec
+        step "probe softmax $1 4096x131072"
+        timeout "$2" "$PY" scripts/probe.py softmax "$1" --case 4096x131072 --only split_row --cap 1 --out "$W" \
+            > "$W/probe_softmax_$1.txt" 2>&1
+        cat "$W/probe_softmax_$1.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
 session7b)  # ~6 min: WebGPU split_row geometries (one pass) and mma_sync (EVEN) beside cuBLAS, bf16 + fp16
     step "probe softmax webgpu 4096x131072"
     timeout 150 "$PY" scripts/probe.py softmax webgpu --case 4096x131072 --only split_row --cap 1 --out "$W" \

@@ -444,13 +444,11 @@ WGSL_FIXUP_GROUPS = 8
 
 
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES, one_pass: bool | None = None,
-            spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB, vals: int = WGSL_VALS,
-            fixup: bool = True):
+            spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB, vals: int = WGSL_VALS):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
     the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
-    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part; ``fixup``
-    False leaves the fixup dispatch out (probes: the check then fails if any part gave up)."""
+    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part (probes)."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -512,8 +510,7 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
                 if win is not None:
                     x, y = be.window(ins["x"], *win), be.window(outs["y"], *win)
                 be.launch(k1, grid1, None, [x, y, scratch, bp])
-                if fixup or not one_pass:
-                    be.launch(k2, grid2, None, [x, y, scratch, bp])
+                be.launch(k2, grid2, None, [x, y, scratch, bp])
 
         run.info = {"one_pass": one_pass, "parts": g}
         return run

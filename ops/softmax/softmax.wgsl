@@ -32,8 +32,7 @@
 //   softmax_split_fixup dispatch 2 of the same pair, a few workgroups: the pending tickets (none
 //                       where the device ran the row's parts together), each re-reading its part.
 //                       Self-cleaning state: the last reader of a row (row counter) resets its
-//                       slots to SENT; the last fixup workgroup resets the ticket and the
-//                       pending count (one same-address atomic per workgroup: the ticket).
+//                       slots to SENT; the last workgroup of a dispatch resets its counters.
 //   softmax_part_stats  split, fallback where a part does not fit the register tile, dispatch 1:
 //                       workgroup (r − r0)·G + p streams part p of row r → (max, Σ exp) slots
 //   softmax_part_write  dispatch 2: combines the G partials of its row in part order and
@@ -43,7 +42,7 @@
 //                       L2-sized batches: kernels.py WGSL_SPLIT_BATCH_BYTES)
 //
 // `part` words (split): [0, 2·M·G) the (max, Σ) slots of row r part k at 2(rG + k); [rc, rc + M)
-// the row read counters; ctl: ticket, (unused), pending count, fixup done count; ctl + 4 ...:
+// the row read counters; ctl: ticket, done count, pending count, fixup done count; ctl + 4 ...:
 // the pending tickets.
 
 // m: end row of this dispatch (all rows: M); r0: its first row (split: a batch of rows, see
@@ -89,37 +88,27 @@ fn store_unit(base: u32, u: u32, v: V, m: f32, inv: f32) {
     y[base + u] = pack(e);
 }
 
-// workgroup reductions in two barriers: 32 invocations fold TPB / 32 slots each (stride 32: no
-// bank conflicts), then every invocation folds the 32 partials in the same order (the result is
-// the same everywhere). The slots are free on return: the first fold's reads precede the second
-// barrier, and the next reduction writes scr2 only after its first barrier.
-var<workgroup> scr2: array<f32, 32>;
-
 fn reduce_max(v: f32, lid: u32) -> f32 {
     scr[lid] = v;
     workgroupBarrier();
-    if (lid < 32u) {
-        var a = scr[lid];
-        for (var j = 1u; j < {{TPB}}u / 32u; j++) { a = max(a, scr[lid + 32u * j]); }
-        scr2[lid] = a;
+    for (var s = {{TPB}}u / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) { scr[lid] = max(scr[lid], scr[lid + s]); }
+        workgroupBarrier();
     }
-    workgroupBarrier();
-    var r = scr2[0];
-    for (var j = 1u; j < 32u; j++) { r = max(r, scr2[j]); }
+    let r = scr[0];
+    workgroupBarrier();  // scr is reused
     return r;
 }
 
 fn reduce_sum(v: f32, lid: u32) -> f32 {
     scr[lid] = v;
     workgroupBarrier();
-    if (lid < 32u) {
-        var a = scr[lid];
-        for (var j = 1u; j < {{TPB}}u / 32u; j++) { a += scr[lid + 32u * j]; }
-        scr2[lid] = a;
+    for (var s = {{TPB}}u / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) { scr[lid] = scr[lid] + scr[lid + s]; }
+        workgroupBarrier();
     }
+    let r = scr[0];
     workgroupBarrier();
-    var r = scr2[0];
-    for (var j = 1u; j < 32u; j++) { r += scr2[j]; }
     return r;
 }
 
@@ -265,7 +254,7 @@ fn row_done(r: u32) {
 }
 
 @compute @workgroup_size({{TPB}})
-fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
+fn softmax_split_wait(@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     if (lid == 0u) {
         wtk = atomicAdd(&part[p.ctl], 1u);
         wmiss = 0u;
@@ -292,7 +281,7 @@ fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
         // @unroll
         for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[i][j] - m) * LOG2E); }
     }
-    s = reduce_sum(s, lid);  // scr is free on return
+    s = reduce_sum(s, lid);  // ends with a barrier: scr is free
     let q = 2u * r * p.g;
     if (lid == 0u && r < p.m) {
         atomicStore(&part[q + 2u * k], bitcast<u32>(m));
@@ -325,6 +314,10 @@ fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
             atomicStore(&part[p.ctl + 4u + atomicAdd(&part[p.ctl + 2u], 1u)], t);
         }
     }
+    if (lid == 0u && atomicAdd(&part[p.ctl + 1u], 1u) == nwg.x * nwg.y - 1u) {  // the last one out
+        atomicStore(&part[p.ctl], 0u);
+        atomicStore(&part[p.ctl + 1u], 0u);
+    }
 }
 
 var<workgroup> wpend: u32;
@@ -349,8 +342,7 @@ fn softmax_split_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
         if (lid == 0u) { row_done(r); }
         stream_write(r * p.nu, u0, min(p.nu, u0 + p.chunk), lid, st.m, 1.0 / st.s);
     }
-    if (lid == 0u && atomicAdd(&part[p.ctl + 3u], 1u) == nwg.x - 1u) {  // the last one out: dispatch 1 is over
-        atomicStore(&part[p.ctl], 0u);  // the ticket
+    if (lid == 0u && atomicAdd(&part[p.ctl + 3u], 1u) == nwg.x - 1u) {
         atomicStore(&part[p.ctl + 2u], 0u);
         atomicStore(&part[p.ctl + 3u], 0u);
     }

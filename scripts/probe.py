@@ -83,7 +83,7 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket
     return [(f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, p, warps=w))
-            for p, w in ((8192, 16), (8192, 8), (4096, 4), (4096, 8))]
+            for p, w in ((16384, 8), (32768, 16), (8192, 8), (4096, 4))]
 
 
 def _gemv_cuda():

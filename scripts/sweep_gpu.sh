@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,11 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session7e)  # ~3 min: WebGPU split_row whose parts end right after their stores (the fixup empties
+    # the slots), beside torch at 4096×131072
+    cli 260 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \
+        --variant split_row --variant compile --timeout 120 --time-cap 2
+    ;;
 session7d)  # ~4 min: WebGPU split_row in one pass (98c15a3's WGSL) beside torch at 4096×131072
     cli 260 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \
         --variant split_row --variant compile --timeout 120 --time-cap 2

@@ -163,7 +163,7 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
                                         "n_blocks": "i64", "epoch": "i64"},
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem, "EVICT": ""},
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
     fails = []
@@ -262,8 +262,8 @@ def _webgpu_one_pass() -> dict:
             g = run.info["parts"]
             seen.append((run.info["one_pass"], g))
             w = be.download(scratch[0])
-            if not (w[:2 * m * g] == 0xFFFFFFFF).all() or w[2 * m * g:3 * m * g + 4].any():
-                fails.append(f"spin {spin} {case.name},{dt}: slots or counters not reset: {w[3 * m * g:3 * m * g + 4]}")
+            if not (w[:2 * m * g] == 0xFFFFFFFF).all() or w[2 * m * g:2 * m * g + 4].any():
+                fails.append(f"spin {spin} {case.name},{dt}: slots or counters not reset: {w[2 * m * g:2 * m * g + 4]}")
     return {"fails": fails, "seen": seen}
 
 

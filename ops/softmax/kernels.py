@@ -312,7 +312,9 @@ TRITON_PART = 16384
 #: the ticket with the default acq_rel add (a fence and an L1 invalidate per program); with a
 #: relaxed add 86.5 % (session 6, run 115296; acq_rel 76.3 % in the same probe); 8 / 32 warps at
 #: 16384 values 66 / 50 %, 32768 values with 16 / 32 warps 82.6 / 79.7 % (CUDA's kernel of the
-#: same geometry: 93.3 %).
+#: same geometry: 93.3 %); session 7 (probes-20261201-session7): a 64-register cap 79.1 %,
+#: evict_first loads/stores 84.3 % (registered 86.4 % beside them), 8192 values × 8 warps 82.8 %,
+#: 4096 × 4 81.7 %, 8192 × 16 51.5 %, 4096 × 8 58.9 % (registered 86.1 %).
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -374,14 +376,12 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     maxnreg: int = 0, evict: str = ""):
+def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
-    instead of one warp per 512 values, ``maxnreg``: a register cap, ``evict``: the loads' and
-    stores' eviction policy (probes)."""
+    instead of one warp per 512 values (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -397,7 +397,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "EVICT": evict, **({"maxnreg": maxnreg} if maxnreg else {})}
+          "TICKET_SEM": ticket_sem}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
@@ -476,12 +476,12 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
             "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin}
-    # split: slots, row counters, four control words, pending tickets (see the .wgsl header)
-    rc, ctl = 2 * m * g, 3 * m * g
+    # split: slots, four control words, pending tickets (see the .wgsl header)
+    ctl = 2 * m * g
     words = np.zeros(max(4, ctl + 4 + m * g if mode == "split" else 4), np.uint32)
-    words[:rc] = 0xFFFFFFFF
+    words[:ctl] = 0xFFFFFFFF
     scratch = be.upload(words)
-    prm = np.array([m, nu, chunk, g, 0, rc, ctl, 0], np.uint32)
+    prm = np.array([m, nu, chunk, g, 0, ctl, 0, 0], np.uint32)
     if mode == "split":
         one_pass = fits and (be.device.kind == "gpu" if one_pass is None else one_pass)
         k1 = be.compile(_WGSL, "softmax_split_wait" if one_pass else "softmax_part_stats", defs)
@@ -500,7 +500,7 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
             wins = [(0, min(m, r0 + rows) - r0, r0, (r0 * row_bytes, (min(m, r0 + rows) - r0) * row_bytes))
                     for r0 in range(0, m, rows)]
         # (params, dispatch-1 grid, dispatch-2 grid, window) per batch; rows [first, end) of the binding
-        batches = [(np.array([end, nu, chunk, g, first, rc, ctl, 0], np.uint32), be.grid_2d((end - first) * g),
+        batches = [(np.array([end, nu, chunk, g, first, ctl, 0, 0], np.uint32), be.grid_2d((end - first) * g),
                     (WGSL_FIXUP_GROUPS, 1, 1) if one_pass else be.grid_2d((end - first) * g),
                     win) for first, end, _, win in wins]
 

@@ -31,8 +31,11 @@
 //                       writes y from registers: one read of x, as on cuda/opencl.
 //   softmax_split_fixup dispatch 2 of the same pair, a few workgroups: the pending tickets (none
 //                       where the device ran the row's parts together), each re-reading its part.
-//                       Self-cleaning state: the last reader of a row (row counter) resets its
-//                       slots to SENT; the last workgroup of a dispatch resets its counters.
+//                       It also leaves the state clean for the next launch: its last workgroup
+//                       (every pending part is done) empties the dispatch's slots and resets the
+//                       ticket. So a part takes one atomic with a result (its ticket) and ends
+//                       right after its stores, as on cuda (no counters on the way out: each
+//                       would cost its workgroup a round trip to L2 before it retires).
 //   softmax_part_stats  split, fallback where a part does not fit the register tile, dispatch 1:
 //                       workgroup (r − r0)·G + p streams part p of row r → (max, Σ exp) slots
 //   softmax_part_write  dispatch 2: combines the G partials of its row in part order and
@@ -41,13 +44,12 @@
 //                       (a window of x and y above the storage-binding limit, or a probe's
 //                       L2-sized batches: kernels.py WGSL_SPLIT_BATCH_BYTES)
 //
-// `part` words (split): [0, 2·M·G) the (max, Σ) slots of row r part k at 2(rG + k); [rc, rc + M)
-// the row read counters; ctl: ticket, done count, pending count, fixup done count; ctl + 4 ...:
-// the pending tickets.
+// `part` words (split): [0, 2·M·G) the (max, Σ) slots of row r part k at 2(rG + k); ctl = 2·M·G:
+// ticket, (unused), pending count, fixup done count; ctl + 4 ...: the pending tickets.
 
 // m: end row of this dispatch (all rows: M); r0: its first row (split: a batch of rows, see
-// kernels.py; the other entries run all rows with r0 = 0); rc, ctl: word offsets in `part`
-struct Params { m: u32, nu: u32, chunk: u32, g: u32, r0: u32, rc: u32, ctl: u32, pad: u32 }
+// kernels.py; the other entries run all rows with r0 = 0); ctl: a word offset in `part`
+struct Params { m: u32, nu: u32, chunk: u32, g: u32, r0: u32, ctl: u32, pad0: u32, pad1: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<{{XT}}>;
 @group(0) @binding(1) var<storage, read_write> y: array<{{XT}}>;
@@ -245,22 +247,14 @@ fn combine(g: u32) -> Stats {
     return Stats(m, s);
 }
 
-// a reader of row r is done with its slots; the row's last reader empties them
-fn row_done(r: u32) {
-    if (atomicAdd(&part[p.rc + r], 1u) == p.g - 1u) {
-        for (var k = 0u; k < 2u * p.g; k++) { atomicStore(&part[2u * r * p.g + k], SENT); }
-        atomicStore(&part[p.rc + r], 0u);
-    }
-}
-
 @compute @workgroup_size({{TPB}})
-fn softmax_split_wait(@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
     if (lid == 0u) {
         wtk = atomicAdd(&part[p.ctl], 1u);
         wmiss = 0u;
     }
     let t = workgroupUniformLoad(&wtk);
-    let r = p.r0 + t / p.g;  // tickets past the last part (2-D grid padding) only count as done
+    let r = p.r0 + t / p.g;  // tickets past the last part (2-D grid padding): no row, nothing to do
     let k = t % p.g;
     let u0 = k * p.chunk;
     var uend = 0u;
@@ -309,18 +303,14 @@ fn softmax_split_wait(@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_in
                 let u = u0 + i * {{TPB}}u + lid;
                 if (u < uend) { store_unit(base, u, v[i], st.m, inv); }
             }
-            if (lid == 0u) { row_done(r); }
         } else if (lid == 0u) {
             atomicStore(&part[p.ctl + 4u + atomicAdd(&part[p.ctl + 2u], 1u)], t);
         }
     }
-    if (lid == 0u && atomicAdd(&part[p.ctl + 1u], 1u) == nwg.x * nwg.y - 1u) {  // the last one out
-        atomicStore(&part[p.ctl], 0u);
-        atomicStore(&part[p.ctl + 1u], 0u);
-    }
 }
 
 var<workgroup> wpend: u32;
+var<workgroup> wlast: u32;
 
 @compute @workgroup_size({{TPB}})
 fn softmax_split_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -339,11 +329,15 @@ fn softmax_split_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
         workgroupBarrier();
         let st = combine(p.g);
         workgroupBarrier();  // scr is reused by the next ticket
-        if (lid == 0u) { row_done(r); }
         stream_write(r * p.nu, u0, min(p.nu, u0 + p.chunk), lid, st.m, 1.0 / st.s);
     }
-    if (lid == 0u && atomicAdd(&part[p.ctl + 3u], 1u) == nwg.x - 1u) {
-        atomicStore(&part[p.ctl + 2u], 0u);
-        atomicStore(&part[p.ctl + 3u], 0u);
+    if (lid == 0u) { wlast = select(0u, 1u, atomicAdd(&part[p.ctl + 3u], 1u) == nwg.x - 1u); }
+    if (workgroupUniformLoad(&wlast) == 1u) {  // the last one out: every slot read is over
+        for (var w = 2u * p.r0 * p.g + lid; w < 2u * p.m * p.g; w += {{TPB}}u) { atomicStore(&part[w], SENT); }
+        if (lid == 0u) {
+            atomicStore(&part[p.ctl], 0u);
+            atomicStore(&part[p.ctl + 2u], 0u);
+            atomicStore(&part[p.ctl + 3u], 0u);
+        }
     }
 }

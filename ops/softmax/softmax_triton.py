@@ -117,7 +117,7 @@ def _untag(w):
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", EVICT: tl.constexpr = ""):
+                  TICKET_SEM: tl.constexpr = "relaxed"):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -130,7 +130,7 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     cols = tl.arange(0, BLOCK)
     offs = part * chunk + cols
     mask = (cols < chunk) & (offs < N)
-    x = tl.load(x_ptr + row * N + offs, mask=mask, other=float("-inf"), eviction_policy=EVICT).to(tl.float32)
+    x = _load_row(x_ptr + row * N, offs, mask)
     m = tl.max(x, axis=0)
     s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
     base = slot_ptr + 2 * (row * G)
@@ -153,4 +153,4 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         mt = tl.max(mk, axis=0)
         st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
         e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
-        tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask, eviction_policy=EVICT)
+        tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)

@@ -92,8 +92,9 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, even:
     128×128×32 block tiles of 4 warps, two blocks per SM, 3-stage cp.async ring in 48 KiB of
     dynamic shared memory, ldmatrix from XOR-swizzled tiles (``shape``: (BK, STAGES, BN, MINB),
     see _MMA_SHAPE; probes vary it). Where the tiles divide M, N and K the copies run without bounds
-    from pointers advanced per tile (EVEN; ``even=False``: the bounded copies, for probes). Rows whose stride is not 16 bytes (K or N not a
-    multiple of 8) are copied into padded buffers inside the timed call."""
+    from pointers advanced per tile (EVEN; ``even=False``: the bounded copies, for probes). Rows
+    whose stride is not 16 bytes (K or N not a multiple of 8) are copied into padded buffers
+    inside the timed call."""
     import numpy as np
 
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "

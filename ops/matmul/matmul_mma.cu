@@ -13,7 +13,8 @@
 // Requires K % 8 == 0 and N % 8 == 0 (16-byte rows for cp.async; the factory pads other shapes).
 //
 // Pipeline: STAGES-deep ring of shared-memory tiles filled by cp.async (16 bytes per copy,
-// zero-filled past M, N and K), one __syncthreads per K tile. Fragments come from ldmatrix (A)
+// zero-filled past M, N and K; EVEN, where the tiles divide M, N and K: no bounds, addresses
+// advanced by a tile per copy), one __syncthreads per K tile. Fragments come from ldmatrix (A)
 // and ldmatrix.trans (B, stored k-major) out of XOR-swizzled tiles (no bank conflicts):
 //   A tile [128][4 chunks of 8]: chunk c of row r lives at chunk c ^ ((r >> 1) & 3) (BK 32);
 //   A tile [128][8 chunks of 8]: chunk c of row r lives at chunk c ^ (r & 7) (BK 64)

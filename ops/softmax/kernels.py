@@ -489,7 +489,7 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         row_bytes = n * (2 if case.dtype == "bf16" else 4)
         rows = m if not batch_bytes else max(1, min(m, batch_bytes // row_bytes))
         if m * row_bytes <= be.binding_limit():
-            wins = [(r0, min(m, r0 + rows), r0, None) for r0 in range(0, m, rows)]
+            wins = [(r0, min(m, r0 + rows), None) for r0 in range(0, m, rows)]
         else:  # x and y above the binding limit: each batch binds its rows' window (rows from 0)
             most = min(rows, be.binding_limit() // row_bytes)
             rows = cdiv(m, cdiv(m, most)) if most else 0  # balanced batches
@@ -497,12 +497,12 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
                 raise Unsupported(f"rows of {row_bytes} bytes in a {m * row_bytes / 2**20:.0f} MiB x: "
                                   f"windows need rows ≤ the binding limit ({be.binding_limit()} bytes) and a "
                                   f"multiple of the offset alignment ({be.storage_offset_alignment()})")
-            wins = [(0, min(m, r0 + rows) - r0, r0, (r0 * row_bytes, (min(m, r0 + rows) - r0) * row_bytes))
+            wins = [(0, min(m, r0 + rows) - r0, (r0 * row_bytes, (min(m, r0 + rows) - r0) * row_bytes))
                     for r0 in range(0, m, rows)]
         # (params, dispatch-1 grid, dispatch-2 grid, window) per batch; rows [first, end) of the binding
         batches = [(np.array([end, nu, chunk, g, first, ctl, 0, 0], np.uint32), be.grid_2d((end - first) * g),
                     (WGSL_FIXUP_GROUPS, 1, 1) if one_pass else be.grid_2d((end - first) * g),
-                    win) for first, end, _, win in wins]
+                    win) for first, end, win in wins]
 
         def run(ins, outs):
             x, y = ins["x"], outs["y"]

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,16 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+next8)  # for session 8, ~4 min: where WebGPU split_row loses — the same one-pass kernel at 16384²
+    # (no windows; 1 part per row at 512 invocations, 2 at 256) beside fused_row (94.8 % in
+    # 2908c7), and at 4096×131072 again (two windows)
+    for c in 16384x16384 4096x131072; do
+        step "probe softmax webgpu $c"
+        timeout 110 "$PY" scripts/probe.py softmax webgpu --case "$c" --only _row --cap 1 --out "$W" \
+            > "$W/probe_softmax_webgpu_$c.txt" 2>&1
+        cat "$W/probe_softmax_webgpu_$c.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
 session7e)  # ~3 min: WebGPU split_row whose parts end right after their stores (the fixup empties
     # the slots), beside torch at 4096×131072
     cli 260 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \

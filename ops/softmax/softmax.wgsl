@@ -36,7 +36,8 @@
 //                       ticket. So a part takes one atomic with a result (its ticket) and ends
 //                       right after its stores, as on cuda (no counters on the way out: each
 //                       would cost its workgroup a round trip to L2 before it retires).
-//   softmax_part_stats  split, fallback where a part does not fit the register tile, dispatch 1:
+//   softmax_part_stats  split where a part does not fit the register tile or the adapter is a CPU
+//                       (lavapipe: few workgroups at a time, most parts would give up), dispatch 1:
 //                       workgroup (r − r0)·G + p streams part p of row r → (max, Σ exp) slots
 //   softmax_part_write  dispatch 2: combines the G partials of its row in part order and
 //                       re-reads its part to write y.

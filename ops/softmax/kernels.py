@@ -470,6 +470,11 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         tpb = min(tpb_split, max(64, pow2(cdiv(chunk, items_max))))
         items = cdiv(chunk, tpb)
         fits = items <= items_max and 2 * g <= tpb  # one pass: the part in registers, G slots in scr
+        one_pass = fits and (be.device.kind == "gpu" if one_pass is None else one_pass)
+        if not one_pass:  # two dispatches: streamed parts of ≤ 4096 units on 256 invocations
+            g = max(1, min(units, cdiv(nu, 4096)))
+            chunk = cdiv(nu, g)
+            g, tpb, fits = cdiv(nu, chunk), 256, False
     else:
         tpb = min(1024, max(64, pow2(cdiv(nu, items_max))))
         items = cdiv(nu, tpb)
@@ -483,7 +488,6 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
     scratch = be.upload(words)
     prm = np.array([m, nu, chunk, g, 0, ctl, 0, 0], np.uint32)
     if mode == "split":
-        one_pass = fits and (be.device.kind == "gpu" if one_pass is None else one_pass)
         k1 = be.compile(_WGSL, "softmax_split_wait" if one_pass else "softmax_part_stats", defs)
         k2 = be.compile(_WGSL, "softmax_split_fixup" if one_pass else "softmax_part_write", defs)
         row_bytes = n * (2 if case.dtype == "bf16" else 4)

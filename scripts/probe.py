@@ -54,7 +54,8 @@ def _matmul_cuda():
             lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
            for p in ((64, 3, 256, 1), (32, 4, 128, 2), (64, 3, 128, 2), (64, 2, 128, 2))] + [
         (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]} EVEN=0",  # bounded copies
-         lambda be, c, p=p: mk.cuda_mma_sync(be, c, p, even=False)) for p in ((32, 3, 128, 2), (64, 3, 256, 1))]
+         lambda be, c, p=p: mk.cuda_mma_sync(be, c, p, even=False))
+        for p in ((32, 3, 128, 2), (64, 3, 256, 1))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
             for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
     return mma + simt
@@ -72,9 +73,9 @@ def _softmax_webgpu():
     import ops.softmax.kernels as sk
 
     # registered split_row: one pass (bounded waits, fixup dispatch); the two-dispatch form beside it
-    return [(f"split_row two_pass batch={b >> 10 if b else 'all'} KiB",
-             lambda be, c, b=b: sk._webgpu(be, c, "split", b, one_pass=False)) for b in (None,)] + [
-        (f"split_row tpb={t} vals={v}", lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
+    return [("split_row two_pass", lambda be, c: sk._webgpu(be, c, "split", one_pass=False))] + [
+        (f"split_row tpb={t} vals={v}",
+         lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
         for t, v in ((256, 32), (1024, 16), (512, 16))]
 
 

@@ -250,8 +250,8 @@ def _webgpu_one_pass() -> dict:
             outs = {"y": be.empty(x["x"].shape, x["x"].dtype)}
             scratch = []
             launch = be.launch
-            be.launch = lambda k, g, b, args, **kw: (len(args) == 4 and scratch.append(args[2]),
-                                                     launch(k, g, b, args, **kw))[1]
+            be.launch = lambda k, g, b, args, scratch=scratch, launch=launch, **kw: (
+                len(args) == 4 and scratch.append(args[2]), launch(k, g, b, args, **kw))[1]
             limit = be.limits[key]
             be.limits[key] = cap or limit  # the factory sizes its grids; fill and flush keep the real one
             try:
@@ -269,8 +269,9 @@ def _webgpu_one_pass() -> dict:
             g = run.info["parts"]
             seen.append((run.info["one_pass"], g))
             w = be.download(scratch[0])
-            if not (w[:2 * m * g] == 0xFFFFFFFF).all() or w[2 * m * g:2 * m * g + 4].any():
-                fails.append(f"spin {spin} {case.name},{dt}: slots or counters not reset: {w[2 * m * g:2 * m * g + 4]}")
+            ctl = w[2 * m * g:2 * m * g + 4]
+            if not (w[:2 * m * g] == 0xFFFFFFFF).all() or ctl.any():
+                fails.append(f"spin {spin} {case.name},{dt}: slots or counters not reset: {ctl}")
     return {"fails": fails, "seen": seen}
 
 

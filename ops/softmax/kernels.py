@@ -443,8 +443,9 @@ WGSL_SPLIT_SPIN = 1 << 14
 WGSL_FIXUP_GROUPS = 8
 
 
-def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES, one_pass: bool | None = None,
-            spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB, vals: int = WGSL_VALS):
+def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES,
+            one_pass: bool | None = None, spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB,
+            vals: int = WGSL_VALS):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
     the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
@@ -481,10 +482,12 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
             "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin}
-    # split: slots, four control words, pending tickets (see the .wgsl header)
-    ctl = 2 * m * g
-    words = np.zeros(max(4, ctl + 4 + m * g if mode == "split" else 4), np.uint32)
-    words[:ctl] = 0xFFFFFFFF
+    if mode == "split":  # slots (empty: SENT), four control words, pending tickets (see the .wgsl header)
+        ctl = 2 * m * g
+        words = np.zeros(ctl + 4 + m * g, np.uint32)
+        words[:ctl] = 0xFFFFFFFF
+    else:  # bound by every entry, used by none of these
+        ctl, words = 0, np.zeros(4, np.uint32)
     scratch = be.upload(words)
     prm = np.array([m, nu, chunk, g, 0, ctl, 0, 0], np.uint32)
     if mode == "split":

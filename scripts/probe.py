@@ -84,7 +84,10 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket
     return [(f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, p, warps=w))
-            for p, w in ((16384, 8), (32768, 16), (8192, 8), (4096, 4))]
+            for p, w in ((16384, 8), (32768, 16))] + [
+        (f"split_row poll={p} backoff={b}",
+         lambda be, c, p=p, b=b: sk.triton_split_row(be, c, poll=p, backoff=b))
+        for p, b in (("wide", 0), ("narrow", 100), ("wide", 100), ("narrow", 500))]
 
 
 def _gemv_cuda():

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,17 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session8)  # ~8 min: Triton split_row polls (one warp polls; nanosleep backoff), mma_sync with
+    # fragments double-buffered across tiles (PIPE) beside the other shapes, then next8
+    for spec in "softmax triton 4096x131072 split_row 200" "matmul cuda 8192³,bf16 mma_sync 160"; do
+        set -- $spec
+        step "probe $1 $2 $3"
+        timeout "$5" "$PY" scripts/probe.py "$1" "$2" --case "$3" --only "$4" --cap 1 --out "$W" \
+            > "$W/probe_$1_$2.txt" 2>&1
+        cat "$W/probe_$1_$2.txt" >> "$OUT/log-$PART.txt"
+    done
+    OUT="$OUT" bash "$0" next8
+    ;;
 next8)  # for session 8, ~4 min: where WebGPU split_row loses — the same one-pass kernel at 16384²
     # (no windows; 1 part per row at 512 invocations, 2 at 256) beside fused_row (94.8 % in
     # 2908c7), and at 4096×131072 again (two windows)

@@ -163,7 +163,7 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
                                         "n_blocks": "i64", "epoch": "i64"},
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem},
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem, "BACKOFF": 0},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
     fails = []

@@ -87,12 +87,14 @@ def _mma_smem(bk: int, stages: int, bn: int) -> int:
 
 
 @kernel("matmul", "cuda", "mma_sync")
-def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, even: bool = True):
+def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, even: bool = True,
+                  pipe: bool = False):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
     128×128×32 block tiles of 4 warps, two blocks per SM, 3-stage cp.async ring in 48 KiB of
     dynamic shared memory, ldmatrix from XOR-swizzled tiles (``shape``: (BK, STAGES, BN, MINB),
     see _MMA_SHAPE; probes vary it). Where the tiles divide M, N and K the copies run without bounds
-    from pointers advanced per tile (EVEN; ``even=False``: the bounded copies, for probes). Rows
+    from pointers advanced per tile (EVEN; ``even=False``: the bounded copies, for probes;
+    ``pipe``: matmul_mma.cu's PIPE form, fragments double-buffered across tiles). Rows
     whose stride is not 16 bytes (K or N not a multiple of 8) are copied into padded buffers
     inside the timed call."""
     import numpy as np
@@ -103,7 +105,7 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, even:
     bk, stages, bn, minb = shape
     exact = m % _MMA_BM == 0 and n % bn == 0 and k % bk == 0
     defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb,
-            "EVEN": int(even and exact)}
+            "EVEN": int(even and exact), "PIPE": int(pipe)}
     fn = be.compile(_MMA_CU, "matmul_mma_sync", defs)
     smem = _mma_smem(bk, stages, bn)
     groups = (cdiv(m, _MMA_BM) * cdiv(n, bn),)

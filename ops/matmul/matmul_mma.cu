@@ -41,6 +41,9 @@
 #ifndef MINB
 #define MINB 1
 #endif
+#ifndef PIPE
+#define PIPE 0  // 1: fragments double-buffered across k16 steps and tiles, all STAGES tiles in flight
+#endif
 #ifndef EVEN
 #define EVEN 0  // 1: M % 128 == 0, N % BN == 0, K % BK == 0 (no bounds in the copies)
 #endif
@@ -134,6 +137,59 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
 
     const int k_tiles = (K + BK - 1) / BK;
+    // fragments of k16 step kk of the stage at (a_s, b_s)
+    auto load_frags = [&](unsigned a_s, unsigned b_s, int kk, unsigned (&af)[4][4], unsigned (&bf)[8][2]) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)  // A m16×k16: lanes 0-15 rows 0-15 at k 0-7, lanes 16-31 at k 8-15
+            ldmatrix_x4(af[i], a_s + a_off(wm + i * 16 + (lane & 15), kk * 2 + (lane >> 4)) * 2);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {  // B k16×n16 (two n8 tiles): matrices (k0-7|k8-15) × (n0-7|n8-15)
+            unsigned r[4];
+            const int k = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+            ldmatrix_x4_trans(r, b_s + b_off(k, (wn + p * 16) / 8 + (lane >> 4)) * 2);
+            bf[2 * p][0] = r[0]; bf[2 * p][1] = r[1];
+            bf[2 * p + 1][0] = r[2]; bf[2 * p + 1][1] = r[3];
+        }
+    };
+    auto stage_a = [&](int s) { return smem_u32(As + s * A_TILE); };
+    auto stage_b = [&](int s) { return smem_u32(Bs + s * B_TILE); };
+#if PIPE
+    // All STAGES tiles in flight from the start. The fragments of k16 step kk+1 are loaded while
+    // the MMAs of step kk run (two register buffers); at a tile's last step the barrier comes
+    // first (tile kt+1 has landed, and no warp reads stage kt any more: its last fragments are
+    // in registers), then stage kt is refilled with tile kt+STAGES and the first fragments of
+    // tile kt+1 are loaded, so the barrier and those loads overlap the last MMAs of tile kt.
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+        if (s < k_tiles) load_tile(s, s);
+        cp_async_commit();
+    }
+    unsigned af[2][4][4], bf[2][8][2];
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    load_frags(stage_a(0), stage_b(0), 0, af[0], bf[0]);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % STAGES;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+            const int cur = kk & 1, nxt = cur ^ 1;  // BK / 16 is even: a tile starts in buffer 0
+            if (kk < BK / 16 - 1) {
+                load_frags(stage_a(s), stage_b(s), kk + 1, af[nxt], bf[nxt]);
+            } else {
+                cp_async_wait<STAGES - 2>();  // tiles <= kt+1 have landed (this thread's copies) ...
+                __syncthreads();              // ... and everyone's; stage s is read by no one now
+                if (kt + STAGES < k_tiles) load_tile(kt + STAGES, s);
+                cp_async_commit();
+                const int s1 = (kt + 1) % STAGES;
+                load_frags(stage_a(s1), stage_b(s1), 0, af[nxt], bf[nxt]);  // past the end: unused
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) mma16816(acc[i][j], af[cur][i], bf[cur][j][0], bf[cur][j][1]);
+        }
+    }
+#else
     // prologue: STAGES-1 tiles in flight (empty groups past the end keep the count uniform)
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
@@ -150,27 +206,17 @@ matmul_mma_sync(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
             cp_async_commit();
         }
         const int s = kt % STAGES;
-        const unsigned a_s = smem_u32(As + s * A_TILE), b_s = smem_u32(Bs + s * B_TILE);
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
             unsigned af[4][4], bf[8][2];
-#pragma unroll
-            for (int i = 0; i < 4; ++i)  // A m16×k16: lanes 0-15 rows 0-15 at k 0-7, lanes 16-31 at k 8-15
-                ldmatrix_x4(af[i], a_s + a_off(wm + i * 16 + (lane & 15), kk * 2 + (lane >> 4)) * 2);
-#pragma unroll
-            for (int p = 0; p < 4; ++p) {  // B k16×n16 (two n8 tiles): matrices (k0-7|k8-15) × (n0-7|n8-15)
-                unsigned r[4];
-                const int k = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4_trans(r, b_s + b_off(k, (wn + p * 16) / 8 + (lane >> 4)) * 2);
-                bf[2 * p][0] = r[0]; bf[2 * p][1] = r[1];
-                bf[2 * p + 1][0] = r[2]; bf[2 * p + 1][1] = r[3];
-            }
+            load_frags(stage_a(s), stage_b(s), kk, af, bf);
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
                 for (int j = 0; j < 8; ++j) mma16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
         }
     }
+#endif
     cp_async_wait<0>();
 
     // epilogue: each thread holds (row = lane/4 [+8], col = 2·(lane%4) + {0,1}) of every m16n8 tile

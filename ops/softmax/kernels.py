@@ -376,12 +376,15 @@ def triton_fused_row(be, case):
 
 
 @kernel("softmax", "triton", "split_row")
-def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0):
+def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
+                     poll: str = "narrow", backoff: int = 0):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
-    instead of one warp per 512 values (probes)."""
+    instead of one warp per 512 values, ``poll``: "narrow" polls the 2·G words on a G-wide
+    (power of two) tensor, "wide" on one value per thread, all but the first G lanes masked off
+    (one warp sends the loads), ``backoff``: ns of nanosleep between polls (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -396,8 +399,11 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
-    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem}
+    nw = warps or _warps(block)
+    kw = {"G": g, "GP": max(2, pow2(g)) if poll == "narrow" else max(pow2(g), 32 * nw), "BLOCK": block,
+          "num_warps": nw, "TICKET_SEM": ticket_sem}
+    if backoff:
+        kw["BACKOFF"] = backoff
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

@@ -117,7 +117,7 @@ def _untag(w):
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed"):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -145,6 +145,10 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         a = tl.zeros((GP,), tl.int64)
         b = tl.zeros((GP,), tl.int64)
         while not done:  # all 2·G words in one round trip per poll
+            if BACKOFF * (PHASE == 0) > 0:  # sleep between polls (ns; PTX, so not in the interpreter)
+                ns = k.to(tl.int32) * 0 + BACKOFF
+                tl.inline_asm_elementwise("nanosleep.u32 $1;\n mov.u32 $0, $1;", "=r,r", [ns], dtype=tl.int32,
+                                          is_pure=False, pack=1)
             a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
             b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
             ready = (((a >> 32) == want) & ((b >> 32) == want)) | (k >= G)

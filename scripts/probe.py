@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -73,7 +74,8 @@ def _softmax_webgpu():
     import ops.softmax.kernels as sk
 
     # registered split_row: one pass (bounded waits, fixup dispatch); the two-dispatch form beside it
-    return [("split_row two_pass", lambda be, c: sk._webgpu(be, c, "split", one_pass=False))] + [
+    return [("split_row two_pass", lambda be, c: sk._webgpu(be, c, "split", one_pass=False)),
+            ("split_row ticket=0", lambda be, c: sk._webgpu(be, c, "split", ticket=False))] + [
         (f"split_row tpb={t} vals={v}",
          lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
         for t, v in ((256, 32), (1024, 16), (512, 16))]
@@ -82,12 +84,9 @@ def _softmax_webgpu():
 def _softmax_triton():
     import ops.softmax.kernels as sk
 
-    # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket
-    return [(f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, p, warps=w))
-            for p, w in ((16384, 8), (32768, 16))] + [
-        (f"split_row poll={p} backoff={b}",
-         lambda be, c, p=p, b=b: sk.triton_split_row(be, c, poll=p, backoff=b))
-        for p, b in (("wide", 0), ("narrow", 100), ("wide", 100), ("narrow", 500))]
+    # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket, no backoff
+    return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
+            for b in (500, 1000, 2000, 4000)]
 
 
 def _gemv_cuda():
@@ -119,7 +118,7 @@ def main() -> None:
     ap.add_argument("backend")
     ap.add_argument("--case", required=True)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--only", default="", help="only the configurations whose label contains this")
+    ap.add_argument("--only", default="", help="only the configurations whose label matches this regex")
     ap.add_argument("--cap", type=float, default=2.0, help="seconds of samples per configuration")
     ap.add_argument("--batch", type=int, default=20, help="launches of the host-timed batch (no flush)")
     args = ap.parse_args()
@@ -156,7 +155,7 @@ def main() -> None:
     rows = []
     extra = CONFIGS.get((args.op, args.backend), list)()
     for label, factory in registered(args.op, args.backend) + extra:
-        if args.only not in label:
+        if not re.search(args.only, label):
             continue
         try:
             run = factory(be, case)

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,17 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session8b)  # ~5 min: Triton split_row nanosleep backoffs, mma_sync PIPE beside the registered
+    # form, WebGPU split_row in workgroup-id order (no ticket) beside the registered form
+    for spec in "softmax triton 4096x131072 split_row 150" "matmul cuda 8192³,bf16 mma_sync$|PIPE 150" \
+                "softmax webgpu 4096x131072 split_row$|ticket 100" "softmax webgpu 16384x16384 split_row$|ticket|fused 100"; do
+        set -- $spec
+        step "probe $1 $2 $3"
+        timeout "$5" "$PY" scripts/probe.py "$1" "$2" --case "$3" --only "$4" --cap 1 --out "$W" \
+            > "$W/probe_$1_$2_$3.txt" 2>&1
+        cat "$W/probe_$1_$2_$3.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
 session8)  # ~8 min: Triton split_row polls (one warp polls; nanosleep backoff), mma_sync with
     # fragments double-buffered across tiles (PIPE) beside the other shapes, then next8
     for spec in "softmax triton 4096x131072 split_row 200" "matmul cuda 8192³,bf16 mma_sync 160"; do

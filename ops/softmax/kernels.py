@@ -451,11 +451,12 @@ WGSL_FIXUP_GROUPS = 8
 
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES,
             one_pass: bool | None = None, spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB,
-            vals: int = WGSL_VALS):
+            vals: int = WGSL_VALS, ticket: bool = True):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
     the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
-    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part (probes)."""
+    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part, ``ticket``:
+    parts in ticket (start) order, else in workgroup-id order (probes)."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -487,7 +488,8 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         items = cdiv(nu, tpb)
         fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
-            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin}
+            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin,
+            "TICKET": "true" if ticket else "false"}
     if mode == "split":  # slots (empty: SENT), four control words, pending tickets (see the .wgsl header)
         ctl = 2 * m * g
         words = np.zeros(ctl + 4 + m * g, np.uint32)

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,15 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session8c)  # ~4 min: mma_sync PIPE beside the registered form (probe); Triton split_row with the
+    # 1000 ns backoff beside torch at 4096×131072 (harness rows)
+    step "probe matmul cuda 8192³,bf16"
+    timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only 'mma_sync$|PIPE' --cap 1 --out "$W" \
+        > "$W/probe_matmul_cuda.txt" 2>&1
+    cat "$W/probe_matmul_cuda.txt" >> "$OUT/log-$PART.txt"
+    cli 150 softmax_131072_triton run --op softmax --backend triton --backend torch --case 4096x131072 \
+        --variant split_row --variant compile --variant eager --timeout 100 --time-cap 2
+    ;;
 session8b)  # ~5 min: Triton split_row nanosleep backoffs, mma_sync PIPE beside the registered
     # form, WebGPU split_row in workgroup-id order (no ticket) beside the registered form
     for spec in "softmax triton 4096x131072 split_row 150" "matmul cuda 8192³,bf16 mma_sync$|PIPE 150" \

@@ -163,7 +163,8 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
                                         "n_blocks": "i64", "epoch": "i64"},
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem, "BACKOFF": 0},
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
+                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
     fails = []
@@ -175,6 +176,8 @@ def _hopper_jobs() -> dict:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
         elif name.startswith("softmax_split") and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
+        elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
+            fails.append(f"{name}: no nanosleep between the polls")
     return {"fails": fails}
 
 

@@ -315,6 +315,10 @@ TRITON_PART = 16384
 #: same geometry: 93.3 %); session 7 (probes-20261201-session7): a 64-register cap 79.1 %,
 #: evict_first loads/stores 84.3 % (registered 86.4 % beside them), 8192 values × 8 warps 82.8 %,
 #: 4096 × 4 81.7 %, 8192 × 16 51.5 %, 4096 × 8 58.9 % (registered 86.1 %).
+#: session 8 (probes-20261201-session8): a nanosleep between polls, 500 / 1000 / 2000 / 4000 ns:
+#: 87.8 / 88.2 / 87.9 / 76.2 % against 86.1 % without (one probe, 4096×131072 fp32); polls on
+#: one value per thread with all but G lanes masked (one warp loads) crash the H200's Triton.
+TRITON_SPLIT_BACKOFF_NS = 1000
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -377,14 +381,13 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     poll: str = "narrow", backoff: int = 0):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
-    instead of one warp per 512 values, ``poll``: "narrow" polls the 2·G words on a G-wide
-    (power of two) tensor, "wide" on one value per thread, all but the first G lanes masked off
-    (one warp sends the loads), ``backoff``: ns of nanosleep between polls (probes)."""
+    instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
+    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep) (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -399,11 +402,10 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
-    nw = warps or _warps(block)
-    kw = {"G": g, "GP": max(2, pow2(g)) if poll == "narrow" else max(pow2(g), 32 * nw), "BLOCK": block,
-          "num_warps": nw, "TICKET_SEM": ticket_sem}
-    if backoff:
-        kw["BACKOFF"] = backoff
+    if backoff is None:
+        backoff = 0 if torch.version.hip else TRITON_SPLIT_BACKOFF_NS
+    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

@@ -15,11 +15,12 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   registers. PHASE 0 (GPU, one launch): programs take tickets in start order (atomic counter),
   ticket t → row t // G, part t % G; each publishes its part's (max, Σ) as two int64 words
   (epoch << 32 | float bits, atomic exchange), spins on volatile loads until the G words of this
-  launch's epoch are there, combines them in part order and writes its part (one read). Needs G
-  programs resident at once (the factory keeps G ≤ SM count; tickets make a program wait only
-  for siblings that have started or will start next). The interpreter runs programs one after
-  another, so a program cannot wait for a later one: there the same kernel runs as two launches,
-  PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
+  launch's epoch are there (BACKOFF ns of nanosleep between polls: fewer loads to the slots'
+  L2 lines while the SM's other program streams), combines them in part order and writes its
+  part (one read). Needs G programs resident at once (the factory keeps G ≤ SM count; tickets
+  make a program wait only for siblings that have started or will start next). The interpreter
+  runs programs one after another, so a program cannot wait for a later one: there the same
+  kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
 """
 
 import triton

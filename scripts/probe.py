@@ -51,15 +51,15 @@ def _matmul_cuda():
 
     # mma_sync (BK, STAGES, BN, MINB) and register_blocked tiles (BM, BN, BK, TM, TN), with
     # (BM/TM)·(BN/TN) = 256 threads; the registered shapes (_MMA_SHAPE, _SIMT_RB_CUDA) are timed too
-    mma = [(f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]}",
-            lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
-           for p in ((64, 3, 256, 1), (32, 4, 128, 2), (64, 3, 128, 2), (64, 2, 128, 2))] + [
+    mma = [(f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]} PIPE=0",  # one buffer of fragments
+            lambda be, c, p=p: mk.cuda_mma_sync(be, c, p, pipe=False))
+           for p in ((32, 3, 128, 2), (64, 3, 256, 1), (64, 2, 128, 2))] + [
         (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]} EVEN=0",  # bounded copies
          lambda be, c, p=p: mk.cuda_mma_sync(be, c, p, even=False))
-        for p in ((32, 3, 128, 2), (64, 3, 256, 1))] + [
-        (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]} PIPE=1",  # fragments double-buffered
-         lambda be, c, p=p: mk.cuda_mma_sync(be, c, p, pipe=True))
-        for p in ((32, 3, 128, 2), (32, 4, 128, 2), (64, 3, 128, 2))]
+        for p in ((64, 3, 128, 2),)] + [
+        (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]}",
+         lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
+        for p in ((32, 4, 128, 2), (64, 4, 128, 2))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
             for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
     return mma + simt

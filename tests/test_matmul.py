@@ -119,10 +119,10 @@ def test_triton_matmul_compiles_for_hopper():
         assert "mma" in o["ptx"]  # tensor-core instructions (wgmma or mma.sync)
 
 
-@pytest.mark.parametrize("bk,stages,bn,minb,pipe",
-                         [(32, 4, 256, 1, 0), (64, 3, 256, 1, 0), (64, 3, 128, 2, 0), (32, 4, 128, 2, 0),
-                          (32, 3, 128, 2, 1), (32, 4, 128, 2, 1), (64, 3, 128, 2, 1)])
-def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe):
+@pytest.mark.parametrize("bk,stages,bn,minb,pipe,even",
+                         [(32, 4, 256, 1, 0, 1), (64, 3, 256, 1, 0, 1), (32, 3, 128, 2, 0, 1),
+                          (32, 4, 128, 2, 1, 1), (64, 3, 128, 2, 1, 1), (64, 3, 128, 2, 1, 0)])
+def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe, even):
     from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.matmul.kernels import _MMA_CU
@@ -131,7 +131,7 @@ def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe)
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     (rep,) = compile_nvrtc(read_source(_MMA_CU), _MMA_CU.name, "matmul_mma_sync",
                            {"BF16": 1, "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb,
-                            "PIPE": pipe, "EVEN": 1},
+                            "PIPE": pipe, "EVEN": even},
                            options=("-arch=sm_90a",))
     # MINB 2 of 128-thread blocks: 65536 registers / 256 threads → at most 255 (the ISA's cap)
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep

@@ -78,8 +78,14 @@ _MMA_BM = 128
 #: (BK, STAGES, BN, MINB): 128×128 tiles, K steps of 32 in a 3-stage ring (48 KiB of shared
 #: memory per block, so it fits every sm_80+ part), two blocks per SM. 8192³ bf16 on the H200
 #: (scripts/probe.py, one process, 2026-12-01): 397 TFLOP/s; BN 256 (one 8-warp block per SM)
-#: with BK 64 × 3 stages (144 KiB) 386, BK 64 × 4 380, BK 32 × 4 332; BN 128 with BK 64 × 3 369
-_MMA_SHAPE = (32, 3, 128, 2)
+#: with BK 64 × 3 stages (144 KiB) 386, BK 64 × 4 380, BK 32 × 4 332; BN 128 with BK 64 × 3 369.
+#: Session 8 (probes-20261201-session8, each probe in one process, the first row the coolest):
+#: PIPE (fragments double-buffered across tiles) with BK 64 × 3 stages: 2.647 ms hot, 2.595 ms
+#: per launch in a back-to-back batch, against 2.824 / 2.784 ms for (32, 3, 128, 2) without PIPE
+#: (which was timed first: its cold median, 2.530 against 2.574 ms, ran at cooler clocks).
+#: Now the registered form: BK 64 × 3 stages of 128×128 tiles (96 KiB per block, two blocks per
+#: SM need 192 KiB: sm_80 / sm_90; smaller parts fit one block per SM).
+_MMA_SHAPE = (64, 3, 128, 2)
 
 
 def _mma_smem(bk: int, stages: int, bn: int) -> int:
@@ -88,13 +94,14 @@ def _mma_smem(bk: int, stages: int, bn: int) -> int:
 
 @kernel("matmul", "cuda", "mma_sync")
 def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, even: bool = True,
-                  pipe: bool = False):
+                  pipe: bool = True):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
-    128×128×32 block tiles of 4 warps, two blocks per SM, 3-stage cp.async ring in 48 KiB of
-    dynamic shared memory, ldmatrix from XOR-swizzled tiles (``shape``: (BK, STAGES, BN, MINB),
+    128×128×64 block tiles of 4 warps, two blocks per SM, 3-stage cp.async ring in 96 KiB of
+    dynamic shared memory, ldmatrix from XOR-swizzled tiles into fragments double-buffered
+    across k16 steps and tiles (PIPE) (``shape``: (BK, STAGES, BN, MINB),
     see _MMA_SHAPE; probes vary it). Where the tiles divide M, N and K the copies run without bounds
     from pointers advanced per tile (EVEN; ``even=False``: the bounded copies, for probes;
-    ``pipe``: matmul_mma.cu's PIPE form, fragments double-buffered across tiles). Rows
+    ``pipe=False``: without PIPE, for probes). Rows
     whose stride is not 16 bytes (K or N not a multiple of 8) are copied into padded buffers
     inside the timed call."""
     import numpy as np

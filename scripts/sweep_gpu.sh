@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,11 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session8e)  # ~2 min: mma_sync beside cuBLAS, bf16 + fp16 8192³, every row soaked (2 s of launches
+    # before sampling: the power-capped steady state whatever the row order)
+    cli 200 matmul run --op matmul --backend cuda --backend torch --variant mma_sync --variant matmul \
+        --timeout 90 --case '8192³,bf16' --case '8192³,fp16'
+    ;;
 session8d)  # ~7 min: harness rows beside the peers: mma_sync (now PIPE, BK 64) and cuBLAS, bf16 + fp16
     # 8192³; Triton split_row (1000 ns backoff) and torch.compile at 4096×131072
     cli 230 matmul run --op matmul --backend cuda --backend torch --variant mma_sync --variant matmul \

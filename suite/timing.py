@@ -1,7 +1,9 @@
 """The one timing protocol, for every backend.
 
-Warm-up by a time budget, then samples of ``be.time(fn)`` (device-side timers: CUDA events,
-OpenCL profiling events, WebGPU timestamp queries; host time only where a device has none),
+Warm-up by a time budget (``SOAK_S`` for compute-heavy GPU rows, so that they are all timed in
+the power-capped steady state, see ``soaked``), then samples of ``be.time(fn)`` (device-side
+timers: CUDA events, OpenCL profiling events, WebGPU timestamp queries; host time only where a
+device has none),
 each preceded by an L2 flush outside the timed window unless ``hot``. Sampling stops once the
 relative standard error of the mean falls below ``target_rse`` (after ``min_samples``), or at
 the time cap / ``max_samples``. The median is the reported figure.
@@ -52,6 +54,8 @@ class Timing:
     outside_s: float | None = None
     #: the first attempt's median, flags and clocks when this is a re-measurement
     first_attempt: dict | None = None
+    #: seconds of warm-up asked for (Protocol.warmup_s; SOAK_S for compute-heavy GPU rows)
+    warmup_s: float | None = None
     #: what preceded each sample: "read" (the cold flush reads ≥ 2× L2, Backend.flush_l2) or
     #: "none" (hot). Older run files lack it: before the read flush (history.READ_FLUSH_SINCE) the
     #: flush wrote its buffer, which charged ~9 µs of write-backs to each sample on the H200
@@ -115,6 +119,29 @@ class ClockSampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+#: GPU rows of at least SOAK_INTENSITY flops per byte and SOAK_FLOPS flops per launch (matmul
+#: from 2048³ and attention at bench sizes; not GEMV, softmax, the skinny M = 16 matmul or small
+#: kernels that cannot load the GPU) are warmed up for ``SOAK_S`` seconds of back-to-back
+#: launches: under a sustained GEMM the H200 power-caps within about a second (1980 -> ~1450-1700
+#: MHz), so with the usual 0.2 s warm-up the first compute-heavy row of a run sampled a cool GPU
+#: and the rows after it a capped one (cuBLAS bf16 8192³: 787 TFLOP/s as the first row at a
+#: median 1628 MHz, 682 after other rows at ~1485 MHz). After the soak every such row is timed in
+#: the capped steady state, whatever its place in the run.
+SOAK_INTENSITY = 64.0
+SOAK_FLOPS = 1e10
+SOAK_S = 2.0
+
+
+def soaked(proto: Protocol, flops: float, nbytes: float, gpu: bool) -> Protocol:
+    """``proto`` with a ``SOAK_S`` warm-up where a GPU row is compute-heavy (see SOAK_INTENSITY)."""
+    from dataclasses import replace
+
+    heavy = nbytes > 0 and flops >= SOAK_FLOPS and flops / nbytes >= SOAK_INTENSITY
+    if gpu and heavy and proto.warmup_s < SOAK_S:
+        return replace(proto, warmup_s=SOAK_S)
+    return proto
 
 
 def summarize_clocks(samples: list[dict]) -> dict:
@@ -207,7 +234,7 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
                samples=[float(s) for s in a], start=getattr(be, "start_method", "host"),
                clocks=summarize_clocks(clocks.samples),
                outside_s=float(np.median(outside)) if outside else None,
-               flush="none" if proto.hot else "read")
+               flush="none" if proto.hot else "read", warmup_s=proto.warmup_s)
     if t.outside_s is not None and t.outside_s > max(proto.outside_floor_s, proto.outside_frac * t.median_s):
         raise OutsideWindow(f"the device stayed busy {t.outside_s * 1e6:.0f} µs (median) after a window of "
                             f"{t.median_s * 1e6:.1f} µs: work outside the timed window (another stream?)")

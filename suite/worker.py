@@ -165,7 +165,7 @@ class Executor:
         from suite.check import checked_launch, verify
         from suite.provenance import kernel_source, recording_compiles
         from suite.registry import REGISTRY, get_spec
-        from suite.timing import Protocol, measure_flagged
+        from suite.timing import Protocol, measure_flagged, soaked
 
         row = base_row(item)
         spec = get_spec(item.op)
@@ -242,7 +242,8 @@ class Executor:
             if not check("first", ins, inputs, refs, bufs.guards):
                 return row
             if not item.check_only:
-                proto = Protocol(hot=item.hot, **item.timing)
+                proto = soaked(Protocol(hot=item.hot, **item.timing), spec.flops(case),
+                               spec.bytes_moved(case), dev.kind == "gpu")
                 before = be.clocks()
                 try:
                     timing = measure_flagged(be, lambda: run(ins, outs), proto)

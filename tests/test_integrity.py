@@ -377,6 +377,30 @@ def test_unconverged_timing_flagged():
     assert not t.converged and any(f.startswith("not_converged") for f in t.flags)
 
 
+def test_compute_heavy_gpu_rows_are_soaked():
+    """Rows of matmul/attention bench shapes on a GPU get the SOAK_S warm-up (timed in the power-
+    capped steady state whatever their place in a run); light, skinny or CPU rows keep theirs."""
+    from suite.registry import discover, get_spec
+    from suite.timing import SOAK_S, Protocol, soaked
+
+    discover()
+    base = Protocol()
+
+    def warm(op, case, gpu=True):
+        spec = get_spec(op)
+        c = spec.case(case)
+        return soaked(base, spec.flops(c), spec.bytes_moved(c), gpu).warmup_s
+
+    assert warm("matmul", "8192³,bf16") == SOAK_S
+    assert warm("attention", "b4h32s8192d128,bf16") == SOAK_S
+    assert warm("matmul", "8192³,bf16", gpu=False) == base.warmup_s
+    assert warm("softmax", "4096x131072") == base.warmup_s
+    assert warm("gemv_lowbit", "w4a16,n16384,k16384,b1,bf16") == base.warmup_s
+    assert warm("matmul", "16x8192x8192,bf16") == base.warmup_s  # skinny: memory-bound
+    assert warm("matmul", "128³,bf16") == base.warmup_s  # too small to load the GPU
+    assert soaked(Protocol(warmup_s=5.0), 1e12, 1e6, True).warmup_s == 5.0  # a longer ask stands
+
+
 # -- provenance -------------------------------------------------------------------------------------
 
 def test_git_info_is_real_or_none(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,15 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+session8f)  # ~4 min: Triton split_row polling first and sleeping only while not done, beside
+    # torch.compile at 4096×131072 (harness rows), then the backoff probe if time is left
+    cli 200 softmax_131072_triton run --op softmax --backend triton --backend torch --case 4096x131072 \
+        --variant split_row --variant compile --timeout 100 --time-cap 2
+    step "probe softmax triton 4096x131072"
+    timeout 90 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --cap 1 --out "$W" \
+        > "$W/probe_softmax_triton.txt" 2>&1
+    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    ;;
 session8e)  # ~2 min: mma_sync beside cuBLAS, bf16 + fp16 8192³, every row soaked (2 s of launches
     # before sampling: the power-capped steady state whatever the row order)
     cli 200 matmul run --op matmul --backend cuda --backend torch --variant mma_sync --variant matmul \

@@ -146,14 +146,14 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         a = tl.zeros((GP,), tl.int64)
         b = tl.zeros((GP,), tl.int64)
         while not done:  # all 2·G words in one round trip per poll
-            if BACKOFF * (PHASE == 0) > 0:  # sleep between polls (ns; PTX, so not in the interpreter)
-                ns = k.to(tl.int32) * 0 + BACKOFF
-                tl.inline_asm_elementwise("nanosleep.u32 $1;\n mov.u32 $0, $1;", "=r,r", [ns], dtype=tl.int32,
-                                          is_pure=False, pack=1)
             a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
             b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
             ready = (((a >> 32) == want) & ((b >> 32) == want)) | (k >= G)
             done = tl.min(ready.to(tl.int32), axis=0) == 1
+            if BACKOFF * (PHASE == 0) > 0:  # sleep before the next poll (0 ns once done; PTX: no interpreter)
+                ns = tl.full((GP,), 0, tl.int32) + tl.where(done, 0, BACKOFF)
+                tl.inline_asm_elementwise("nanosleep.u32 $1;\n mov.u32 $0, $1;", "=r,r", [ns], dtype=tl.int32,
+                                          is_pure=False, pack=1)
         mk = tl.where(kmask, _untag(a), NEG)
         mt = tl.max(mk, axis=0)
         st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)

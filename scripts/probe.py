@@ -77,8 +77,7 @@ def _softmax_webgpu():
     import ops.softmax.kernels as sk
 
     # registered split_row: one pass (bounded waits, fixup dispatch); the two-dispatch form beside it
-    return [("split_row two_pass", lambda be, c: sk._webgpu(be, c, "split", one_pass=False)),
-            ("split_row ticket=0", lambda be, c: sk._webgpu(be, c, "split", ticket=False))] + [
+    return [("split_row two_pass", lambda be, c: sk._webgpu(be, c, "split", one_pass=False))] + [
         (f"split_row tpb={t} vals={v}",
          lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
         for t, v in ((256, 32), (1024, 16), (512, 16))]

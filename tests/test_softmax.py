@@ -316,22 +316,30 @@ def _opencl_row_parts(limit: int) -> dict:
                 fails.append(f"{variant} {case.name},{dt}: {res.message}")
         if (bad := guard.violations(be, bufs.guards, bufs.ins, x)):
             fails.append(f"{case.name}: guard regions or inputs changed: {bad}")
-        try:
-            sk.opencl_three_pass(be, case)(bufs.ins, bufs.outs)
-            fails.append(f"three_pass {case.name}: took a split array whole")
+        try:  # refused when built, not at launch
+            sk.opencl_three_pass(be, case)
+            fails.append(f"three_pass {case.name}: built for a split array")
         except Unsupported as e:
-            if "takes it whole" not in str(e):
+            if "2 row parts" not in str(e):
                 fails.append(f"three_pass {case.name}: {e}")
         be.fill_bytes(bufs.outs["y"], 0x5A)
         if not (be.download(bufs.outs["y"]).view(np.uint8) == 0x5A).all():
             fails.append(f"fill_bytes {case.name}: not every part poisoned")
         if not np.array_equal(be.download(bufs.ins["x"]), x["x"]):
             fails.append(f"download {case.name}: the parts do not give x back")
+    be.max_buffer = 100 << 10  # x of 67×1024 fp32 in three parts: more than softmax_rows takes
+    try:
+        sk._opencl(be, Case("67x1024", {"m": 67, "n": 1024}, "fp32", 78), "fused", "softmax_rows")
+        fails.append("softmax_rows built for an x in three parts")
+    except Unsupported as e:
+        if "3 row parts" not in str(e):
+            fails.append(f"three parts: {e}")
     return {"fails": fails}
 
 
 def test_opencl_softmax_takes_arrays_in_row_parts():
     """OpenCL 4096×131072 fp32 (2 GiB) is above NVIDIA's one-buffer limit (2^31 − 1 bytes): x and y
     are allocated as two buffers of whole rows, softmax_rows (fused_row, online, split_row) takes
-    both parts; a kernel that takes its arrays whole says why it cannot."""
+    both parts; a kernel that takes its arrays whole, or an array in more parts than two, is
+    refused when built, with the reason."""
     check_in_process(_opencl_row_parts, (150 << 10,))

@@ -224,7 +224,13 @@ def _opencl(be, case, mode: str, entry: str, **defines):
     from suite.spec import np_dtype
 
     x = signature(case)["x"]
-    parts = 2 if entry == "softmax_rows" and be.row_parts(x.shape, np_dtype(x.dtype), GUARD_BYTES) > 1 else 1
+    parts = be.row_parts(x.shape, np_dtype(x.dtype), GUARD_BYTES)
+    most = 2 if entry == "softmax_rows" else 1
+    if parts > most:
+        from backends.base import Unsupported
+
+        raise Unsupported(f"x is above this device's one-buffer limit and comes in {parts} row parts; "
+                          f"{entry} takes {'at most 2' if most == 2 else 'one buffer'}")
     k = be.compile(_CL, entry, _c_defines(case, geo, {"SUBGROUPS": _cl_subgroups(be), "PARTS": parts,
                                                       **defines}))
     return _c_launcher(be, case, geo, k, entry, parts)
@@ -451,14 +457,24 @@ WGSL_SPLIT_SPIN = 1 << 14
 WGSL_FIXUP_GROUPS = 8
 
 
+#: split_row's two-dispatch form: units per streamed part at most (measured geometry, see WGSL_SPLIT_TPB)
+WGSL_STREAM_PART = 4096
+
+
+def _wgsl_parts(nu: int, units: int, most: int) -> tuple[int, int]:
+    """(G, chunk): a row of ``nu`` units in G ≤ ``units`` parts of ``chunk`` ≤ ``most`` units where
+    ``units`` allows (else G = ``units`` larger parts), the parts balanced."""
+    chunk = cdiv(nu, max(1, min(units, cdiv(nu, most))))
+    return cdiv(nu, chunk), chunk
+
+
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES,
             one_pass: bool | None = None, spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB,
-            vals: int = WGSL_VALS, ticket: bool = True):
+            vals: int = WGSL_VALS):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
     the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
-    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part, ``ticket``:
-    parts in ticket (start) order, else in workgroup-id order (probes)."""
+    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part (probes)."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -474,24 +490,20 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
     g, chunk = 1, nu
     if mode == "split":
         units = be.device.compute_units or (DEFAULT_UNITS if be.device.kind == "gpu" else 8)
-        g = max(1, min(units, cdiv(nu, tpb_split * items_max)))
-        chunk = cdiv(nu, g)
-        g = cdiv(nu, chunk)
+        # one pass: parts that fit the register tile of tpb_split invocations, G slots in scr
+        g, chunk = _wgsl_parts(nu, units, tpb_split * items_max)
         tpb = min(tpb_split, max(64, pow2(cdiv(chunk, items_max))))
         items = cdiv(chunk, tpb)
-        fits = items <= items_max and 2 * g <= tpb  # one pass: the part in registers, G slots in scr
+        fits = items <= items_max and 2 * g <= tpb
         one_pass = fits and (be.device.kind == "gpu" if one_pass is None else one_pass)
-        if not one_pass:  # two dispatches: streamed parts of ≤ 4096 units on 256 invocations
-            g = max(1, min(units, cdiv(nu, 4096)))
-            chunk = cdiv(nu, g)
-            g, tpb, fits = cdiv(nu, chunk), 256, False
+        if not one_pass:  # two dispatches: streamed parts on 256 invocations
+            (g, chunk), tpb, fits = _wgsl_parts(nu, units, WGSL_STREAM_PART), 256, False
     else:
         tpb = min(1024, max(64, pow2(cdiv(nu, items_max))))
         items = cdiv(nu, tpb)
         fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
-            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin,
-            "TICKET": "true" if ticket else "false"}
+            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin}
     if mode == "split":  # slots (empty: SENT), four control words, pending tickets (see the .wgsl header)
         ctl = 2 * m * g
         words = np.zeros(ctl + 4 + m * g, np.uint32)

@@ -28,9 +28,7 @@
 //                       (SPIN reads): a workgroup whose siblings do not all appear in time puts its
 //                       ticket on a pending list and ends without writing. With all G partials
 //                       it combines them in part order (bitwise the same in every part) and
-//                       writes y from registers: one read of x, as on cuda/opencl. TICKET false:
-//                       t is the workgroup id instead (probes: the ticket's round trip before
-//                       the loads; the fixup still covers parts whose siblings never ran).
+//                       writes y from registers: one read of x, as on cuda/opencl.
 //   softmax_split_fixup dispatch 2 of the same pair, a few workgroups: the pending tickets (none
 //                       where the device ran the row's parts together), each re-reading its part.
 //                       It also leaves the state clean for the next launch: its last workgroup
@@ -251,10 +249,9 @@ fn combine(g: u32) -> Stats {
 }
 
 @compute @workgroup_size({{TPB}})
-fn softmax_split_wait(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                      @builtin(local_invocation_index) lid: u32) {
+fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
     if (lid == 0u) {
-        if ({{TICKET}}) { wtk = atomicAdd(&part[p.ctl], 1u); } else { wtk = wid.x + wid.y * nwg.x; }
+        wtk = atomicAdd(&part[p.ctl], 1u);
         wmiss = 0u;
     }
     let t = workgroupUniformLoad(&wtk);

@@ -8,7 +8,8 @@ a timer independent of the backend's events).
     python scripts/probe.py softmax opencl --case 65536x1024 [--only TEXT] [--out DIR]
 
 The configurations (``CONFIGS`` below) are the registered variants plus factory calls with
-overridden defines or tiles. One backend per process. Writes
+overridden defines or tiles. Compute-heavy ones on a GPU are soaked first like the harness's rows
+(``suite.timing.soaked``). One backend per process. Writes
 ``probe-<op>-<backend>-<case>.json`` (atomically) under --out.
 """
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -24,6 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from suite.registry import REGISTRY, discover, get_spec  # noqa: E402
+
+
+def selected(label: str, only: str) -> bool:
+    """``--only``: texts separated by ``|``, one of which the label contains (``text$``: ends with)."""
+    return not only or any(label.endswith(t[:-1]) if t.endswith("$") else t in label for t in only.split("|"))
 
 
 def registered(op: str, backend: str):
@@ -59,7 +64,7 @@ def _matmul_cuda():
         for p in ((64, 3, 128, 2),)] + [
         (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]}",
          lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
-        for p in ((32, 4, 128, 2), (64, 4, 128, 2))]
+        for p in ((32, 4, 128, 2), (64, 3, 256, 1), (32, 4, 256, 1))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
             for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
     return mma + simt
@@ -121,7 +126,8 @@ def main() -> None:
     ap.add_argument("backend")
     ap.add_argument("--case", required=True)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--only", default="", help="only the configurations whose label matches this regex")
+    ap.add_argument("--only", default="", help="only the configurations whose label contains one of these "
+                    "|-separated texts (a text ending in $: the label ends with it)")
     ap.add_argument("--cap", type=float, default=2.0, help="seconds of samples per configuration")
     ap.add_argument("--batch", type=int, default=20, help="launches of the host-timed batch (no flush)")
     args = ap.parse_args()
@@ -131,7 +137,7 @@ def main() -> None:
     from suite.results import RESULTS_DIR, atomic_write_json
     from suite.sol import load_peaks
     from suite.spec import np_dtype
-    from suite.timing import Protocol, measure
+    from suite.timing import Protocol, measure, soaked
     from suite.worker import assign_slugs
 
     discover()
@@ -158,7 +164,7 @@ def main() -> None:
     rows = []
     extra = CONFIGS.get((args.op, args.backend), list)()
     for label, factory in registered(args.op, args.backend) + extra:
-        if not re.search(args.only, label):
+        if not selected(label, args.only):
             continue
         try:
             run = factory(be, case)
@@ -167,7 +173,10 @@ def main() -> None:
                 rows.append({"label": label, "checked": f"FAILED {res.message}"})
                 print(f"{label:44s} FAILED: {res.message[:120]}", flush=True)
                 continue
-            tm = measure(be, lambda run=run: run(ins, outs), Protocol(time_cap_s=args.cap))
+            # compute-heavy configurations on a GPU warm up as the harness's rows do (soaked: timed in
+            # the power-capped steady state, not cooler for coming first)
+            proto = soaked(Protocol(time_cap_s=args.cap), flops or 0, nbytes, dev.kind == "gpu")
+            tm = measure(be, lambda run=run: run(ins, outs), proto)
             hot = measure(be, lambda run=run: run(ins, outs), Protocol(time_cap_s=args.cap / 2, hot=True))
             be.synchronize()
             t1 = time.perf_counter()

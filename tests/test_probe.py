@@ -31,3 +31,11 @@ def test_gpu_shapes_checked_on_the_cpu(tmp_path, args):
     pytest.importorskip("wgpu")
     rows = probe(tmp_path, *args)
     assert rows and all(r.get("checked") == "ok" for r in rows), rows
+
+
+def test_only_selects_by_text_and_end():
+    from scripts.probe import selected
+
+    assert selected("mma_sync", "mma_sync$|PIPE") and selected("mma_sync BK=64 PIPE=1", "mma_sync$|PIPE")
+    assert not selected("mma_sync BK=32 STAGES=4", "mma_sync$|PIPE")
+    assert selected("register_blocked tiles=(64, 64, 16, 4, 4)", "tiles=(64") and selected("anything", "")

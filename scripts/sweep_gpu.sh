@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -30,6 +30,19 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
 }
 
 case "$PART" in
+next9)  # for session 9, ~8 min, after `peaks` (soaked GEMM ceilings): mma_sync with BN 256 tiles
+    # (PIPE) beside the registered form, bf16 and fp16, soaked probes; then the attention rows of
+    # issue 12 beside SDPA, now soaked like every compute-heavy row
+    for c in "8192³,bf16" "8192³,fp16"; do
+        step "probe matmul cuda $c"
+        timeout 100 "$PY" scripts/probe.py matmul cuda --case "$c" --only 'mma_sync$|BN=256 MINB=1$' --cap 1 \
+            --out "$W" > "$W/probe_matmul_cuda_$c.txt" 2>&1
+        cat "$W/probe_matmul_cuda_$c.txt" >> "$OUT/log-$PART.txt"
+    done
+    cli 250 attention run --op attention --backend cuda --backend triton --backend torch --variant flash \
+        --variant sdpa --timeout 60 --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 \
+        --case b16h16s2048d64,bf16
+    ;;
 session8f)  # ~4 min: Triton split_row polling first and sleeping only while not done, beside
     # torch.compile at 4096×131072 (harness rows), then the backoff probe if time is left
     cli 200 softmax_131072_triton run --op softmax --backend triton --backend torch --case 4096x131072 \

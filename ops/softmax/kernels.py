@@ -457,7 +457,8 @@ WGSL_SPLIT_SPIN = 1 << 14
 WGSL_FIXUP_GROUPS = 8
 
 
-#: split_row's two-dispatch form: units per streamed part at most (measured geometry, see WGSL_SPLIT_TPB)
+#: split_row's two-dispatch form: units per streamed part at most, on 256 invocations (H200,
+#: 4096×131072: 60.6 % in run 3768c1; the same parts on 512 invocations 52.0 %)
 WGSL_STREAM_PART = 4096
 
 

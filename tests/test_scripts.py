@@ -29,7 +29,7 @@ def _invocations(text: str):
     for line in joined.splitlines():
         f = re.match(r"\s*for c in (.+); do", line)
         if f:
-            loop = f.group(1).split()
+            loop = shlex.split(f.group(1))  # quoted values as the shell reads them
         if "suite.cli" in line and " run " in line or "cli " in line and " run " in line:
             words = shlex.split(line.split("#")[0].replace('"${V[@]}"', ""))
             ops = [words[i + 1] for i, w in enumerate(words) if w == "--op"]

@@ -58,15 +58,20 @@ READ_FLUSH_SINCE = "2026-12-01T16:37:00+00:00"
 
 def timing_method(timing: dict[str, Any], started_utc: str | None = None) -> str | None:
     """How a row was timed, as far as it changes what a kernel's time means: the timer, how the
-    window opened, and what preceded each sample (see READ_FLUSH_SINCE for files without
-    ``timing.flush``). None for a row without a timing."""
+    window opened, what preceded each sample (see READ_FLUSH_SINCE for files without
+    ``timing.flush``) and whether it was soaked into the power-capped state first
+    (``timing.warmup_s`` ≥ ``suite.timing.SOAK_S``; files before it have no field: not soaked).
+    None for a row without a timing."""
+    from suite.timing import SOAK_S
+
     if not timing:
         return None
     flush = timing.get("flush")
     if not flush:
         read = str(started_utc or "") >= READ_FLUSH_SINCE
         flush = "none" if not timing.get("cold", True) else "read" if read else "write"
-    return f"{timing.get('method') or '?'}, start {timing.get('start') or '?'}, flush {flush}"
+    soak = ", soaked" if (timing.get("warmup_s") or 0) >= SOAK_S else ""
+    return f"{timing.get('method') or '?'}, start {timing.get('start') or '?'}, flush {flush}{soak}"
 
 
 def _row(r: dict[str, Any], run: dict[str, Any], path: Path) -> dict[str, Any]:

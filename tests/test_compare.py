@@ -121,3 +121,16 @@ def test_run_ids_and_git_revisions_resolve_in_a_history(tmp_path: Path) -> None:
     out = cmp.compare(rid0[-6:], "HEAD", root=tmp_path)
     assert out["after"]["git_sha"] == head
     assert out["entries"][0]["verdict"] == "regression"
+
+
+def test_a_soaked_timing_is_its_own_method() -> None:
+    """Rows soaked into the power-capped state (timing.warmup_s ≥ SOAK_S) are timed another way
+    than the rows before the soak existed (no field) or light rows (short warm-up): a shift
+    across it is a method change, not a regression."""
+    from suite.history import timing_method
+    from suite.timing import SOAK_S
+
+    t = {"method": "cuda-event", "start": "blocking-kernel", "flush": "read"}
+    assert timing_method({**t, "warmup_s": SOAK_S}).endswith("flush read, soaked")
+    plain = "cuda-event, start blocking-kernel, flush read"
+    assert timing_method({**t, "warmup_s": 0.2}) == timing_method(t) == plain

@@ -28,16 +28,19 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
     echo "rc=$?" >> "$W/$name.txt"
     tail -n 40 "$W/$name.txt" >> "$OUT/log-$PART.txt"
 }
+probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, its table to the log
+    local t=$1 name=$2; shift 2
+    step "probe $*"
+    timeout "$t" "$PY" scripts/probe.py "$@" --out "$W" > "$W/probe_$name.txt" 2>&1
+    cat "$W/probe_$name.txt" >> "$OUT/log-$PART.txt"
+}
 
 case "$PART" in
 next9)  # for session 9, ~8 min, after `peaks` (soaked GEMM ceilings): mma_sync with BN 256 tiles
     # (PIPE) beside the registered form, bf16 and fp16, soaked probes; then the attention rows of
     # issue 12 beside SDPA, now soaked like every compute-heavy row
     for c in "8192³,bf16" "8192³,fp16"; do
-        step "probe matmul cuda $c"
-        timeout 100 "$PY" scripts/probe.py matmul cuda --case "$c" --only 'mma_sync$|BN=256 MINB=1$' --cap 1 \
-            --out "$W" > "$W/probe_matmul_cuda_$c.txt" 2>&1
-        cat "$W/probe_matmul_cuda_$c.txt" >> "$OUT/log-$PART.txt"
+        probe 100 "matmul_cuda_$c" matmul cuda --case "$c" --only 'mma_sync$|BN=256 MINB=1$' --cap 1
     done
     cli 250 attention run --op attention --backend cuda --backend triton --backend torch --variant flash \
         --variant sdpa --timeout 60 --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 \
@@ -47,10 +50,7 @@ session8f)  # ~4 min: Triton split_row polling first and sleeping only while not
     # torch.compile at 4096×131072 (harness rows), then the backoff probe if time is left
     cli 200 softmax_131072_triton run --op softmax --backend triton --backend torch --case 4096x131072 \
         --variant split_row --variant compile --timeout 100 --time-cap 2
-    step "probe softmax triton 4096x131072"
-    timeout 90 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --cap 1 --out "$W" \
-        > "$W/probe_softmax_triton.txt" 2>&1
-    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    probe 90 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 1
     ;;
 session8e)  # ~2 min: mma_sync beside cuBLAS, bf16 + fp16 8192³, every row soaked (2 s of launches
     # before sampling: the power-capped steady state whatever the row order)
@@ -66,10 +66,7 @@ session8d)  # ~7 min: harness rows beside the peers: mma_sync (now PIPE, BK 64) 
     ;;
 session8c)  # ~4 min: mma_sync PIPE beside the registered form (probe); Triton split_row with the
     # 1000 ns backoff beside torch at 4096×131072 (harness rows)
-    step "probe matmul cuda 8192³,bf16"
-    timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only 'mma_sync$|PIPE' --cap 1 --out "$W" \
-        > "$W/probe_matmul_cuda.txt" 2>&1
-    cat "$W/probe_matmul_cuda.txt" >> "$OUT/log-$PART.txt"
+    probe 120 matmul_cuda matmul cuda --case '8192³,bf16' --only 'mma_sync$|PIPE' --cap 1
     cli 150 softmax_131072_triton run --op softmax --backend triton --backend torch --case 4096x131072 \
         --variant split_row --variant compile --variant eager --timeout 100 --time-cap 2
     ;;
@@ -78,20 +75,14 @@ session8b)  # ~5 min: Triton split_row nanosleep backoffs, mma_sync PIPE beside 
     for spec in "softmax triton 4096x131072 split_row 150" "matmul cuda 8192³,bf16 mma_sync$|PIPE 150" \
                 "softmax webgpu 4096x131072 split_row$|ticket 100" "softmax webgpu 16384x16384 split_row$|ticket|fused 100"; do
         set -- $spec
-        step "probe $1 $2 $3"
-        timeout "$5" "$PY" scripts/probe.py "$1" "$2" --case "$3" --only "$4" --cap 1 --out "$W" \
-            > "$W/probe_$1_$2_$3.txt" 2>&1
-        cat "$W/probe_$1_$2_$3.txt" >> "$OUT/log-$PART.txt"
+        probe "$5" "$1_$2_$3" "$1" "$2" --case "$3" --only "$4" --cap 1
     done
     ;;
 session8)  # ~8 min: Triton split_row polls (one warp polls; nanosleep backoff), mma_sync with
     # fragments double-buffered across tiles (PIPE) beside the other shapes, then next8
     for spec in "softmax triton 4096x131072 split_row 200" "matmul cuda 8192³,bf16 mma_sync 160"; do
         set -- $spec
-        step "probe $1 $2 $3"
-        timeout "$5" "$PY" scripts/probe.py "$1" "$2" --case "$3" --only "$4" --cap 1 --out "$W" \
-            > "$W/probe_$1_$2.txt" 2>&1
-        cat "$W/probe_$1_$2.txt" >> "$OUT/log-$PART.txt"
+        probe "$5" "$1_$2" "$1" "$2" --case "$3" --only "$4" --cap 1
     done
     OUT="$OUT" bash "$0" next8
     ;;
@@ -99,10 +90,7 @@ next8)  # for session 8, ~4 min: where WebGPU split_row loses — the same one-p
     # (no windows; 1 part per row at 512 invocations, 2 at 256) beside fused_row (94.8 % in
     # 2908c7), and at 4096×131072 again (two windows)
     for c in 16384x16384 4096x131072; do
-        step "probe softmax webgpu $c"
-        timeout 110 "$PY" scripts/probe.py softmax webgpu --case "$c" --only _row --cap 1 --out "$W" \
-            > "$W/probe_softmax_webgpu_$c.txt" 2>&1
-        cat "$W/probe_softmax_webgpu_$c.txt" >> "$OUT/log-$PART.txt"
+        probe 110 "softmax_webgpu_$c" softmax webgpu --case "$c" --only _row --cap 1
     done
     ;;
 session7e)  # ~3 min: WebGPU split_row whose parts end right after their stores (the fixup empties
@@ -118,17 +106,11 @@ session7c)  # ~4 min: WebGPU split_row with two-barrier reductions (geometries),
     # smaller programs (more of them per SM)
     for spec in "webgpu 150" "triton 150"; do
         set -- $spec
-        step "probe softmax $1 4096x131072"
-        timeout "$2" "$PY" scripts/probe.py softmax "$1" --case 4096x131072 --only split_row --cap 1 --out "$W" \
-            > "$W/probe_softmax_$1.txt" 2>&1
-        cat "$W/probe_softmax_$1.txt" >> "$OUT/log-$PART.txt"
+        probe "$2" "softmax_$1" softmax "$1" --case 4096x131072 --only split_row --cap 1
     done
     ;;
 session7b)  # ~6 min: WebGPU split_row geometries (one pass) and mma_sync (EVEN) beside cuBLAS, bf16 + fp16
-    step "probe softmax webgpu 4096x131072"
-    timeout 150 "$PY" scripts/probe.py softmax webgpu --case 4096x131072 --only split_row --cap 1 --out "$W" \
-        > "$W/probe_softmax_webgpu.txt" 2>&1
-    cat "$W/probe_softmax_webgpu.txt" >> "$OUT/log-$PART.txt"
+    probe 150 softmax_webgpu softmax webgpu --case 4096x131072 --only split_row --cap 1
     cli 240 matmul run --op matmul --backend cuda --backend torch --variant mma_sync --variant matmul \
         --timeout 90 --case '8192³,bf16' --case '8192³,fp16'
     ;;
@@ -137,10 +119,7 @@ session7)  # probes, ~7 min: WebGPU split_row in one pass (bounded waits) beside
     for spec in "softmax webgpu 4096x131072 split_row 200" "softmax triton 4096x131072 split_row 170" \
                 "matmul cuda 8192³,bf16 mma_sync 100"; do
         set -- $spec
-        step "probe $1 $2 $3"
-        timeout "$5" "$PY" scripts/probe.py "$1" "$2" --case "$3" --only "$4" --cap 1 --out "$W" \
-            > "$W/probe_$1_$2.txt" 2>&1
-        cat "$W/probe_$1_$2.txt" >> "$OUT/log-$PART.txt"
+        probe "$5" "$1_$2" "$1" "$2" --case "$3" --only "$4" --cap 1
     done
     ;;
 session6g)  # OpenCL/WebGPU flash with causal blocks longest first, beside SDPA, ~2 min
@@ -157,14 +136,8 @@ session6e)  # gemv bf16 peer shapes after the Triton x-tile rewrite and the cuda
         --case w4a16,n28672,k8192,b1,bf16 --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
     ;;
 session6d)  # Triton softmax split_row warps × part probe; gemv_lowbit_tc shapes at w8a16 N=28672, ~3 min
-    step "probe softmax triton 4096x131072"
-    timeout 150 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --cap 1 --out "$W" \
-        > "$W/probe_softmax_triton.txt" 2>&1
-    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
-    step "probe gemv cuda w8a16 N=28672"
-    timeout 60 "$PY" scripts/probe.py gemv_lowbit cuda --case w8a16,n28672,k8192,b1,bf16 --only fused_vec --cap 1 \
-        --out "$W" > "$W/probe_gemv_w8_28672.txt" 2>&1
-    cat "$W/probe_gemv_w8_28672.txt" >> "$OUT/log-$PART.txt"
+    probe 150 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 1
+    probe 60 gemv_w8_28672 gemv_lowbit cuda --case w8a16,n28672,k8192,b1,bf16 --only fused_vec --cap 1
     ;;
 session6c)  # headline rows after session 6's changes: gemv bf16 peer shapes, Triton softmax 4096×131072, ~6 min
     cli 200 gemv run --op gemv_lowbit --backend cuda --backend triton --backend torch --variant fused_vec \
@@ -175,10 +148,7 @@ session6c)  # headline rows after session 6's changes: gemv bf16 peer shapes, Tr
     ;;
 session6b)  # gemv_lowbit_tc shapes (x through the ring or registers), three cases, and its stall reasons, ~3 min
     for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "probe gemv cuda $c"
-        timeout 100 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --only fused_vec --cap 1 --out "$W" \
-            > "$W/probe_gemv_$c.txt" 2>&1
-        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+        probe 100 "gemv_$c" gemv_lowbit cuda --case "$c" --only fused_vec --cap 1
     done
     step "ncu gemv cuda w4a16 K=N=16384 (stall reasons)"
     timeout 100 "$PY" scripts/ncu_limiter.py --out "$W/ncu" gemv_lowbit/cuda/fused_vec/w4a16,n16384,k16384,b1,bf16 \
@@ -186,14 +156,9 @@ session6b)  # gemv_lowbit_tc shapes (x through the ring or registers), three cas
     tail -n 3 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
 session6)  # relaxed Triton ticket (softmax split_row) vs acq_rel; gemv_lowbit_tc KW × US × STAGES, ~6 min
-    step "probe softmax triton 4096x131072 (registered: relaxed ticket; probe: acq_rel as before)"
-    timeout 120 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
-        > "$W/probe_softmax_triton.txt" 2>&1
-    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    probe 120 softmax_triton softmax triton --case 4096x131072 --only split_row
     for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
-        step "probe gemv cuda $c"
-        timeout 140 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --cap 1 --out "$W" > "$W/probe_gemv_$c.txt" 2>&1
-        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+        probe 140 "gemv_$c" gemv_lowbit cuda --case "$c" --cap 1
     done
     ;;
 ncu)  # Nsight Compute's limiter reading of the missed cells (scripts/ncu_limiter.py), ~5 min
@@ -212,24 +177,15 @@ next)  # what has not run on the GPU yet (session 6), ~6 min: OpenCL softmax 409
     ;;
 next_probes)  # the session-6 probe forms (compiled only so far), ~4 min: mma_sync with the refill after
     # a k16 step (REFILL_AT) and gemv w8a16 bf16 with U8LOP, each beside its registered form
-    step "probe matmul cuda mma_sync 8192³ bf16"
-    timeout 120 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --cap 1 --out "$W" \
-        > "$W/probe_mma.txt" 2>&1
-    cat "$W/probe_mma.txt" >> "$OUT/log-$PART.txt"
+    probe 120 mma matmul cuda --case '8192³,bf16' --only mma_sync --cap 1
     for c in w8a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16; do
-        step "probe gemv cuda $c"
-        timeout 60 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --only fused_vec --cap 1 --out "$W" \
-            > "$W/probe_gemv_$c.txt" 2>&1
-        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+        probe 60 "gemv_$c" gemv_lowbit cuda --case "$c" --only fused_vec --cap 1
     done
     ;;
 session5b)  # after the read flush: M=16 beside cuBLAS, Triton split_row probe, 4096×131072 run file
     cli 90 skinny run --op matmul --backend cuda --backend triton --backend torch --variant splitk \
         --variant persistent --variant matmul --timeout 60 --case 16x8192x8192,bf16 --case 1x8192x8192,bf16
-    step "probe softmax triton 4096x131072"
-    timeout 100 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
-        > "$W/probe_softmax_triton.txt" 2>&1
-    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    probe 100 softmax_triton softmax triton --case 4096x131072 --only split_row
     cli 380 softmax_131072 run --op softmax --case 4096x131072 --variant split_row --variant compile \
         --timeout 120 --time-cap 2
     ;;
@@ -292,34 +248,20 @@ softmax_rest)  # 4096×131072, lost twice to limits (bf16 16384² landed: run ba
         --timeout 120 --time-cap 2
     ;;
 probes_matmul)  # mma_sync BN 256/128 (2 blocks/SM), register_blocked tiles (~4 minutes)
-    step "probe matmul cuda mma_sync"
-    timeout 200 "$PY" scripts/probe.py matmul cuda --case '8192³,bf16' --only mma_sync --out "$W" \
-        > "$W/probe_mma.txt" 2>&1
-    cat "$W/probe_mma.txt" >> "$OUT/log-$PART.txt"
-    step "probe matmul cuda register_blocked"
-    timeout 200 "$PY" scripts/probe.py matmul cuda --case '8192³,fp32' --only register_blocked --out "$W" \
-        > "$W/probe_sgemm.txt" 2>&1
-    cat "$W/probe_sgemm.txt" >> "$OUT/log-$PART.txt"
+    probe 200 mma matmul cuda --case '8192³,bf16' --only mma_sync
+    probe 200 sgemm matmul cuda --case '8192³,fp32' --only register_blocked
     ;;
 probes_attention)  # cuda flash warps × BN, non-causal and causal D128
     for c in b4h32s8192d128,bf16 b4h32s8192d128,causal,bf16; do
-        step "probe attention cuda $c"
-        timeout 200 "$PY" scripts/probe.py attention cuda --case "$c" --only flash --out "$W" \
-            > "$W/probe_attention_$c.txt" 2>&1
-        cat "$W/probe_attention_$c.txt" >> "$OUT/log-$PART.txt"
+        probe 200 "attention_$c" attention cuda --case "$c" --only flash
     done
     ;;
 probes_softmax)  # triton split_row part sizes at 4096×131072 (75.5 % with 16384-value parts)
-    step "probe softmax triton 4096x131072"
-    timeout 200 "$PY" scripts/probe.py softmax triton --case 4096x131072 --only split_row --out "$W" \
-        > "$W/probe_softmax_triton.txt" 2>&1
-    cat "$W/probe_softmax_triton.txt" >> "$OUT/log-$PART.txt"
+    probe 200 softmax_triton softmax triton --case 4096x131072 --only split_row
     ;;
 probes_gemv)  # gemv cuda KW × US × STAGES, w4 and w8
     for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
-        step "probe gemv cuda $c"
-        timeout 220 "$PY" scripts/probe.py gemv_lowbit cuda --case "$c" --out "$W" > "$W/probe_gemv_$c.txt" 2>&1
-        cat "$W/probe_gemv_$c.txt" >> "$OUT/log-$PART.txt"
+        probe 220 "gemv_$c" gemv_lowbit cuda --case "$c"
     done
     ;;
 *)

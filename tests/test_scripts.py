@@ -23,7 +23,8 @@ def test_script_parses(script):
 
 
 def _invocations(text: str):
-    """(op list, case list) of each `suite.cli run` / `probe.py OP BACKEND --case` in a script."""
+    """(op list, case list) of each `suite.cli run` / `probe.py OP BACKEND --case` (or sweep_gpu.sh's
+    `probe` helper) in a script."""
     joined = re.sub(r"\\\n\s*", " ", text)  # line continuations
     loop: list[str] = []  # the values of the last `for c in ...; do` (a probe's "$c")
     for line in joined.splitlines():
@@ -35,7 +36,8 @@ def _invocations(text: str):
             ops = [words[i + 1] for i, w in enumerate(words) if w == "--op"]
             cases = [words[i + 1] for i, w in enumerate(words) if w == "--case"]
             yield ops, cases
-        m = re.search(r"probe\.py (\w+) (\w+) --case (\S+)", line)
+        # probe.py itself, or sweep_gpu.sh's `probe SECONDS NAME OP BACKEND --case ...`
+        m = re.search(r"(?:probe\.py|^\s*probe \S+ \S+) (\w+) (\w+) --case (\S+)", line)
         if m:
             name = m.group(3).strip("'\"")
             yield [m.group(1)], loop if name == "$c" else [name]

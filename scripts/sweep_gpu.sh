@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,11 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session9)  # ~6 min: WebGPU split_row with streamed parts (softmax_split_stream, L2 re-read) beside the
+    # registered register-tile form; Triton split_row per-lane PTX spin, unmasked parts, a register cap
+    probe 260 softmax_webgpu softmax webgpu --case 4096x131072 --only 'split_row$|stream' --cap 1
+    probe 200 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 1
+    ;;
 next9)  # for session 9, ~8 min, after `peaks` (soaked GEMM ceilings): mma_sync with BN 256 tiles
     # (PIPE) beside the registered form, bf16 and fp16, soaked probes; then the attention rows of
     # issue 12 beside SDPA, now soaked like every compute-heavy row

@@ -29,6 +29,11 @@
 //                       ticket on a pending list and ends without writing. With all G partials
 //                       it combines them in part order (bitwise the same in every part) and
 //                       writes y from registers: one read of x, as on cuda/opencl.
+//   softmax_split_stream split_row's one-dispatch form with streamed parts (probes: parts larger
+//                       than the register tile): the same tickets, slots and bounded polls, but
+//                       the part is read in tiles of ITEMS units per invocation (a running max
+//                       and Σ rescaled once per tile), and re-read for the write (from L2 where
+//                       the part is still there: parts × resident workgroups below its size).
 //   softmax_split_fixup dispatch 2 of the same pair, a few workgroups: the pending tickets (none
 //                       where the device ran the row's parts together), each re-reading its part.
 //                       It also leaves the state clean for the next launch: its last workgroup
@@ -248,13 +253,47 @@ fn combine(g: u32) -> Stats {
     return Stats(m, s);
 }
 
-@compute @workgroup_size({{TPB}})
-fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
+// the ticket of this workgroup (all invocations), in start order
+fn take_ticket(lid: u32) -> u32 {
     if (lid == 0u) {
         wtk = atomicAdd(&part[p.ctl], 1u);
         wmiss = 0u;
     }
-    let t = workgroupUniformLoad(&wtk);
+    return workgroupUniformLoad(&wtk);
+}
+
+// publishes part k of row r's (m, s) and polls its row's G slots (at most SPIN reads each) into
+// scr for `combine`; false: a sibling did not appear in time (or r is past the last row)
+fn exchange(r: u32, k: u32, m: f32, s: f32, lid: u32) -> bool {
+    let q = 2u * r * p.g;
+    if (lid == 0u && r < p.m) {
+        atomicStore(&part[q + 2u * k], bitcast<u32>(m));
+        atomicStore(&part[q + 2u * k + 1u], bitcast<u32>(s));
+    }
+    if (lid < p.g && r < p.m) {
+        var a = SENT;
+        var b = SENT;
+        for (var it = 0u; it < {{SPIN}}u; it++) {
+            a = atomicLoad(&part[q + 2u * lid]);
+            b = atomicLoad(&part[q + 2u * lid + 1u]);
+            if (a != SENT && b != SENT) { break; }
+        }
+        if (a == SENT || b == SENT) { wmiss = 1u; }
+        scr[2u * lid] = bitcast<f32>(a);
+        scr[2u * lid + 1u] = bitcast<f32>(b);
+    }
+    let miss = workgroupUniformLoad(&wmiss);  // a barrier: scr, wmiss and every slot read are done
+    return miss == 0u && r < p.m;
+}
+
+// ticket t leaves its part to the fixup dispatch (one invocation calls it)
+fn defer_part(t: u32) {
+    atomicStore(&part[p.ctl + 4u + atomicAdd(&part[p.ctl + 2u], 1u)], t);
+}
+
+@compute @workgroup_size({{TPB}})
+fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
+    let t = take_ticket(lid);
     let r = p.r0 + t / p.g;  // tickets past the last part (2-D grid padding): no row, nothing to do
     let k = t % p.g;
     let u0 = k * p.chunk;
@@ -277,36 +316,74 @@ fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
         for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[i][j] - m) * LOG2E); }
     }
     s = reduce_sum(s, lid);  // ends with a barrier: scr is free
-    let q = 2u * r * p.g;
-    if (lid == 0u && r < p.m) {
-        atomicStore(&part[q + 2u * k], bitcast<u32>(m));
-        atomicStore(&part[q + 2u * k + 1u], bitcast<u32>(s));
-    }
-    if (lid < p.g && r < p.m) {
-        var a = SENT;
-        var b = SENT;
-        for (var it = 0u; it < {{SPIN}}u; it++) {
-            a = atomicLoad(&part[q + 2u * lid]);
-            b = atomicLoad(&part[q + 2u * lid + 1u]);
-            if (a != SENT && b != SENT) { break; }
+    if (exchange(r, k, m, s, lid)) {
+        let st = combine(p.g);
+        let inv = 1.0 / st.s;
+        // @unroll
+        for (var i = 0u; i < {{ITEMS}}u; i++) {
+            let u = u0 + i * {{TPB}}u + lid;
+            if (u < uend) { store_unit(base, u, v[i], st.m, inv); }
         }
-        if (a == SENT || b == SENT) { wmiss = 1u; }
-        scr[2u * lid] = bitcast<f32>(a);
-        scr[2u * lid + 1u] = bitcast<f32>(b);
+    } else if (lid == 0u && r < p.m) {
+        defer_part(t);
     }
-    let miss = workgroupUniformLoad(&wmiss);  // a barrier: scr, wmiss and every slot read are done
-    if (r < p.m) {
-        if (miss == 0u) {
-            let st = combine(p.g);
-            let inv = 1.0 / st.s;
+}
+
+// units [u0, uend) of a row in tiles of ITEMS units per invocation (ITEMS loads in flight): a
+// running (max, Σ) per invocation, rescaled once per tile, then reduced over the workgroup
+fn tile_stats(base: u32, u0: u32, uend: u32, lid: u32) -> Stats {
+    var m = NEG;
+    var s = 0.0;
+    for (var u = u0 + lid; u < uend; u += {{ITEMS}}u * {{TPB}}u) {
+        var v: array<V, {{ITEMS}}>;
+        var mt = m;
+        // @unroll
+        for (var i = 0u; i < {{ITEMS}}u; i++) {
+            v[i] = load_unit(base, u + i * {{TPB}}u, uend);
             // @unroll
-            for (var i = 0u; i < {{ITEMS}}u; i++) {
-                let u = u0 + i * {{TPB}}u + lid;
-                if (u < uend) { store_unit(base, u, v[i], st.m, inv); }
-            }
-        } else if (lid == 0u) {
-            atomicStore(&part[p.ctl + 4u + atomicAdd(&part[p.ctl + 2u], 1u)], t);
+            for (var j = 0u; j < {{UNIT}}u; j++) { mt = max(mt, v[i][j]); }
         }
+        s *= exp2((m - mt) * LOG2E);
+        // @unroll
+        for (var i = 0u; i < {{ITEMS}}u; i++) {
+            // @unroll
+            for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[i][j] - mt) * LOG2E); }
+        }
+        m = mt;
+    }
+    let mm = reduce_max(m, lid);
+    let ss = reduce_sum(s * exp2((m - mm) * LOG2E), lid);  // m = NEG (nothing seen): s = 0
+    return Stats(mm, ss);
+}
+
+// units [u0, uend) re-read (from L2 where they still are) in tiles of ITEMS loads, y written
+fn tile_write(base: u32, u0: u32, uend: u32, lid: u32, m: f32, inv: f32) {
+    for (var u = u0 + lid; u < uend; u += {{ITEMS}}u * {{TPB}}u) {
+        var v: array<V, {{ITEMS}}>;
+        // @unroll
+        for (var i = 0u; i < {{ITEMS}}u; i++) { v[i] = load_unit(base, u + i * {{TPB}}u, uend); }
+        // @unroll
+        for (var i = 0u; i < {{ITEMS}}u; i++) {
+            if (u + i * {{TPB}}u < uend) { store_unit(base, u + i * {{TPB}}u, v[i], m, inv); }
+        }
+    }
+}
+
+@compute @workgroup_size({{TPB}})
+fn softmax_split_stream(@builtin(local_invocation_index) lid: u32) {
+    let t = take_ticket(lid);
+    let r = p.r0 + t / p.g;
+    let k = t % p.g;
+    let u0 = k * p.chunk;
+    var uend = 0u;
+    if (r < p.m) { uend = min(p.nu, u0 + p.chunk); }
+    let base = r * p.nu;
+    let st = tile_stats(base, u0, uend, lid);
+    if (exchange(r, k, st.m, st.s, lid)) {
+        let c = combine(p.g);
+        tile_write(base, u0, uend, lid, c.m, 1.0 / c.s);
+    } else if (lid == 0u && r < p.m) {
+        defer_part(t);
     }
 }
 

@@ -64,7 +64,7 @@ def _matmul_cuda():
         for p in ((64, 3, 128, 2),)] + [
         (f"mma_sync BK={p[0]} STAGES={p[1]} BN={p[2]} MINB={p[3]}",
          lambda be, c, p=p: mk.cuda_mma_sync(be, c, p))
-        for p in ((32, 4, 128, 2), (64, 3, 256, 1), (32, 4, 256, 1))]
+        for p in ((32, 4, 128, 2), (64, 3, 128, 2), (64, 3, 256, 1), (32, 4, 256, 1))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
             for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
     return mma + simt
@@ -131,7 +131,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("op")
     ap.add_argument("backend")
-    ap.add_argument("--case", required=True)
+    ap.add_argument("--case", required=True, help="a case of the op's spec, or (with --dims) the name of "
+                    "a shape it does not list")
+    ap.add_argument("--dims", default="", help="k=v,...: probe this shape (the spec's dtype rules, seed 1) "
+                    "instead of a listed case, e.g. m=2048,n=131072")
+    ap.add_argument("--dtype", default="fp32", help="dtype of a --dims shape")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--only", default="", help="only the configurations whose label contains one of these "
                     "|-separated texts (a text ending in $: the label ends with it)")
@@ -149,7 +153,13 @@ def main() -> None:
 
     discover()
     spec = get_spec(args.op)
-    case = spec.case(args.case)
+    if args.dims:
+        from suite.spec import Case
+
+        dims = {k: int(v) for k, v in (kv.split("=") for kv in args.dims.split(","))}
+        case = Case(args.case, dims, args.dtype, 1)
+    else:
+        case = spec.case(args.case)
     cls = backend_class(args.backend)
     usable = [d for d in cls.devices() if d.usable]
     devs = [d for d in usable if d.kind == "gpu"] or usable

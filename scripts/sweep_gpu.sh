@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,19 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session9b)  # ~9 min: the GEMM ceilings soaked (bandwidth kept), then mma_sync (128×256 tiles at
+    # 8192³) beside cuBLAS in one harness run; WebGPU split_row at 1 GiB (no windows) with 8 and 2
+    # parts per row, to tell the exchange's cost from the 2 GiB case's
+    step "peaks --gemm-only"
+    timeout 200 "$PY" -m suite.cli peaks --gemm-only --repeats 3 --timeout 150 > "$W/peaks.txt" 2>&1
+    tail -n 30 "$W/peaks.txt" >> "$OUT/log-$PART.txt"
+    cli 200 matmul run --op matmul --backend cuda --backend torch --variant mma_sync --variant matmul \
+        --timeout 90 --case '8192³,bf16' --case '8192³,fp16'
+    for c in 2048x131072 8192x32768; do
+        probe 70 "softmax_webgpu_$c" softmax webgpu --case "$c" --dims "m=${c%x*},n=${c#*x}" \
+            --only 'split_row$|fused_row' --cap 1
+    done
+    ;;
 session9)  # ~6 min: WebGPU split_row with streamed parts (softmax_split_stream, L2 re-read) beside the
     # registered register-tile form; Triton split_row per-lane PTX spin, unmasked parts, a register cap
     probe 260 softmax_webgpu softmax webgpu --case 4096x131072 --only 'split_row$|stream' --cap 1

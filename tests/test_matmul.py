@@ -121,7 +121,8 @@ def test_triton_matmul_compiles_for_hopper():
 
 @pytest.mark.parametrize("bk,stages,bn,minb,pipe,even",
                          [(32, 4, 256, 1, 0, 1), (64, 3, 256, 1, 0, 1), (32, 3, 128, 2, 0, 1),
-                          (32, 4, 128, 2, 1, 1), (64, 3, 128, 2, 1, 1), (64, 3, 128, 2, 1, 0)])
+                          (32, 4, 128, 2, 1, 1), (64, 3, 128, 2, 1, 1), (64, 3, 128, 2, 1, 0),
+                          (64, 3, 256, 1, 1, 1), (64, 3, 256, 1, 1, 0)])
 def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe, even):
     from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
@@ -135,3 +136,17 @@ def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe,
                            options=("-arch=sm_90a",))
     # MINB 2 of 128-thread blocks: 65536 registers / 256 threads → at most 255 (the ISA's cap)
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
+
+
+def test_mma_shape_follows_the_problem_and_the_device():
+    """mma_sync takes 128×256 tiles only where they make enough waves and fit the shared memory;
+    else 128×128 (96 KiB), else the 48 KiB ring every sm_80+ part holds."""
+    from ops.matmul.kernels import _MMA_SHAPE, _MMA_SHAPE_BIG, _MMA_SMALL, _mma_smem, mma_shape
+
+    h200 = (132, 227 * 1024)
+    assert mma_shape(8192, 8192, *h200) == _MMA_SHAPE_BIG
+    assert mma_shape(4097, 4097, *h200) == _MMA_SHAPE  # 561 tiles: about four waves
+    assert mma_shape(1024, 1024, *h200) == _MMA_SHAPE
+    assert mma_shape(8192, 8192, 132, 99 * 1024) == _MMA_SHAPE  # sm_86/sm_89: 99 KiB per block
+    assert mma_shape(8192, 8192, 132, 48 * 1024) == _MMA_SMALL
+    assert _mma_smem(*_MMA_SMALL[:3]) <= 48 * 1024

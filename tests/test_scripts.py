@@ -38,7 +38,7 @@ def _invocations(text: str):
             yield ops, cases
         # probe.py itself, or sweep_gpu.sh's `probe SECONDS NAME OP BACKEND --case ...`
         m = re.search(r"(?:probe\.py|^\s*probe \S+ \S+) (\w+) (\w+) --case (\S+)", line)
-        if m:
+        if m and "--dims" not in line:  # --dims: a shape the spec does not list, named by --case
             name = m.group(3).strip("'\"")
             yield [m.group(1)], loop if name == "$c" else [name]
 

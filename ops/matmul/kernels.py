@@ -83,23 +83,43 @@ _MMA_BM = 128
 #: PIPE (fragments double-buffered across tiles) with BK 64 × 3 stages: 2.647 ms hot, 2.595 ms
 #: per launch in a back-to-back batch, against 2.824 / 2.784 ms for (32, 3, 128, 2) without PIPE
 #: (which was timed first: its cold median, 2.530 against 2.574 ms, ran at cooler clocks).
-#: Now the registered form: BK 64 × 3 stages of 128×128 tiles (96 KiB per block, two blocks per
-#: SM need 192 KiB: sm_80 / sm_90; smaller parts fit one block per SM).
+#: BK 64 × 3 stages of 128×128 tiles (96 KiB per block, two blocks per SM need 192 KiB: sm_80 /
+#: sm_90; smaller parts fit one block per SM).
 _MMA_SHAPE = (64, 3, 128, 2)
+#: Session 9 (probes-20261202-session9, PIPE, under the 700 W cap): BN 256 tiles (one 8-warp block
+#: per SM, 144 KiB) ran at higher clocks for the same power — hot 2.538 / 2.635 ms (bf16 / fp16
+#: 8192³) against 2.672 / 2.753 for _MMA_SHAPE, back-to-back batches 2.525 / 2.580 against 2.618 /
+#: 2.730 (its soaked cold medians came second in the process, warmer: 2.639 / 2.673 against 2.329 /
+#: 2.580). Taken where there are at least _MMA_BIG_WAVES waves of its tiles (fewer, larger blocks
+#: would leave SMs idle) and the device's shared memory holds it; else _MMA_SHAPE, else
+#: _MMA_SMALL (48 KiB: every sm_80+ part).
+_MMA_SHAPE_BIG = (64, 3, 256, 1)
+_MMA_BIG_WAVES = 8
+_MMA_SMALL = (32, 3, 128, 2)
 
 
 def _mma_smem(bk: int, stages: int, bn: int) -> int:
     return stages * (_MMA_BM * bk + bk * bn) * 2
 
 
+def mma_shape(m: int, n: int, sms: int, smem: int) -> tuple[int, int, int, int]:
+    """The registered (BK, STAGES, BN, MINB) of mma_sync for an M×N product on a device of ``sms``
+    SMs whose blocks may take ``smem`` bytes of shared memory (see _MMA_SHAPE_BIG)."""
+    big = cdiv(m, _MMA_BM) * cdiv(n, _MMA_SHAPE_BIG[2]) >= _MMA_BIG_WAVES * sms
+    for shape in ((_MMA_SHAPE_BIG,) if big else ()) + (_MMA_SHAPE, _MMA_SMALL):
+        if _mma_smem(*shape[:3]) <= smem:
+            return shape
+    return _MMA_SMALL
+
+
 @kernel("matmul", "cuda", "mma_sync")
-def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, even: bool = True,
+def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] | None = None, even: bool = True,
                   pipe: bool = True):
     """Tensor cores through inline PTX mma.sync.m16n8k16 (fp16/bf16, fp32 accumulation):
-    128×128×64 block tiles of 4 warps, two blocks per SM, 3-stage cp.async ring in 96 KiB of
-    dynamic shared memory, ldmatrix from XOR-swizzled tiles into fragments double-buffered
-    across k16 steps and tiles (PIPE) (``shape``: (BK, STAGES, BN, MINB),
-    see _MMA_SHAPE; probes vary it). Where the tiles divide M, N and K the copies run without bounds
+    128×256×64 block tiles of 8 warps, one block per SM (144 KiB ring) for large products, else
+    128×128×64 tiles of 4 warps, two blocks per SM (96 KiB; see mma_shape), a 3-stage cp.async
+    ring in dynamic shared memory, ldmatrix from XOR-swizzled tiles into fragments double-buffered
+    across k16 steps and tiles (PIPE) (``shape``: (BK, STAGES, BN, MINB); probes vary it). Where the tiles divide M, N and K the copies run without bounds
     from pointers advanced per tile (EVEN; ``even=False``: the bounded copies, for probes;
     ``pipe=False``: without PIPE, for probes). Rows
     whose stride is not 16 bytes (K or N not a multiple of 8) are copied into padded buffers
@@ -109,7 +129,7 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] = _MMA_SHAPE, even:
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
                                    "cores: Triton grouped/persistent, no CUDA kernel yet)")
     m, n, k = case["m"], case["n"], case["k"]
-    bk, stages, bn, minb = shape
+    bk, stages, bn, minb = shape or mma_shape(m, n, be.device.compute_units or 132, be.smem_per_block())
     exact = m % _MMA_BM == 0 and n % bn == 0 and k % bk == 0
     defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb,
             "EVEN": int(even and exact), "PIPE": int(pipe)}

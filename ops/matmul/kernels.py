@@ -119,11 +119,11 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] | None = None, even
     128×256×64 block tiles of 8 warps, one block per SM (144 KiB ring) for large products, else
     128×128×64 tiles of 4 warps, two blocks per SM (96 KiB; see mma_shape), a 3-stage cp.async
     ring in dynamic shared memory, ldmatrix from XOR-swizzled tiles into fragments double-buffered
-    across k16 steps and tiles (PIPE) (``shape``: (BK, STAGES, BN, MINB); probes vary it). Where the tiles divide M, N and K the copies run without bounds
-    from pointers advanced per tile (EVEN; ``even=False``: the bounded copies, for probes;
-    ``pipe=False``: without PIPE, for probes). Rows
-    whose stride is not 16 bytes (K or N not a multiple of 8) are copied into padded buffers
-    inside the timed call."""
+    across k16 steps and tiles (PIPE) (``shape``: (BK, STAGES, BN, MINB); probes vary it). Where
+    the tiles divide M, N and K the copies run without bounds from pointers advanced per tile
+    (EVEN; ``even=False``: the bounded copies, for probes; ``pipe=False``: without PIPE, for
+    probes). Rows whose stride is not 16 bytes (K or N not a multiple of 8) are copied into padded
+    buffers inside the timed call."""
     import numpy as np
 
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "

@@ -85,7 +85,8 @@ def _softmax_webgpu():
     return [("split_row two_pass", lambda be, c: sk._webgpu(be, c, "split", one_pass=False))] + [
         (f"split_row tpb={t} vals={v}",
          lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
-        for t, v in ((256, 32), (1024, 16), (512, 16))] + [
+        for t, v in ((256, 32), (1024, 16), (512, 16), (1024, 32))] + [
+        (f"split_row spin={sp}", lambda be, c, sp=sp: sk._webgpu(be, c, "split", spin=sp)) for sp in (1 << 20, 256)] + [
         (f"split_row stream part={u} tpb={t} vals={v}",
          lambda be, c, u=u, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v, stream_part=u))
         for u, t, v in ((8192, 512, 16), (16384, 512, 16), (16384, 1024, 16), (32768, 1024, 16),
@@ -206,11 +207,17 @@ def main() -> None:
                    "gbs": nbytes / tm.median_s / 1e9, "tflops": flops / tm.median_s / 1e12 if flops else None,
                    "clocks": be.clocks()}
             row["pct_bw"] = 100 * nbytes / tm.median_s / bw if bw else None
+            # a factory's own counters over every launch of this configuration (e.g. WebGPU split_row's
+            # parts that gave up waiting), with the launches they cover (besides the check's few)
+            if hasattr(run, "counters"):
+                row["counters"] = {**run.counters(), "launches": tm.n + tm.warmup_n + hot.n + hot.warmup_n
+                                   + args.batch}
             rows.append(row)
             pct = f"{row['pct_bw']:5.1f} %" if bw else ""
             tf = f"{row['tflops']:7.1f} TFLOP/s" if flops else ""
             print(f"{label:44s} {tm.median_s * 1e3:8.3f} ms {row['gbs']:7.0f} GB/s {pct} {tf} | hot "
-                  f"{hot.median_s * 1e3:.3f} ms, host batch {host_s * 1e3:.3f} ms", flush=True)
+                  f"{hot.median_s * 1e3:.3f} ms, host batch {host_s * 1e3:.3f} ms"
+                  + (f" | {row['counters']}" if "counters" in row else ""), flush=True)
         except Exception as e:  # noqa: BLE001 - a configuration that fails is a row
             rows.append({"label": label, "error": f"{type(e).__name__}: {e}"[:500]})
             print(f"{label:44s} ERROR {rows[-1]['error'][:150]}", flush=True)

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,10 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session9c)  # ~3 min: WebGPU split_row at 4096×131072 with the count of parts that gave up waiting
+    # (the fixup dispatch's work): registered, poll bounds 2^20 and 256, 1024 invocations × 32 values
+    probe 200 softmax_webgpu softmax webgpu --case 4096x131072 --only 'split_row$|spin=|tpb=1024 vals=32' --cap 1
+    ;;
 session9b)  # ~9 min: the GEMM ceilings soaked (bandwidth kept), then mma_sync (128×256 tiles at
     # 8192³) beside cuBLAS in one harness run; WebGPU split_row at 1 GiB (no windows) with 8 and 2
     # parts per row, to tell the exchange's cost from the 2 GiB case's

@@ -305,9 +305,11 @@ def _webgpu_one_pass() -> dict:
             g = run.info["parts"]
             seen.append((run.info["one_pass"], g, run.info["streamed"]))
             w = be.download(scratch[0])
-            ctl = w[2 * m * g:2 * m * g + 4]
-            if not (w[:2 * m * g] == 0xFFFFFFFF).all() or ctl.any():
+            ctl = w[2 * m * g:2 * m * g + 4]  # ticket, deferred parts (cumulative), pending, fixups done
+            if not (w[:2 * m * g] == 0xFFFFFFFF).all() or ctl[[0, 2, 3]].any():
                 fails.append(f"spin {spin} {case.name},{dt}: slots or counters not reset: {ctl}")
+            if spin == 1 and (ctl[1] == 0 or run.counters()["deferred"] != ctl[1]):
+                fails.append(f"spin 1 {case.name},{dt}: no part went to the fixup dispatch ({ctl})")
     return {"fails": fails, "seen": seen}
 
 

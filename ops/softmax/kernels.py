@@ -552,6 +552,8 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
                 be.launch(k2, grid2, None, [x, y, scratch, bp])
 
         run.info = {"one_pass": one_pass, "parts": g, "streamed": bool(stream_part)}
+        # parts that gave up waiting (went to the fixup dispatch), over every launch so far
+        run.counters = lambda: {"deferred": int(be.download(scratch)[ctl + 1]), "parts": m * g}
         return run
     k = be.compile(_WGSL, "softmax_three_pass" if mode == "three" else "softmax_rows", defs)
     grid = be.grid_2d(m)

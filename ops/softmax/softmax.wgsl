@@ -51,7 +51,8 @@
 //                       L2-sized batches: kernels.py WGSL_SPLIT_BATCH_BYTES)
 //
 // `part` words (split): [0, 2·M·G) the (max, Σ) slots of row r part k at 2(rG + k); ctl = 2·M·G:
-// ticket, (unused), pending count, fixup done count; ctl + 4 ...: the pending tickets.
+// ticket, parts deferred since allocation (never reset: a probe's counter), pending count, fixup
+// done count; ctl + 4 ...: the pending tickets.
 
 // m: end row of this dispatch (all rows: M); r0: its first row (split: a batch of rows, see
 // kernels.py; the other entries run all rows with r0 = 0); ctl: a word offset in `part`
@@ -289,6 +290,7 @@ fn exchange(r: u32, k: u32, m: f32, s: f32, lid: u32) -> bool {
 // ticket t leaves its part to the fixup dispatch (one invocation calls it)
 fn defer_part(t: u32) {
     atomicStore(&part[p.ctl + 4u + atomicAdd(&part[p.ctl + 2u], 1u)], t);
+    atomicAdd(&part[p.ctl + 1u], 1u);
 }
 
 @compute @workgroup_size({{TPB}})

@@ -86,7 +86,8 @@ def _softmax_webgpu():
         (f"split_row tpb={t} vals={v}",
          lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
         for t, v in ((256, 32), (1024, 16), (512, 16), (1024, 32))] + [
-        (f"split_row spin={sp}", lambda be, c, sp=sp: sk._webgpu(be, c, "split", spin=sp)) for sp in (1 << 20, 256)] + [
+        (f"split_row spin={sp}", lambda be, c, sp=sp: sk._webgpu(be, c, "split", spin=sp))
+        for sp in (1 << 20, 256)] + [
         (f"split_row stream part={u} tpb={t} vals={v}",
          lambda be, c, u=u, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v, stream_part=u))
         for u, t, v in ((8192, 512, 16), (16384, 512, 16), (16384, 1024, 16), (32768, 1024, 16),

@@ -55,6 +55,7 @@ session9b)  # ~9 min: the GEMM ceilings soaked (bandwidth kept), then mma_sync (
     ;;
 session9)  # ~6 min: WebGPU split_row with streamed parts (softmax_split_stream, L2 re-read) beside the
     # registered register-tile form; Triton split_row per-lane PTX spin, unmasked parts, a register cap
+    # (those configurations ran at 52d84fe and were removed after: none beat the registered forms)
     probe 260 softmax_webgpu softmax webgpu --case 4096x131072 --only 'split_row$|stream' --cap 1
     probe 200 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 1
     ;;

@@ -387,17 +387,13 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, spin_asm: bool = False, even: bool = False,
-                     maxnreg: int | None = None):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep), ``spin_asm``: each lane
-    spins on its slot in a PTX loop instead of whole-program polls (NVIDIA only), ``even``: loads
-    and stores without masks where every part is a full BLOCK inside its row, ``maxnreg``: a
-    register cap (probes)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep) (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -415,8 +411,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     if backoff is None:
         backoff = 0 if torch.version.hip else TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "SPIN_ASM": spin_asm,
-          "EVEN": even and chunk == block and n % chunk == 0, **({"maxnreg": maxnreg} if maxnreg else {})}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
@@ -476,14 +471,11 @@ def _wgsl_parts(nu: int, units: int, most: int) -> tuple[int, int]:
 
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES,
             one_pass: bool | None = None, spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB,
-            vals: int = WGSL_VALS, stream_part: int | None = None):
+            vals: int = WGSL_VALS):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
     the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
-    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part (probes);
-    ``stream_part`` (split, one pass): parts of at most that many units streamed in tiles of
-    ``vals`` values per invocation and re-read for the write (softmax_split_stream) instead of
-    held in registers."""
+    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part (probes)."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -500,13 +492,13 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
     if mode == "split":
         units = be.device.compute_units or (DEFAULT_UNITS if be.device.kind == "gpu" else 8)
         # one pass: parts that fit the register tile of tpb_split invocations, G slots in scr
-        g, chunk = _wgsl_parts(nu, units, stream_part or tpb_split * items_max)
+        g, chunk = _wgsl_parts(nu, units, tpb_split * items_max)
         tpb = min(tpb_split, max(64, pow2(cdiv(chunk, items_max))))
-        items = items_max if stream_part else cdiv(chunk, tpb)
+        items = cdiv(chunk, tpb)
         fits = items <= items_max and 2 * g <= tpb
         one_pass = fits and (be.device.kind == "gpu" if one_pass is None else one_pass)
         if not one_pass:  # two dispatches: streamed parts on 256 invocations
-            (g, chunk), tpb, fits, stream_part = _wgsl_parts(nu, units, WGSL_STREAM_PART), 256, False, None
+            (g, chunk), tpb, fits = _wgsl_parts(nu, units, WGSL_STREAM_PART), 256, False
     else:
         tpb = min(1024, max(64, pow2(cdiv(nu, items_max))))
         items = cdiv(nu, tpb)
@@ -522,8 +514,7 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
     scratch = be.upload(words)
     prm = np.array([m, nu, chunk, g, 0, ctl, 0, 0], np.uint32)
     if mode == "split":
-        k1 = be.compile(_WGSL, ("softmax_split_stream" if stream_part else "softmax_split_wait") if one_pass
-                        else "softmax_part_stats", defs)
+        k1 = be.compile(_WGSL, "softmax_split_wait" if one_pass else "softmax_part_stats", defs)
         k2 = be.compile(_WGSL, "softmax_split_fixup" if one_pass else "softmax_part_write", defs)
         row_bytes = n * (2 if case.dtype == "bf16" else 4)
         rows = m if not batch_bytes else max(1, min(m, batch_bytes // row_bytes))
@@ -551,7 +542,7 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
                 be.launch(k1, grid1, None, [x, y, scratch, bp])
                 be.launch(k2, grid2, None, [x, y, scratch, bp])
 
-        run.info = {"one_pass": one_pass, "parts": g, "streamed": bool(stream_part)}
+        run.info = {"one_pass": one_pass, "parts": g}
         # parts that gave up waiting (went to the fixup dispatch), over every launch so far
         run.counters = lambda: {"deferred": int(be.download(scratch)[ctl + 1]), "parts": m * g}
         return run

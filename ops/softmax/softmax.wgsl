@@ -29,11 +29,6 @@
 //                       ticket on a pending list and ends without writing. With all G partials
 //                       it combines them in part order (bitwise the same in every part) and
 //                       writes y from registers: one read of x, as on cuda/opencl.
-//   softmax_split_stream split_row's one-dispatch form with streamed parts (probes: parts larger
-//                       than the register tile): the same tickets, slots and bounded polls, but
-//                       the part is read in tiles of ITEMS units per invocation (a running max
-//                       and Σ rescaled once per tile), and re-read for the write (from L2 where
-//                       the part is still there: parts × resident workgroups below its size).
 //   softmax_split_fixup dispatch 2 of the same pair, a few workgroups: the pending tickets (none
 //                       where the device ran the row's parts together), each re-reading its part.
 //                       It also leaves the state clean for the next launch: its last workgroup
@@ -326,64 +321,6 @@ fn softmax_split_wait(@builtin(local_invocation_index) lid: u32) {
             let u = u0 + i * {{TPB}}u + lid;
             if (u < uend) { store_unit(base, u, v[i], st.m, inv); }
         }
-    } else if (lid == 0u && r < p.m) {
-        defer_part(t);
-    }
-}
-
-// units [u0, uend) of a row in tiles of ITEMS units per invocation (ITEMS loads in flight): a
-// running (max, Σ) per invocation, rescaled once per tile, then reduced over the workgroup
-fn tile_stats(base: u32, u0: u32, uend: u32, lid: u32) -> Stats {
-    var m = NEG;
-    var s = 0.0;
-    for (var u = u0 + lid; u < uend; u += {{ITEMS}}u * {{TPB}}u) {
-        var v: array<V, {{ITEMS}}>;
-        var mt = m;
-        // @unroll
-        for (var i = 0u; i < {{ITEMS}}u; i++) {
-            v[i] = load_unit(base, u + i * {{TPB}}u, uend);
-            // @unroll
-            for (var j = 0u; j < {{UNIT}}u; j++) { mt = max(mt, v[i][j]); }
-        }
-        s *= exp2((m - mt) * LOG2E);
-        // @unroll
-        for (var i = 0u; i < {{ITEMS}}u; i++) {
-            // @unroll
-            for (var j = 0u; j < {{UNIT}}u; j++) { s += exp2((v[i][j] - mt) * LOG2E); }
-        }
-        m = mt;
-    }
-    let mm = reduce_max(m, lid);
-    let ss = reduce_sum(s * exp2((m - mm) * LOG2E), lid);  // m = NEG (nothing seen): s = 0
-    return Stats(mm, ss);
-}
-
-// units [u0, uend) re-read (from L2 where they still are) in tiles of ITEMS loads, y written
-fn tile_write(base: u32, u0: u32, uend: u32, lid: u32, m: f32, inv: f32) {
-    for (var u = u0 + lid; u < uend; u += {{ITEMS}}u * {{TPB}}u) {
-        var v: array<V, {{ITEMS}}>;
-        // @unroll
-        for (var i = 0u; i < {{ITEMS}}u; i++) { v[i] = load_unit(base, u + i * {{TPB}}u, uend); }
-        // @unroll
-        for (var i = 0u; i < {{ITEMS}}u; i++) {
-            if (u + i * {{TPB}}u < uend) { store_unit(base, u + i * {{TPB}}u, v[i], m, inv); }
-        }
-    }
-}
-
-@compute @workgroup_size({{TPB}})
-fn softmax_split_stream(@builtin(local_invocation_index) lid: u32) {
-    let t = take_ticket(lid);
-    let r = p.r0 + t / p.g;
-    let k = t % p.g;
-    let u0 = k * p.chunk;
-    var uend = 0u;
-    if (r < p.m) { uend = min(p.nu, u0 + p.chunk); }
-    let base = r * p.nu;
-    let st = tile_stats(base, u0, uend, lid);
-    if (exchange(r, k, st.m, st.s, lid)) {
-        let c = combine(p.g);
-        tile_write(base, u0, uend, lid, c.m, 1.0 / c.s);
     } else if (lid == 0u && r < p.m) {
         defer_part(t);
     }

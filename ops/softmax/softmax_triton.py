@@ -114,23 +114,11 @@ def _untag(w):
     return (w & 0xFFFFFFFF).to(tl.int32).to(tl.float32, bitcast=True)
 
 
-@triton.jit
-def _spin(addr, want, ns):
-    """The 64-bit word at each int64 address once its high half (the epoch tag) is ``want``: a
-    PTX loop per lane (relaxed GPU-scope loads, ``ns`` of nanosleep between them), so a poll
-    costs no reduction and no barrier across the program's warps."""
-    return tl.inline_asm_elementwise(
-        "{\n .reg .pred p;\n .reg .b32 lo, hi;\n SPIN:\n ld.relaxed.gpu.global.b64 $0, [$1];\n"
-        " mov.b64 {lo, hi}, $0;\n setp.ne.u32 p, hi, $2;\n @p nanosleep.u32 $3;\n @p bra SPIN;\n}",
-        "=l,l,r,r", [addr, want, ns], dtype=tl.int64, is_pure=False, pack=1)
-
-
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0,
-                  SPIN_ASM: tl.constexpr = False, EVEN: tl.constexpr = False):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -142,11 +130,8 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     part = t % G
     cols = tl.arange(0, BLOCK)
     offs = part * chunk + cols
-    if EVEN:  # every part is BLOCK wide and inside its row: no masks (fewer registers)
-        x = tl.load(x_ptr + row * N + offs).to(tl.float32)
-    else:
-        mask = (cols < chunk) & (offs < N)
-        x = _load_row(x_ptr + row * N, offs, mask)
+    mask = (cols < chunk) & (offs < N)
+    x = _load_row(x_ptr + row * N, offs, mask)
     m = tl.max(x, axis=0)
     s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
     base = slot_ptr + 2 * (row * G)
@@ -160,13 +145,6 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         done = t < 0  # a scalar tensor (False)
         a = tl.zeros((GP,), tl.int64)
         b = tl.zeros((GP,), tl.int64)
-        if SPIN_ASM and PHASE == 0:  # each lane spins on its slot (lanes k ≥ G on the last one)
-            kc = tl.minimum(k, G - 1)
-            w = tl.zeros((GP,), tl.int32) + epoch.to(tl.int32)
-            ns = tl.zeros((GP,), tl.int32) + BACKOFF
-            a = _spin((base + 2 * kc).to(tl.int64), w, ns)
-            b = _spin((base + 2 * kc + 1).to(tl.int64), w, ns)
-            done = t >= 0
         while not done:  # all 2·G words in one round trip per poll
             a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
             b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
@@ -180,7 +158,4 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         mt = tl.max(mk, axis=0)
         st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
         e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
-        if EVEN:
-            tl.store(y_ptr + row * N + offs, _out(e, y_ptr))
-        else:
-            tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
+        tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)

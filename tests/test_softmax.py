@@ -161,12 +161,13 @@ def _hopper_jobs() -> dict:
                                  (st.softmax_fused, 16384, 16), (st.softmax_fused, 1024, 2)):
             jobs.append((fn, io, {"BLOCK": block}, {"num_warps": warps, "divisible_by_16": d16}))
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
-        jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
-                                        "n_blocks": "i64", "epoch": "i64"},
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
-                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
-                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
-        names.append(f"softmax_split/{dt}")
+        for w0 in (False, True):  # the registered polls; warp 0 alone spinning in PTX (probes)
+            jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
+                                            "n_blocks": "i64", "epoch": "i64"},
+                         {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
+                          "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS, "WARP0_SPIN": w0},
+                         {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
+            names.append(f"softmax_split/{dt}" + "/warp0_spin" * w0)
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:
@@ -178,6 +179,8 @@ def _hopper_jobs() -> dict:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
         elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
             fails.append(f"{name}: no nanosleep between the polls")
+        elif name.endswith("warp0_spin") and "%tid.x" not in out["ptx"]:
+            fails.append(f"{name}: no warp-0 spin in the PTX")
     return {"fails": fails}
 
 

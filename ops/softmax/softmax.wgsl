@@ -12,7 +12,9 @@
 //
 // Placeholders: TPB, ITEMS (units per invocation in the register tile), UNIT (values per unit),
 // XT (vec4<u32> | u32), UNPACK / PACK (function bodies that turn a unit's words into values and
-// back; bf16 rounds to nearest even), FITS (true | false).
+// back; bf16 rounds to nearest even), FITS (true | false), SPIN (split_wait's poll bound), EXCH
+// (split_wait: 2 publish and poll; probes of the exchange's cost, right only with one part per
+// row: 1 publish without polling, 0 neither).
 //
 //   softmax_three_pass  a max loop, a Σ exp loop, a write loop over the row (three reads)
 //   softmax_rows        FITS: the row is loaded into the invocations' registers once, max and
@@ -262,14 +264,14 @@ fn take_ticket(lid: u32) -> u32 {
 // scr for `combine`; false: a sibling did not appear in time (or r is past the last row)
 fn exchange(r: u32, k: u32, m: f32, s: f32, lid: u32) -> bool {
     let q = 2u * r * p.g;
-    if (lid == 0u && r < p.m) {
+    if (lid == 0u && r < p.m && {{EXCH}}u >= 1u) {
         atomicStore(&part[q + 2u * k], bitcast<u32>(m));
         atomicStore(&part[q + 2u * k + 1u], bitcast<u32>(s));
     }
     if (lid < p.g && r < p.m) {
-        var a = SENT;
-        var b = SENT;
-        for (var it = 0u; it < {{SPIN}}u; it++) {
+        var a = bitcast<u32>(m);  // EXCH < 2 (probes, right only for G = 1): this part's own
+        var b = bitcast<u32>(s);
+        for (var it = 0u; it < {{SPIN}}u && {{EXCH}}u >= 2u; it++) {
             a = atomicLoad(&part[q + 2u * lid]);
             b = atomicLoad(&part[q + 2u * lid + 1u]);
             if (a != SENT && b != SENT) { break; }

@@ -88,7 +88,9 @@ def _softmax_webgpu():
         for t, v in ((256, 32), (1024, 16), (512, 16), (1024, 32))] + [
         (f"split_row spin={sp}", lambda be, c, sp=sp: sk._webgpu(be, c, "split", spin=sp))
         for sp in (1 << 20, 256)] + [  # the exchange's parts (right only with one part per row)
-        (f"split_row exch={e}", lambda be, c, e=e: sk._webgpu(be, c, "split", exch=e)) for e in (0, 1)]
+        (f"split_row exch={e}", lambda be, c, e=e: sk._webgpu(be, c, "split", exch=e)) for e in (0, 1)] + [
+        (f"split_row own={o} poll={q}", lambda be, c, o=o, q=q: sk._webgpu(be, c, "split", own=o, poll=q))
+        for o, q in ((True, "load"), (False, "rmw"), (True, "rmw"))]
 
 
 def _softmax_triton():

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,12 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session9e)  # ~3 min: WebGPU split_row's poll (15 of the 17 points the exchange costs at 16384²):
+    # the own slot from registers, slots read by an atomic RMW instead of atomicLoad, at 16384² and
+    # 4096×131072
+    probe 110 softmax_webgpu_16384 softmax webgpu --case 16384x16384 --only 'split_row$|own=|fused_row' --cap 1
+    probe 130 softmax_webgpu_131072 softmax webgpu --case 4096x131072 --only 'split_row$|own=' --cap 1
+    ;;
 session9d)  # ~3 min: Triton split_row with warp 0 alone polling (PTX spin, the rest at a barrier)
     # beside the registered polls; WebGPU split_row at 16384² (one part per row) without the poll and
     # without the publish too, beside the registered exchange and fused_row: what each step costs

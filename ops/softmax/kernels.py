@@ -472,13 +472,14 @@ def _wgsl_parts(nu: int, units: int, most: int) -> tuple[int, int]:
 
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES,
             one_pass: bool | None = None, spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB,
-            vals: int = WGSL_VALS, exch: int = 2):
+            vals: int = WGSL_VALS, exch: int = 2, own: bool = False, poll: str = "load"):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
     the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
     ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part; ``exch``:
     the one-pass exchange in full (2), publish only (1) or neither (0), the last two right only
-    with one part per row (probes of what the exchange costs)."""
+    with one part per row (probes of what the exchange costs); ``own``: a part's own slot is not
+    polled; ``poll``: "load" (atomicLoad) or "rmw" (atomicOr with 0) reads a slot (probes)."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -507,7 +508,8 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         items = cdiv(nu, tpb)
         fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
-            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin, "EXCH": exch}
+            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin, "EXCH": exch,
+            "OWN": "true" if own else "false", "POLL": f"poll_{poll}"}
     if mode == "split":  # slots (empty: SENT), four control words, pending tickets (see the .wgsl header)
         ctl = 2 * m * g
         words = np.zeros(ctl + 4 + m * g, np.uint32)

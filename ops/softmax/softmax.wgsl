@@ -14,7 +14,8 @@
 // XT (vec4<u32> | u32), UNPACK / PACK (function bodies that turn a unit's words into values and
 // back; bf16 rounds to nearest even), FITS (true | false), SPIN (split_wait's poll bound), EXCH
 // (split_wait: 2 publish and poll; probes of the exchange's cost, right only with one part per
-// row: 1 publish without polling, 0 neither).
+// row: 1 publish without polling, 0 neither), OWN (true: a part takes its own (max, Σ) from
+// registers, polling only its siblings'), POLL (how a slot is read: fn poll_load | poll_rmw).
 //
 //   softmax_three_pass  a max loop, a Σ exp loop, a write loop over the row (three reads)
 //   softmax_rows        FITS: the row is loaded into the invocations' registers once, max and
@@ -269,11 +270,12 @@ fn exchange(r: u32, k: u32, m: f32, s: f32, lid: u32) -> bool {
         atomicStore(&part[q + 2u * k + 1u], bitcast<u32>(s));
     }
     if (lid < p.g && r < p.m) {
-        var a = bitcast<u32>(m);  // EXCH < 2 (probes, right only for G = 1): this part's own
+        var a = bitcast<u32>(m);  // EXCH < 2 (probes, right only for G = 1), OWN: this part's own
         var b = bitcast<u32>(s);
-        for (var it = 0u; it < {{SPIN}}u && {{EXCH}}u >= 2u; it++) {
-            a = atomicLoad(&part[q + 2u * lid]);
-            b = atomicLoad(&part[q + 2u * lid + 1u]);
+        let poll = {{EXCH}}u >= 2u && !({{OWN}} && lid == k);
+        for (var it = 0u; it < {{SPIN}}u && poll; it++) {
+            a = {{POLL}}(q + 2u * lid);
+            b = {{POLL}}(q + 2u * lid + 1u);
             if (a != SENT && b != SENT) { break; }
         }
         if (a == SENT || b == SENT) { wmiss = 1u; }
@@ -283,6 +285,9 @@ fn exchange(r: u32, k: u32, m: f32, s: f32, lid: u32) -> bool {
     let miss = workgroupUniformLoad(&wmiss);  // a barrier: scr, wmiss and every slot read are done
     return miss == 0u && r < p.m;
 }
+
+fn poll_load(i: u32) -> u32 { return atomicLoad(&part[i]); }
+fn poll_rmw(i: u32) -> u32 { return atomicOr(&part[i], 0u); }
 
 // ticket t leaves its part to the fixup dispatch (one invocation calls it)
 fn defer_part(t: u32) {

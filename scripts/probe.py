@@ -90,7 +90,7 @@ def _softmax_webgpu():
         for sp in (1 << 20, 256)] + [  # the exchange's parts (right only with one part per row)
         (f"split_row exch={e}", lambda be, c, e=e: sk._webgpu(be, c, "split", exch=e)) for e in (0, 1)] + [
         (f"split_row own={o} poll={q}", lambda be, c, o=o, q=q: sk._webgpu(be, c, "split", own=o, poll=q))
-        for o, q in ((True, "load"), (False, "rmw"), (True, "rmw"))]
+        for o, q in ((True, "load"), (False, "rmw"), (False, "load"))]
 
 
 def _softmax_triton():

@@ -87,10 +87,8 @@ def _softmax_webgpu():
          lambda be, c, t=t, v=v: sk._webgpu(be, c, "split", tpb_split=t, vals=v))
         for t, v in ((256, 32), (1024, 16), (512, 16), (1024, 32))] + [
         (f"split_row spin={sp}", lambda be, c, sp=sp: sk._webgpu(be, c, "split", spin=sp))
-        for sp in (1 << 20, 256)] + [  # the exchange's parts (right only with one part per row)
-        (f"split_row exch={e}", lambda be, c, e=e: sk._webgpu(be, c, "split", exch=e)) for e in (0, 1)] + [
-        (f"split_row own={o} poll={q}", lambda be, c, o=o, q=q: sk._webgpu(be, c, "split", own=o, poll=q))
-        for o, q in ((True, "load"), (False, "rmw"), (False, "load"))]
+        for sp in (1 << 20, 256)] + [
+        ("split_row poll=load", lambda be, c: sk._webgpu(be, c, "split", poll="load"))]
 
 
 def _softmax_triton():
@@ -99,10 +97,7 @@ def _softmax_triton():
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)] + [
-        (f"split_row warp0_spin backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b,
-                                                                                       warp0_spin=True))
-        for b in (200, 1000)]
+            for b in (0, 500, 2000)]
 
 
 def _gemv_cuda():

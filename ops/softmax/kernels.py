@@ -387,14 +387,13 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, warp0_spin: bool = False):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep), ``warp0_spin``: only
-    warp 0 polls, in a PTX loop, while the other warps wait at a barrier (NVIDIA) (probes)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep) (probes)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -412,7 +411,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     if backoff is None:
         backoff = 0 if torch.version.hip else TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "WARP0_SPIN": warp0_spin}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
@@ -472,16 +471,14 @@ def _wgsl_parts(nu: int, units: int, most: int) -> tuple[int, int]:
 
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES,
             one_pass: bool | None = None, spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB,
-            vals: int = WGSL_VALS, exch: int = 2, own: bool = True, poll: str = "rmw"):
+            vals: int = WGSL_VALS, poll: str = "rmw"):
     """``one_pass`` (split): the waiting form where a part fits the register tile (default: on
     GPUs; lavapipe runs few workgroups at a time, so most parts would wait SPIN polls and go to
     the fixup dispatch — tests force it there to check both paths); ``spin``: its poll bound;
-    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part; ``exch``:
-    the one-pass exchange in full (2), publish only (1) or neither (0), the last two right only
-    with one part per row (probes of what the exchange costs); ``own``: a part's own slot is not
-    polled; ``poll``: "rmw" (atomicOr with 0) or "load" (atomicLoad) reads a slot — on the H200's
-    Vulkan driver the RMW returns far sooner: 4096×131072 75.2 % against 64.4 % with atomicLoad,
-    both with ``own`` (62.2 % with neither; probes-20261202-session9/22afffc)."""
+    ``tpb_split``, ``vals``: workgroup size and values per invocation of a split part; ``poll``:
+    "rmw" (atomicOr with 0) or "load" (atomicLoad) reads a sibling's slot — on the H200's Vulkan
+    driver the RMW returns far sooner: 4096×131072 75.2 % against 64.4 % with atomicLoad (62.2 %
+    with atomicLoad of the own slot too; probes-20261202-session9/22afffc) (probes)."""
     from backends.base import Unsupported
 
     m, n = case["m"], case["n"]
@@ -510,8 +507,8 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         items = cdiv(nu, tpb)
         fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
-            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin, "EXCH": exch,
-            "OWN": "true" if own else "false", "POLL": f"poll_{poll}"}
+            "PACK": pack, "FITS": "true" if fits else "false", "SPIN": spin,
+            "POLL": f"poll_{poll}"}
     if mode == "split":  # slots (empty: SENT), four control words, pending tickets (see the .wgsl header)
         ctl = 2 * m * g
         words = np.zeros(ctl + 4 + m * g, np.uint32)

@@ -114,24 +114,11 @@ def _untag(w):
     return (w & 0xFFFFFFFF).to(tl.int32).to(tl.float32, bitcast=True)
 
 
-@triton.jit
-def _spin_warp0(addr, want, ns):
-    """Warp 0's lanes wait until the 64-bit word at their int64 address carries ``want`` in its
-    high half (a PTX loop of relaxed GPU-scope loads, ``ns`` of nanosleep between them); the lanes
-    of the other warps skip the loop (they wait at the barrier that follows the call)."""
-    return tl.inline_asm_elementwise(
-        "{\n .reg .pred p;\n .reg .b32 lo, hi, tid;\n mov.b64 $0, 0;\n mov.u32 tid, %tid.x;\n"
-        " setp.ge.u32 p, tid, 32;\n @p bra DONE;\n SPIN:\n ld.relaxed.gpu.global.b64 $0, [$1];\n"
-        " mov.b64 {lo, hi}, $0;\n setp.ne.u32 p, hi, $2;\n @p nanosleep.u32 $3;\n @p bra SPIN;\n DONE:\n}",
-        "=l,l,r,r", [addr, want, ns], dtype=tl.int64, is_pure=False, pack=1)
-
-
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0,
-                  WARP0_SPIN: tl.constexpr = False):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -158,14 +145,7 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         done = t < 0  # a scalar tensor (False)
         a = tl.zeros((GP,), tl.int64)
         b = tl.zeros((GP,), tl.int64)
-        if WARP0_SPIN and PHASE == 0:  # warp 0 waits for the G words, the rest at the barrier
-            kc = tl.minimum(k, G - 1)
-            w = tl.zeros((GP,), tl.int32) + epoch.to(tl.int32)
-            ns = tl.zeros((GP,), tl.int32) + BACKOFF
-            _spin_warp0((base + 2 * kc).to(tl.int64), w, ns)
-            _spin_warp0((base + 2 * kc + 1).to(tl.int64), w, ns)
-            tl.debug_barrier()
-        while not done:  # all 2·G words in one round trip per poll (after WARP0_SPIN: one poll)
+        while not done:  # all 2·G words in one round trip per poll
             a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
             b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
             ready = (((a >> 32) == want) & ((b >> 32) == want)) | (k >= G)

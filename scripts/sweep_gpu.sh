@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,13 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+next10)  # for session 10, ~7 min: Triton split_row's persistent form (softmax_split_pipe: a program
+    # loads and publishes its next part while it waits for the current one's siblings) beside the
+    # registered form; WebGPU split_row (RMW polls) beside torch.compile (22a4b3 ran without it)
+    probe 200 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|pipe' --cap 1
+    cli 220 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \
+        --variant split_row --variant compile --timeout 100 --time-cap 2
+    ;;
 session9f)  # ~3 min: WebGPU split_row (own slot from registers, RMW polls) beside torch at 4096×131072
     cli 200 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \
         --variant split_row --variant compile --timeout 100 --time-cap 2

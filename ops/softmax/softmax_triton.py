@@ -21,6 +21,9 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
+- ``softmax_split_pipe`` (probes): the same exchange in persistent programs, each holding two
+  parts: it loads and publishes its next ticket's part while it waits for the current part's
+  siblings and writes it (see the kernel's docstring for why it cannot deadlock).
 """
 
 import triton

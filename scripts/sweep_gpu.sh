@@ -38,13 +38,11 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 case "$PART" in
 next10)  # for session 10, ~7 min: Triton split_row's persistent form (softmax_split_pipe: a program
     # loads and publishes its next part while it waits for the current one's siblings) beside the
-    # registered form; WebGPU split_row (RMW polls) beside torch.compile (22a4b3 ran without it)
+    # registered form; then session9f's WebGPU row beside torch.compile (22a4b3 ran without it)
     probe 200 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|pipe' --cap 1
-    cli 220 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \
-        --variant split_row --variant compile --timeout 100 --time-cap 2
-    ;;
+    ;&
 session9f)  # ~3 min: WebGPU split_row (own slot from registers, RMW polls) beside torch at 4096×131072
-    cli 200 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \
+    cli 220 softmax_131072_webgpu run --op softmax --backend webgpu --backend torch --case 4096x131072 \
         --variant split_row --variant compile --timeout 100 --time-cap 2
     ;;
 session9e)  # ~3 min: WebGPU split_row's poll (15 of the 17 points the exchange costs at 16384²):

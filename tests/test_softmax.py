@@ -161,14 +161,14 @@ def _hopper_jobs() -> dict:
                                  (st.softmax_fused, 16384, 16), (st.softmax_fused, 1024, 2)):
             jobs.append((fn, io, {"BLOCK": block}, {"num_warps": warps, "divisible_by_16": d16}))
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
-        jobs.append((st.softmax_split, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
-                                        "n_blocks": "i64", "epoch": "i64"},
+        split_io = {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32", "n_blocks": "i64",
+                    "epoch": "i64"}
+        jobs.append((st.softmax_split, split_io,
                      {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
                       "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
-        jobs.append((st.softmax_split_pipe, {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32",
-                                             "n_blocks": "i64", "n_progs": "i64", "epoch": "i64"},
+        jobs.append((st.softmax_split_pipe, {**split_io, "n_progs": "i64"},
                      {"G": 8, "GP": 8, "BLOCK": 16384, "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS,
                       "SPIN": sk.TRITON_PIPE_SPIN},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
@@ -191,28 +191,41 @@ def _hopper_jobs() -> dict:
     return {"fails": fails}
 
 
+def _softmax_child(backend: str):
+    """(the backend, the softmax spec, None) for a test body in its own process, or (None, None,
+    the skip) where the backend is missing."""
+    be, skip = open_backend(backend)
+    if skip:
+        return None, None, skip
+    from suite.registry import discover, get_spec
+
+    discover()
+    return be, get_spec("softmax"), None
+
+
+def _rows(be, spec, m: int, n: int, dt: str, seed: int):
+    """An m×n softmax case of ``dt``: (case, inputs, device x, device y, reference)."""
+    case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, seed)
+    x = spec.inputs(case)
+    ins, outs = {"x": be.upload(x["x"])}, {"y": be.empty(x["x"].shape, x["x"].dtype)}
+    return case, x, ins, outs, spec.reference(case, x)
+
+
 def _triton_split_pipe() -> dict:
-    be, skip = open_backend("triton")
+    be, spec, skip = _softmax_child("triton")
     if skip:
         return skip
     from ops.softmax import kernels as sk
     from suite.check import checked_launch
-    from suite.registry import discover, get_spec
 
-    discover()
-    spec = get_spec("softmax")
     fails = []
     # 2 parts of 1500 (one program takes them in ticket order: the next part of the same row is
     # published before the wait, of the next row after it), 1 part of 1000; then 3 parts, refused
     for m, n, dt in ((5, 3000, "fp32"), (4, 3000, "bf16"), (3, 1000, "fp32")):
-        case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, 23)
-        x = spec.inputs(case)
-        ins = {"x": be.upload(x["x"])}
-        outs = {"y": be.empty(x["x"].shape, x["x"].dtype)}
+        case, x, ins, outs, ref = _rows(be, spec, m, n, dt, 23)
         run = sk.triton_split_row(be, case, part=2048, pipe=1)
         for rep in range(2):  # the second launch's tickets and slots follow the first's
-            res = checked_launch(be, spec, case, run, ins, outs, x, spec.reference(case, x),
-                                 spec.tolerance(case))
+            res = checked_launch(be, spec, case, run, ins, outs, x, ref, spec.tolerance(case))
             if not res.ok:
                 fails.append(f"{case.name},{dt} launch {rep}: {res.message}")
     units, sk._units = sk._units, lambda be: 8  # this process only: 3 parts of 5000 (the CPU has 2 units)
@@ -239,25 +252,19 @@ def test_triton_softmax_compiles_for_hopper():
 # -- WebGPU: buffers above the storage-binding limit, bound as windows ---------------------------
 
 def _webgpu_windows(limit: int) -> dict:
-    be, skip = open_backend("webgpu")
+    be, spec, skip = _softmax_child("webgpu")
     if skip:
         return skip
     from backends.base import Unsupported
     from ops.softmax import kernels as sk
     from suite.check import checked_launch
-    from suite.registry import discover, get_spec
 
-    discover()
     be.limits["max-storage-buffer-binding-size"] = limit  # the adapter allows more: windows are real
-    spec = get_spec("softmax")
     fails = []
     for m, n, dt in ((67, 4096, "fp32"), (40, 2048, "bf16")):  # x: 1072 / 160 KiB > the limit
-        case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, 77)
-        x = spec.inputs(case)
-        ins = {"x": be.upload(x["x"])}
-        outs = {"y": be.empty(x["x"].shape, x["x"].dtype)}
-        res = checked_launch(be, spec, case, sk._webgpu(be, case, "split", None), ins, outs, x,
-                             spec.reference(case, x), spec.tolerance(case))
+        case, x, ins, outs, ref = _rows(be, spec, m, n, dt, 77)
+        res = checked_launch(be, spec, case, sk._webgpu(be, case, "split", None), ins, outs, x, ref,
+                             spec.tolerance(case))
         if not res.ok:
             fails.append(f"split {case.name},{dt}: {res.message}")
         try:
@@ -284,15 +291,12 @@ def test_webgpu_split_row_binds_windows_above_the_binding_limit():
 
 
 def _webgpu_one_pass() -> dict:
-    be, skip = open_backend("webgpu")
+    be, spec, skip = _softmax_child("webgpu")
     if skip:
         return skip
     from ops.softmax import kernels as sk
     from suite.check import checked_launch
-    from suite.registry import discover, get_spec
 
-    discover()
-    spec = get_spec("softmax")
     fails, seen = [], []
     key = "max-compute-workgroups-per-dimension"
     # spin 1: nearly every part gives up → the fixup dispatch; slots read by RMW (registered) or
@@ -300,10 +304,7 @@ def _webgpu_one_pass() -> dict:
     for spin, poll in ((sk.WGSL_SPLIT_SPIN, "rmw"), (1, "rmw"), (sk.WGSL_SPLIT_SPIN, "load")):
         # (cap: a 2-D grid of 8 × 5 for 7 × 5 parts, whose 5 padding workgroups take tickets too)
         for m, n, dt, cap in ((7, 70000, "fp32", 0), (5, 70000, "bf16", 0), (7, 70000, "fp32", 8)):
-            case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, 91)
-            x = spec.inputs(case)
-            ins = {"x": be.upload(x["x"])}
-            outs = {"y": be.empty(x["x"].shape, x["x"].dtype)}
+            case, x, ins, outs, ref = _rows(be, spec, m, n, dt, 91)
             scratch = []
             launch = be.launch
             be.launch = lambda k, g, b, args, scratch=scratch, launch=launch, **kw: (
@@ -316,8 +317,7 @@ def _webgpu_one_pass() -> dict:
                 be.limits[key] = limit
             try:
                 for rep in range(2):  # the state a launch leaves must serve the next
-                    res = checked_launch(be, spec, case, run, ins, outs, x, spec.reference(case, x),
-                                         spec.tolerance(case))
+                    res = checked_launch(be, spec, case, run, ins, outs, x, ref, spec.tolerance(case))
                     if not res.ok:
                         fails.append(f"spin {spin} poll {poll} {case.name},{dt} launch {rep}: {res.message}")
             finally:
@@ -344,18 +344,15 @@ def test_webgpu_split_row_one_pass_waits_or_falls_back():
 # -- OpenCL: arrays above the one-buffer limit, allocated in row parts ---------------------------
 
 def _opencl_row_parts(limit: int) -> dict:
-    be, skip = open_backend("opencl")
+    be, spec, skip = _softmax_child("opencl")
     if skip:
         return skip
     from backends.base import Unsupported
     from ops.softmax import kernels as sk
     from suite import guard
     from suite.check import checked_launch
-    from suite.registry import discover, get_spec
 
-    discover()
     be.max_buffer = limit  # as NVIDIA's 2^31 − 1 (PoCL takes more: the parts are real buffers)
-    spec = get_spec("softmax")
     fails = []
     for m, n, dt in ((67, 1024, "fp32"), (40, 2048, "bf16")):  # x: 268 / 160 KiB, two parts
         case = Case(f"{m}x{n}", {"m": m, "n": n}, dt, 78)

@@ -416,22 +416,21 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
     if backoff is None:
         backoff = 0 if torch.version.hip else TRITON_SPLIT_BACKOFF_NS
-    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
+    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block)}
     if pipe:
         interp = be.device.mode == "interpret"
         if interp and g > 2:  # one program there: it would wait for a third part it has not taken
             raise ValueError(f"split_row pipe in the interpreter needs <= 2 parts per row, not {g}")
         progs = 1 if interp else min(nblk, pipe * _units(be))
         # (the interpreter's one program never waits: a wrong kernel there fails fast, not in 2^20 polls)
-        kw = {**kw, "BACKOFF": 0 if interp else backoff, "SPIN": 4 if interp else TRITON_PIPE_SPIN}
-        del kw["TICKET_SEM"]
+        kw |= {"BACKOFF": 0 if interp else backoff, "SPIN": 4 if interp else TRITON_PIPE_SPIN}
 
         def run_pipe(ins, outs):
             x, y = _triton_views(case, ins, outs)
             softmax_split_pipe[(progs,)](x, y, slots, ticket, n, chunk, nblk, progs, int(epoch.next()), **kw)
 
         return run_pipe
+    kw |= {"TICKET_SEM": ticket_sem, "BACKOFF": backoff}
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

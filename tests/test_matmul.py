@@ -138,6 +138,22 @@ def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe,
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
 
 
+@pytest.mark.parametrize("bk,stages,bf16", [(64, 4, 1), (64, 4, 0), (32, 4, 1), (32, 8, 0)])
+def test_cuda_wgmma_source_compiles_for_sm90a(bk, stages, bf16):
+    """matmul_wgmma.cu builds for sm_90a with its 128 accumulators per thread in registers (no
+    spills), and ptxas keeps its wgmmas asynchronous (no serialisation warning)."""
+    from backends.base import read_source
+    from backends.cuda import compile_nvrtc, nvrtc_available
+    from ops.matmul.kernels import _WGMMA_CU
+
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    (rep,) = compile_nvrtc(read_source(_WGMMA_CU), _WGMMA_CU.name, "matmul_wgmma",
+                           {"BF16": bf16, "BK": bk, "STAGES": stages}, options=("-arch=sm_90a",))
+    assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
+    assert "serializ" not in rep["log"], rep["log"]  # ptxas: wgmma serialised (a slow fallback)
+
+
 def test_mma_shape_follows_the_problem_and_the_device():
     """mma_sync takes 128×256 tiles only where they make enough waves and fit the shared memory;
     else 128×128 (96 KiB), else the 48 KiB ring every sm_80+ part holds."""

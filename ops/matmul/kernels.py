@@ -124,8 +124,6 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] | None = None, even
     (EVEN; ``even=False``: the bounded copies, for probes; ``pipe=False``: without PIPE, for
     probes). Rows whose stride is not 16 bytes (K or N not a multiple of 8) are copied into padded
     buffers inside the timed call."""
-    import numpy as np
-
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
                                    "cores: Triton grouped/persistent, no CUDA kernel yet)")
     m, n, k = case["m"], case["n"], case["k"]
@@ -134,13 +132,22 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] | None = None, even
     defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb,
             "EVEN": int(even and exact), "PIPE": int(pipe)}
     fn = be.compile(_MMA_CU, "matmul_mma_sync", defs)
-    smem = _mma_smem(bk, stages, bn)
-    groups = (cdiv(m, _MMA_BM) * cdiv(n, bn),)
+    # 2·BN/64 warps = BN threads
+    return _padded_run(be, case, fn, (cdiv(m, _MMA_BM) * cdiv(n, bn),), (bn,), _mma_smem(bk, stages, bn))
+
+
+def _padded_run(be, case, fn, groups: tuple, block: tuple, smem: int):
+    """``run`` of a tensor-core kernel that copies 16-byte rows (K and N multiples of 8): A, B and
+    C as they are where they qualify, else bit copies into zero-padded buffers inside the timed
+    call (``run.info["padded"]``)."""
+    import numpy as np
+
+    m, n, k = case["m"], case["n"], case["k"]
     kp, np_ = cdiv(k, 8) * 8, cdiv(n, 8) * 8
     dims = [np.int32(m), np.int32(np_), np.int32(kp)]
 
     def launch(a, b, c):
-        be.launch(fn, groups, (bn,), [a, b, c, *dims], shared_mem=smem)  # 2·BN/64 warps = BN threads
+        be.launch(fn, groups, block, [a, b, c, *dims], shared_mem=smem)
 
     if (kp, np_) == (k, n) or be.device.mode == "compile":
         return lambda ins, outs: launch(ins["A"], ins["B"], outs["C"])
@@ -158,6 +165,36 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] | None = None, even
 
     run.info = {"padded": True}
     return run
+
+
+_WGMMA_CU = source(__file__, "matmul_wgmma.cu")
+#: matmul_wgmma.cu's block tile (two warpgroups of m64n256k16) and its (BK, STAGES) ring: 4 stages
+#: of 64 = 192 KiB (two tiles in flight ahead of the one computed, one still read by the previous
+#: group); where the device's blocks take less shared memory, (32, 4) = 96 KiB
+_WGMMA_BM, _WGMMA_BN = 128, 256
+_WGMMA_RINGS = ((64, 4), (32, 4))
+
+
+def _wgmma_smem(bk: int, stages: int) -> int:
+    return stages * (_WGMMA_BM + _WGMMA_BN) * bk * 2
+
+
+@kernel("matmul", "cuda", "wgmma")
+def cuda_wgmma(be, case, ring: tuple[int, int] | None = None):
+    """Hopper tensor cores through inline PTX wgmma.mma_async.m64n256k16 (sm_90a; fp16/bf16, fp32
+    accumulation): 128×256 block tiles of two warpgroups, both operands read by the tensor cores
+    from a cp.async ring in shared memory (no-swizzle descriptors, B N-major through the transpose
+    flag), one block per SM (``ring``: (BK, STAGES); probes vary it). Padded like mma_sync where
+    K or N is not a multiple of 8. Other architectures: unsupported (the source asks for
+    -arch=sm_90a)."""
+    _need(case, ("fp16", "bf16"), "wgmma is the fp16/bf16 path on sm_90a (fp32: register_blocked)")
+    m, n = case["m"], case["n"]
+    smem_max = be.smem_per_block()
+    bk, stages = ring or next((r for r in _WGMMA_RINGS if _wgmma_smem(*r) <= smem_max), _WGMMA_RINGS[-1])
+    defs = {"BF16": int(case.dtype == "bf16"), "BK": bk, "STAGES": stages}
+    fn = be.compile(_WGMMA_CU, "matmul_wgmma", defs, options=("-arch=sm_90a",))
+    groups = (cdiv(m, _WGMMA_BM) * cdiv(n, _WGMMA_BN),)
+    return _padded_run(be, case, fn, groups, (256,), _wgmma_smem(bk, stages))
 
 
 _SPLITK_CU = source(__file__, "matmul_splitk.cu")

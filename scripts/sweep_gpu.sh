@@ -38,10 +38,10 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 case "$PART" in
 session10)  # ~7 min: cuda wgmma (matmul_wgmma.cu, first run on a GPU) beside mma_sync and cuBLAS on the
     # fp16/bf16 cases, every row checked first; then its rings at 8192³ bf16
-    cli 330 matmul_wgmma run --op matmul --backend cuda --backend torch --variant wgmma --variant mma_sync \
+    cli 300 matmul_wgmma run --op matmul --backend cuda --backend torch --variant wgmma --variant mma_sync \
         --variant matmul --case 128³,bf16 --case 500x600x300,bf16 --case 4097³,bf16 --case 16x8192x8192,bf16 \
         --case 8192³,bf16 --case 8192³,fp16 --timeout 120
-    probe 150 matmul_cuda matmul cuda --case 8192³,bf16 --only 'wgmma' --cap 2
+    probe 120 matmul_cuda matmul cuda --case 8192³,bf16 --only wgmma --cap 2
     ;;
 next10)  # for session 10, ~7 min: Triton split_row's persistent form (softmax_split_pipe: a program
     # loads and publishes its next part while it waits for the current one's siblings) beside the

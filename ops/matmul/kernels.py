@@ -168,33 +168,36 @@ def _padded_run(be, case, fn, groups: tuple, block: tuple, smem: int):
 
 
 _WGMMA_CU = source(__file__, "matmul_wgmma.cu")
-#: matmul_wgmma.cu's block tile (two warpgroups of m64n256k16) and its (BK, STAGES) ring: 4 stages
-#: of 64 = 192 KiB (two tiles in flight ahead of the one computed, one still read by the previous
-#: group); where the device's blocks take less shared memory, (32, 4) = 96 KiB
-_WGMMA_BM, _WGMMA_BN = 128, 256
-_WGMMA_RINGS = ((64, 4), (32, 4))
+#: matmul_wgmma.cu's block tile (two warpgroups of m64n256k16, K steps of 64) and its ring depths:
+#: 4 stages = 193 KiB (two tiles in flight ahead of the one computed, one still read by the previous
+#: group), else 3 (145 KiB, one ahead)
+_WGMMA_BM, _WGMMA_BN, _WGMMA_BK = 128, 256, 64
+_WGMMA_STAGES = (4, 3)
 
 
-def _wgmma_smem(bk: int, stages: int) -> int:
-    return stages * (_WGMMA_BM + _WGMMA_BN) * bk * 2
+def _wgmma_smem(stages: int) -> int:
+    return stages * (_WGMMA_BM + _WGMMA_BN) * _WGMMA_BK * 2 + 1024  # + the ring's 1024-byte alignment
 
 
 @kernel("matmul", "cuda", "wgmma")
-def cuda_wgmma(be, case, ring: tuple[int, int] | None = None):
+def cuda_wgmma(be, case, stages: int | None = None):
     """Hopper tensor cores through inline PTX wgmma.mma_async.m64n256k16 (sm_90a; fp16/bf16, fp32
     accumulation): 128×256 block tiles of two warpgroups, both operands read by the tensor cores
-    from a cp.async ring in shared memory (no-swizzle descriptors, B N-major through the transpose
-    flag), one block per SM (``ring``: (BK, STAGES); probes vary it). Padded like mma_sync where
-    K or N is not a multiple of 8. Other architectures: unsupported (the source asks for
-    -arch=sm_90a)."""
+    from a cp.async ring in shared memory (128-byte-swizzle descriptors, B N-major through the
+    transpose flag), one block per SM (``stages``: the ring's depth; probes vary it). Padded like
+    mma_sync where K or N is not a multiple of 8. Other architectures: unsupported (the source asks
+    for -arch=sm_90a)."""
     _need(case, ("fp16", "bf16"), "wgmma is the fp16/bf16 path on sm_90a (fp32: register_blocked)")
     m, n = case["m"], case["n"]
     smem_max = be.smem_per_block()
-    bk, stages = ring or next((r for r in _WGMMA_RINGS if _wgmma_smem(*r) <= smem_max), _WGMMA_RINGS[-1])
-    defs = {"BF16": int(case.dtype == "bf16"), "BK": bk, "STAGES": stages}
-    fn = be.compile(_WGMMA_CU, "matmul_wgmma", defs, options=("-arch=sm_90a",))
+    stages = stages or next((s for s in _WGMMA_STAGES if _wgmma_smem(s) <= smem_max), None)
+    if stages is None:
+        raise Unsupported(f"wgmma needs {_wgmma_smem(_WGMMA_STAGES[-1])} bytes of shared memory per block; "
+                          f"the device allows {smem_max}")
+    fn = be.compile(_WGMMA_CU, "matmul_wgmma", {"BF16": int(case.dtype == "bf16"), "STAGES": stages},
+                    options=("-arch=sm_90a",))
     groups = (cdiv(m, _WGMMA_BM) * cdiv(n, _WGMMA_BN),)
-    return _padded_run(be, case, fn, groups, (256,), _wgmma_smem(bk, stages))
+    return _padded_run(be, case, fn, groups, (256,), _wgmma_smem(stages))
 
 
 _SPLITK_CU = source(__file__, "matmul_splitk.cu")

@@ -2,33 +2,37 @@
 // accumulation, row-major A [M, K], B [K, N], C [M, N] in the operand type (raw 16-bit words).
 // Reads (M·K + K·N)·2 and writes M·N·2 bytes at the fewest; 2·M·N·K flops.
 //
-// Block tile 128×256×BK, 256 threads = two warpgroups; warpgroup w computes rows 64w..64w+63 of
+// Block tile 128×256×64, 256 threads = two warpgroups; warpgroup w computes rows 64w..64w+63 of
 // the tile, all 256 columns, with one wgmma.mma_async.m64n256k16 per k16 step (128 fp32
 // accumulators per thread). Both operands are read by the tensor cores straight from shared memory
 // through matrix descriptors; nothing passes through registers but the accumulators. Launch:
 // groups = ⌈M/128⌉·⌈N/256⌉ (1-D, grouped order as matmul_mma.cu: GROUP_M tile-rows per group),
-// block = 256, dynamic shared memory STAGES·(128 + 256)·BK·2 bytes (BK 64 × 4 stages: 192 KiB, one
-// block per SM). Requires K % 8 == 0 and N % 8 == 0 (16-byte rows; the factory pads other shapes).
+// block = 256, dynamic shared memory STAGES·48 KiB + 1 KiB (4 stages: 193 KiB, one block per SM;
+// the extra KiB aligns the ring to 1024 bytes). Requires K % 8 == 0 and N % 8 == 0 (16-byte
+// rows; the factory pads other shapes).
 //
-// Shared-memory layout: the descriptors' no-swizzle ("interleave") canonical form. A core matrix
-// is 8 rows × 16 bytes, stored as 128 contiguous bytes; the descriptor gives the byte distance
-// between core matrices adjacent along K (LBO) and along M or N (SBO).
-//   A stage, K-major (rows m, 16-byte chunks kc of 8 k): byte (m/8)·16·BK + kc·128 + (m%8)·16
-//   B stage, N-major (rows k, 16-byte chunks nc of 8 n): byte nc·16·BK + (k/8)·128 + (k%8)·16
-// so LBO = 128 and SBO = 16·BK for both; B is N-major (the row-major B as stored): wgmma's
-// transpose flag for B is set (allowed for 16-bit types). A k16 step is two core matrices along K:
-// its descriptors start 256 bytes after the previous step's.
+// Shared-memory layout: the descriptors' 128-byte-swizzle canonical forms (an 8-row × 128-byte
+// atom, 1024-byte aligned, whose 16-byte chunk c of row r is stored at chunk c ^ r):
+//   A stage, K-major: [128 rows m][64 k], 128-byte rows: byte m·128 + ((kc ^ m%8)·16) for chunk kc
+//     (8 k); descriptor SBO 1024 (8-row groups along M), LBO unused; a k16 step starts 32 bytes on.
+//   B stage, N-major (B as stored, wgmma's transpose flag set — allowed for 16-bit types): four
+//     [64 k][64 n] blocks of 128-byte rows: byte (nc/8)·8192 + k·128 + ((nc%8 ^ k%8)·16) for chunk nc
+//     (8 n); descriptor SBO 1024 (8-row groups along K), LBO 8192 (64-column blocks along N); a k16
+//     step starts 2048 bytes on.
+// (A no-swizzle layout — 8×16-byte core matrices, each 128 contiguous bytes — ran at 207 TFLOP/s
+// on the H200 against 421 for mma_sync: the tensor cores read rows of eight core matrices 1 KiB
+// apart, all in the same banks. Commit 59626b1, results/nvidia-h200/probes-20261202-session10.)
 //
-// Copies (cp.async, 16 bytes each, zero-filled past M, N and K): eight consecutive lanes write one
-// core matrix's 128 contiguous bytes (no bank conflicts); in global memory a warp reads 8 rows × 64
-// bytes of A, or 16 rows × 32 bytes (one sector) of B.
+// Copies (cp.async, 16 bytes each, zero-filled past M, N and K): eight consecutive lanes copy one
+// 128-byte row (one swizzle row: eight distinct chunk positions, no bank conflicts; 128 contiguous
+// bytes of global memory).
 //
 // Pipeline (STAGES-deep ring, PREFETCH = STAGES − 2 tiles ahead): per K tile — wait for its copies,
 // fence.proxy.async (cp.async writes are generic-proxy writes; the tensor cores read through the
-// async proxy), __syncthreads, refill the stage of tile kt − 2, issue the tile's BK/16 wgmmas as
-// one group, and wait until at most that group is in flight (so tile kt − 1's group is done: after
-// the next barrier its stage may be refilled). The wgmmas of one tile overlap the barrier, the
-// copies and the issue of the next.
+// async proxy), __syncthreads, refill the stage of tile kt − 2, issue the tile's four wgmmas as one
+// group, and wait until at most that group is in flight (so tile kt − 1's group is done: after the
+// next barrier its stage may be refilled). The wgmmas of one tile overlap the barrier, the copies
+// and the issue of the next.
 //
 // Accumulator fragment (m64nNk16, f32): thread t of warpgroup w, warp q = (t/32)%4, lane l, g = l/4,
 // c = l%4: d[4j + 0, 1] = C[64w + 16q + g][8j + 2c + 0, 1], d[4j + 2, 3] = row + 8, j = 0..31.
@@ -38,9 +42,6 @@
 #ifndef BF16
 #define BF16 1
 #endif
-#ifndef BK
-#define BK 64  // 32 or 64
-#endif
 #ifndef STAGES
 #define STAGES 4  // ≥ 3
 #endif
@@ -49,14 +50,13 @@
 #endif
 #define BM 128
 #define BN 256
+#define BK 64  // one 128-byte swizzle row of A per row
 #define THREADS 256
 #define PREFETCH (STAGES - 2)
-#define KC (BK / 8)                 // 16-byte chunks of an A row (core matrices along K)
-#define A_STAGE (BM * BK * 2)       // bytes
+#define A_STAGE (BM * BK * 2)  // bytes
 #define B_STAGE (BK * BN * 2)
-#define SBO (16 * BK)               // bytes between core matrices along M (A) or N (B)
-#define A_COPIES (BM * KC / THREADS)       // 16-byte copies per thread and tile
-#define B_COPIES (BK * (BN / 8) / THREADS)
+#define A_COPIES (BM * BK / 8 / THREADS)  // 16-byte copies per thread and tile
+#define B_COPIES (BK * BN / 8 / THREADS)
 
 typedef unsigned short u16;
 
@@ -69,10 +69,10 @@ typedef unsigned short u16;
 #define WG_TYPE "f16"
 #endif
 
-// no-swizzle descriptor of the shared-memory operand starting at byte address addr
-__device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(128 >> 4) << 16) |
-           ((unsigned long long)(SBO >> 4) << 32);
+// 128-byte-swizzle descriptor of the shared-memory operand starting at byte address addr
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo) {
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+           ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
 }
 
 #define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
@@ -111,7 +111,7 @@ __device__ __forceinline__ void fence_acc(float (&d)[128]) {
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(128) unsigned char smem[];
-    const unsigned s_a = smem_u32(smem), s_b = s_a + STAGES * A_STAGE;
+    const unsigned s_a = (smem_u32(smem) + 1023) & ~1023u, s_b = s_a + STAGES * A_STAGE;
 
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int in_group = GROUP_M * tiles_n;
@@ -121,27 +121,24 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
     const int col0 = ((blockIdx.x % in_group) / size_m) * BN;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // copy i of a thread: A (m, kc) with m%8 = lane%8, kc%4 = lane/8, u = warp + 8i → kc/4 = u % (KC/4),
-    // m/8 = u / (KC/4); B (k, nc) with k%8 = lane%8, nc%2 = (lane/8)%2, (k/8)%2 = lane/16,
-    // u = warp + 8i → nc/2 = u % 16, k/16 = u / 16
+    // copy i of a thread: chunk q = tid + 256·i of the tile, 8 per row (A: row m = q/8, chunk kc = q%8;
+    // B: row k = q/32, chunk nc = q%32)
     auto load_tile = [&](int kt, int s) {
         const int k0 = kt * BK;
 #pragma unroll
         for (int i = 0; i < A_COPIES; ++i) {
-            const int u = warp + 8 * i;
-            const int m = (u / (KC / 4)) * 8 + (lane & 7), kc = (u % (KC / 4)) * 4 + (lane >> 3);
+            const int q = tid + THREADS * i, m = q >> 3, kc = q & 7;
             const int gr = row0 + m, gk = k0 + kc * 8;
             const bool ok = gr < M && gk < K;
-            cp_async16(s_a + s * A_STAGE + (m >> 3) * SBO + kc * 128 + (m & 7) * 16,
-                       A + (ok ? (size_t)gr * K + gk : 0), ok ? 16 : 0);
+            cp_async16(s_a + s * A_STAGE + m * 128 + ((kc ^ (m & 7)) << 4), A + (ok ? (size_t)gr * K + gk : 0),
+                       ok ? 16 : 0);
         }
 #pragma unroll
         for (int i = 0; i < B_COPIES; ++i) {
-            const int u = warp + 8 * i;
-            const int k = (u / 16) * 16 + (lane >> 4) * 8 + (lane & 7), nc = (u % 16) * 2 + ((lane >> 3) & 1);
+            const int q = tid + THREADS * i, k = q >> 5, nc = q & 31;
             const int gk = k0 + k, gc = col0 + nc * 8;
             const bool ok = gk < K && gc < N;
-            cp_async16(s_b + s * B_STAGE + nc * SBO + (k >> 3) * 128 + (k & 7) * 16,
+            cp_async16(s_b + s * B_STAGE + (nc >> 3) * 8192 + k * 128 + (((nc & 7) ^ (k & 7)) << 4),
                        B + (ok ? (size_t)gk * N + gc : 0), ok ? 16 : 0);
         }
     };
@@ -167,10 +164,11 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
             cp_async_commit();
         }
         const int s = kt % STAGES;
-        const unsigned long long da = wg_desc(s_a + s * A_STAGE + wg * 8 * SBO), db = wg_desc(s_b + s * B_STAGE);
+        const unsigned long long da = wg_desc(s_a + s * A_STAGE + wg * 64 * 128, 16),
+                                 db = wg_desc(s_b + s * B_STAGE, 8192);
         wgmma_fence();
 #pragma unroll
-        for (int j = 0; j < BK / 16; ++j) wgmma_m64n256k16(d, da + j * 16, db + j * 16);  // +256 bytes
+        for (int j = 0; j < BK / 16; ++j) wgmma_m64n256k16(d, da + j * 2, db + j * 128);  // +32, +2048 bytes
         wgmma_commit();
         wgmma_wait<1>();
         fence_acc(d);

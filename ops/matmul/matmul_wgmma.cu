@@ -27,13 +27,14 @@
 // 128-byte row (one swizzle row: eight distinct chunk positions, no bank conflicts; 128 contiguous
 // bytes of global memory).
 //
-// Pipeline (STAGES-deep ring): per K tile — wait for its copies, fence.proxy.async (cp.async writes
-// are generic-proxy writes; the tensor cores read through the async proxy), __syncthreads, issue
-// the tile's four wgmmas as one group, and wait until at most that group is in flight (tile kt − 1's
-// group is done). EARLY: a second __syncthreads (every warpgroup is past that wait), then tile
-// kt − 1's stage is refilled at once: STAGES − 1 tiles in flight. !EARLY: the stage of tile kt − 2
-// is refilled after the first barrier: STAGES − 2 in flight, one barrier per tile. The wgmmas of one
-// tile overlap the barriers, the copies and the issue of the next.
+// Pipeline (STAGES-deep ring, PREFETCH = STAGES − 2 tiles ahead): per K tile — wait for its copies,
+// fence.proxy.async (cp.async writes are generic-proxy writes; the tensor cores read through the
+// async proxy), __syncthreads, refill the stage of tile kt − 2, issue the tile's four wgmmas as one
+// group, and wait until at most that group is in flight (so tile kt − 1's group is done: after the
+// next barrier its stage may be refilled). The wgmmas of one tile overlap the barrier, the copies
+// and the issue of the next. (Refilling tile kt − 1's stage right after that wait, behind a second
+// barrier — three tiles in flight instead of two — was slower on the H200: hot 2.209 against 2.124
+// ms at 8192³ bf16, probes-20261202-session10/759e6da.)
 //
 // Accumulator fragment (m64nNk16, f32): thread t of warpgroup w, warp q = (t/32)%4, lane l, g = l/4,
 // c = l%4: d[4j + 0, 1] = C[64w + 16q + g][8j + 2c + 0, 1], d[4j + 2, 3] = row + 8, j = 0..31.
@@ -53,14 +54,7 @@
 #define BN 256
 #define BK 64  // one 128-byte swizzle row of A per row
 #define THREADS 256
-#ifndef EARLY
-#define EARLY 1  // 1: a stage is refilled as soon as its group is done (second barrier per tile)
-#endif
-#if EARLY
-#define PREFETCH (STAGES - 1)
-#else
 #define PREFETCH (STAGES - 2)
-#endif
 #define A_STAGE (BM * BK * 2)  // bytes
 #define B_STAGE (BK * BN * 2)
 #define A_COPIES (BM * BK / 8 / THREADS)  // 16-byte copies per thread and tile
@@ -166,13 +160,11 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
         cp_async_wait<PREFETCH - 1>();  // tile kt has landed (this thread's copies) ...
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();  // ... everyone's; every warpgroup is past tile kt − 2's group
-#if !EARLY
         {  // into the stage of tile kt − 2
             const int nt = kt + PREFETCH;
             if (nt < k_tiles) load_tile(nt, nt % STAGES);
             cp_async_commit();
         }
-#endif
         const int s = kt % STAGES;
         const unsigned long long da = wg_desc(s_a + s * A_STAGE + wg * 64 * 128, 16),
                                  db = wg_desc(s_b + s * B_STAGE, 8192);
@@ -182,14 +174,6 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
         wgmma_commit();
         wgmma_wait<1>();
         fence_acc(d);
-#if EARLY
-        __syncthreads();  // every warpgroup's group kt − 1 is done ...
-        {                 // ... so its stage takes tile kt + STAGES − 1
-            const int nt = kt + PREFETCH;
-            if (nt < k_tiles) load_tile(nt, nt % STAGES);
-            cp_async_commit();
-        }
-#endif
     }
     wgmma_wait<0>();
     fence_acc(d);

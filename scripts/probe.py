@@ -99,10 +99,7 @@ def _softmax_triton():
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)] + [
-        (f"split_row pipe={p} part={v} warps={w}",
-         lambda be, c, p=p, v=v, w=w: sk.triton_split_row(be, c, part=v, warps=w, pipe=p))
-        for p, v, w in ((1, 16384, 16), (2, 8192, 8), (1, 8192, 16))]  # 127 / 128 / 70 registers
+            for b in (0, 500, 2000)]
 
 
 def _gemv_cuda():

@@ -168,11 +168,6 @@ def _hopper_jobs() -> dict:
                       "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}")
-        jobs.append((st.softmax_split_pipe, {**split_io, "n_progs": "i64"},
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS,
-                      "SPIN": sk.TRITON_PIPE_SPIN},
-                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
-        names.append(f"softmax_split_pipe/{dt}")
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:
@@ -180,10 +175,6 @@ def _hopper_jobs() -> dict:
         elif not any(k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]) and \
                 "/4096" not in name and "/1024" not in name:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
-        elif name.startswith("softmax_split_pipe") and (out["spill_bytes"]
-                                                        or "STACK:0" not in out["resource_log"]):
-            fails.append(f"{name}: spills or a stack frame (two parts must fit the registers): "
-                         f"{out['resource_log']}")
         elif name.startswith("softmax_split") and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
         elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
@@ -209,40 +200,6 @@ def _rows(be, spec, m: int, n: int, dt: str, seed: int):
     x = spec.inputs(case)
     ins, outs = {"x": be.upload(x["x"])}, {"y": be.empty(x["x"].shape, x["x"].dtype)}
     return case, x, ins, outs, spec.reference(case, x)
-
-
-def _triton_split_pipe() -> dict:
-    be, spec, skip = _softmax_child("triton")
-    if skip:
-        return skip
-    from ops.softmax import kernels as sk
-    from suite.check import checked_launch
-
-    fails = []
-    # 2 parts of 1500 (one program takes them in ticket order: the next part of the same row is
-    # published before the wait, of the next row after it), 1 part of 1000; then 3 parts, refused
-    for m, n, dt in ((5, 3000, "fp32"), (4, 3000, "bf16"), (3, 1000, "fp32")):
-        case, x, ins, outs, ref = _rows(be, spec, m, n, dt, 23)
-        run = sk.triton_split_row(be, case, part=2048, pipe=1)
-        for rep in range(2):  # the second launch's tickets and slots follow the first's
-            res = checked_launch(be, spec, case, run, ins, outs, x, ref, spec.tolerance(case))
-            if not res.ok:
-                fails.append(f"{case.name},{dt} launch {rep}: {res.message}")
-    units, sk._units = sk._units, lambda be: 8  # this process only: 3 parts of 5000 (the CPU has 2 units)
-    try:
-        sk.triton_split_row(be, Case("2x5000", {"m": 2, "n": 5000}, "fp32", 1), part=2048, pipe=1)
-        fails.append("3 parts per row in the interpreter: not refused")
-    except ValueError:
-        pass
-    finally:
-        sk._units = units
-    return {"fails": fails}
-
-
-def test_triton_split_row_pipe_in_the_interpreter():
-    """Triton split_row's persistent form (softmax_split_pipe, probes) is right where the
-    interpreter's one program can run it (≤ 2 parts per row), launch after launch."""
-    check_in_process(_triton_split_pipe)
 
 
 def test_triton_softmax_compiles_for_hopper():

@@ -325,9 +325,10 @@ TRITON_PART = 16384
 #: 87.8 / 88.2 / 87.9 / 76.2 % against 86.1 % without (one probe, 4096×131072 fp32); polls on
 #: one value per thread with all but G lanes masked (one warp loads) crash the H200's Triton.
 TRITON_SPLIT_BACKOFF_NS = 1000
-#: split_row pipe (probes): polls of a sibling's slot before a program writes its part anyway
-#: (wrong, caught by the check) instead of hanging on a bug: ~1 s at the 1000 ns backoff
-TRITON_PIPE_SPIN = 1 << 20
+#: session 10 (probes-20261202-session10/5decb2e): persistent programs that load and publish their
+#: next part while waiting for the current one's siblings (softmax_split_pipe, commit 5decb2e; two
+#: parts in registers, 127-128 registers): 76.9 % (16384 values, 16 warps, one program per SM),
+#: 83.7 % (8192 × 8 warps, two per SM), 53.2 % (8192 × 16 warps) against 88.5 % registered; removed.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -390,19 +391,16 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, pipe: int = 0):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep), ``pipe``: > 0 runs
-    softmax_split_pipe, persistent programs (``pipe`` per SM) that load and publish their next part
-    while they wait for the current one's siblings; in the interpreter (one program, parts in
-    ticket order) only where a row has at most two parts (probes)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep)."""
     import torch
 
-    from ops.softmax.softmax_triton import softmax_split, softmax_split_pipe
+    from ops.softmax.softmax_triton import softmax_split
 
     m, n = case["m"], case["n"]
     g = max(1, min(_units(be), cdiv(n, part)))
@@ -410,26 +408,13 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     g = cdiv(n, chunk)
     block = pow2(chunk)
     nblk = m * g
-    slots = torch.zeros(2 * nblk + 2, dtype=torch.int64, device=be.dev)  # + pipe's spare pair
+    slots = torch.zeros(2 * nblk, dtype=torch.int64, device=be.dev)
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     phases = (1, 2) if be.device.mode == "interpret" else (0,)
     if backoff is None:
         backoff = 0 if torch.version.hip else TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block)}
-    if pipe:
-        interp = be.device.mode == "interpret"
-        if interp and g > 2:  # one program there: it would wait for a third part it has not taken
-            raise ValueError(f"split_row pipe in the interpreter needs <= 2 parts per row, not {g}")
-        progs = 1 if interp else min(nblk, pipe * _units(be))
-        # (the interpreter's one program never waits: a wrong kernel there fails fast, not in 2^20 polls)
-        kw |= {"BACKOFF": 0 if interp else backoff, "SPIN": 4 if interp else TRITON_PIPE_SPIN}
-
-        def run_pipe(ins, outs):
-            x, y = _triton_views(case, ins, outs)
-            softmax_split_pipe[(progs,)](x, y, slots, ticket, n, chunk, nblk, progs, int(epoch.next()), **kw)
-
-        return run_pipe
     kw |= {"TICKET_SEM": ticket_sem, "BACKOFF": backoff}
 
     def run(ins, outs):

@@ -21,9 +21,6 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
-- ``softmax_split_pipe`` (probes): the same exchange in persistent programs, each holding two
-  parts: it loads and publishes its next ticket's part while it waits for the current part's
-  siblings and writes it (see the kernel's docstring for why it cannot deadlock).
 """
 
 import triton
@@ -129,10 +126,9 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
 
 @triton.jit
 def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
-            BACKOFF: tl.constexpr, SPIN: tl.constexpr):
+            BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls; at most SPIN polls when SPIN > 0, after which the part is written wrong, never hung),
-    combine them in part order and write the part."""
+    polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -140,7 +136,6 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     done = t < 0  # a scalar tensor (False)
     a = tl.zeros((GP,), tl.int64)
     b = tl.zeros((GP,), tl.int64)
-    polls = 0
     while not done:  # all 2·G words in one round trip per poll
         a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
         b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
@@ -150,9 +145,6 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
             ns = tl.full((GP,), 0, tl.int32) + tl.where(done, 0, BACKOFF)
             tl.inline_asm_elementwise("nanosleep.u32 $1;\n mov.u32 $0, $1;", "=r,r", [ns], dtype=tl.int32,
                                       is_pure=False, pack=1)
-        if SPIN > 0:
-            polls += 1
-            done = done | (polls >= SPIN)
     mk = tl.where(kmask, _untag(a), NEG)
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
@@ -181,47 +173,4 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:
-        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0), 0)
-
-
-@triton.jit
-def _ticket_offs(N, chunk, t, n_blocks, G: tl.constexpr, BLOCK: tl.constexpr):
-    """Ticket t's row, part, offsets in its row and mask; a ticket past the last part loads
-    nothing and is row n_blocks / G, part 0 (a spare slot pair after the rows')."""
-    valid = t < n_blocks
-    row = tl.where(valid, t // G, n_blocks // G)
-    part = tl.where(valid, t % G, 0)
-    cols = tl.arange(0, BLOCK)
-    offs = part * chunk + cols
-    # validity folded into the bound (the interpreter widens block & scalar masks to int32)
-    return row, part, offs, (cols < tl.where(valid, chunk, 0)) & (offs < N)
-
-
-@triton.jit(do_not_specialize=["epoch", "n_blocks", "n_progs"])
-def softmax_split_pipe(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, n_progs, epoch,
-                       G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, BACKOFF: tl.constexpr,
-                       SPIN: tl.constexpr):
-    """softmax_split's exchange in persistent programs that overlap two parts: a program loads and
-    publishes its next ticket's part while it waits for the current part's siblings and writes
-    it (the next part is published first when it belongs to the same row, so a program never waits
-    on a part it holds itself; every held part is published without waiting on another program,
-    so the tickets' start order keeps it deadlock-free whatever the grid). Each launch takes
-    n_blocks + n_progs tickets (every program ends on one past the last part)."""
-    off = (epoch - 1).to(tl.int64) * (n_blocks + n_progs)
-    t = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - off
-    row, part, offs, mask = _ticket_offs(N, chunk, t, n_blocks, G, BLOCK)
-    x = _load_row(x_ptr + row * N, offs, mask)
-    _publish(slot_ptr, row, part, x, epoch, G)
-    while t < n_blocks:
-        tn = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - off
-        rn, pn, offn, maskn = _ticket_offs(N, chunk, tn, n_blocks, G, BLOCK)
-        xn = _load_row(x_ptr + rn * N, offn, maskn)
-        same = rn == t // G
-        if same:
-            _publish(slot_ptr, rn, pn, xn, epoch, G)
-        row, part, offs, mask = _ticket_offs(N, chunk, t, n_blocks, G, BLOCK)
-        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF, SPIN)
-        if not same:
-            _publish(slot_ptr, rn, pn, xn, epoch, G)
-        t = tn
-        x = xn
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

@@ -67,8 +67,9 @@ def _matmul_cuda():
         for p in ((32, 4, 128, 2), (64, 3, 128, 2), (64, 3, 256, 1), (32, 4, 256, 1))]
     simt = [(f"register_blocked tiles={t}", lambda be, c, t=t: mk.cuda_register_blocked(be, c, t))
             for t in ((128, 128, 8, 8, 8), (256, 128, 8, 16, 8), (128, 256, 16, 8, 16))]
-    # wgmma ring depths: the registered 4 stages are timed as "wgmma"
-    wg = [("wgmma STAGES=3", lambda be, c: mk.cuda_wgmma(be, c, 3))]
+    # wgmma (warpgroups, stages): the registered shape is timed as "wgmma"
+    wg = [(f"wgmma WGS={w} STAGES={st}", lambda be, c, sh=(w, st): mk.cuda_wgmma(be, c, sh))
+          for w, st in ((3, 4), (3, 3), (2, 4))]
     return mma + simt + wg
 
 

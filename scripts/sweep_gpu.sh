@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,11 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session10c)  # ~2 min: wgmma with three warpgroups (192×256 tiles: 29 % more flops per byte loaded from L2)
+    # beside the registered two at 8192³ and 4097³ bf16
+    probe 80 matmul_cuda matmul cuda --case 8192³,bf16 --only wgmma --cap 2
+    probe 60 matmul_cuda_4097 matmul cuda --case 4097³,bf16 --only wgmma --cap 2
+    ;;
 session10b)  # ~4 min: wgmma's refill point (EARLY: three tiles in flight, two barriers per tile) and
     # ring depth, then the registered form beside mma_sync and cuBLAS at 8192³ and 4097³
     probe 100 matmul_cuda matmul cuda --case 8192³,bf16 --only wgmma --cap 2

@@ -168,37 +168,38 @@ def _padded_run(be, case, fn, groups: tuple, block: tuple, smem: int):
 
 
 _WGMMA_CU = source(__file__, "matmul_wgmma.cu")
-#: matmul_wgmma.cu's block tile (two warpgroups of m64n256k16, K steps of 64) and its ring depths:
-#: 4 stages = 193 KiB (two tiles in flight ahead of the one computed, one still read by the previous
-#: group), else 3 (145 KiB, one ahead). H200, 8192³ bf16 (probes-20261202-session10): 4 stages hot
+#: matmul_wgmma.cu's tiles: WGS warpgroups of m64n256k16 (BM = 64·WGS rows, 256 columns, K steps of
+#: 64), and its ring depths: 4 stages (two tiles in flight ahead of the one computed, one still read
+#: by the previous group), else 3. H200, 8192³ bf16 (probes-20261202-session10): WGS 2, 4 stages hot
 #: 2.106 ms, 3 stages 2.326 ms
-_WGMMA_BM, _WGMMA_BN, _WGMMA_BK = 128, 256, 64
-_WGMMA_STAGES = (4, 3)
+_WGMMA_BN, _WGMMA_BK = 256, 64
+_WGMMA_SHAPES = ((2, 4), (2, 3))  # (WGS, STAGES), first that fits the device's shared memory
 
 
-def _wgmma_smem(stages: int) -> int:
-    return stages * (_WGMMA_BM + _WGMMA_BN) * _WGMMA_BK * 2 + 1024  # + the ring's 1024-byte alignment
+def _wgmma_smem(wgs: int, stages: int) -> int:
+    return stages * (64 * wgs + _WGMMA_BN) * _WGMMA_BK * 2 + 1024  # + the ring's 1024-byte alignment
 
 
 @kernel("matmul", "cuda", "wgmma")
-def cuda_wgmma(be, case, stages: int | None = None):
+def cuda_wgmma(be, case, shape: tuple[int, int] | None = None):
     """Hopper tensor cores through inline PTX wgmma.mma_async.m64n256k16 (sm_90a; fp16/bf16, fp32
     accumulation): 128×256 block tiles of two warpgroups, both operands read by the tensor cores
     from a cp.async ring in shared memory (128-byte-swizzle descriptors, B N-major through the
-    transpose flag), one block per SM (``stages``: the ring's depth; probes vary it). Padded like
-    mma_sync where K or N is not a multiple of 8. Other architectures: unsupported (the source asks
-    for -arch=sm_90a)."""
+    transpose flag), one block per SM (``shape``: (warpgroups, stages); probes vary it). Padded
+    like mma_sync where K or N is not a multiple of 8. Other architectures: unsupported (the source
+    asks for -arch=sm_90a)."""
     _need(case, ("fp16", "bf16"), "wgmma is the fp16/bf16 path on sm_90a (fp32: register_blocked)")
     m, n = case["m"], case["n"]
     smem_max = be.smem_per_block()
-    stages = stages or next((s for s in _WGMMA_STAGES if _wgmma_smem(s) <= smem_max), None)
-    if stages is None:
-        raise Unsupported(f"wgmma needs {_wgmma_smem(_WGMMA_STAGES[-1])} bytes of shared memory per block; "
-                          f"the device allows {smem_max}")
-    defs = {"BF16": int(case.dtype == "bf16"), "STAGES": stages}
+    shape = shape or next((sh for sh in _WGMMA_SHAPES if _wgmma_smem(*sh) <= smem_max), None)
+    if shape is None:
+        raise Unsupported(f"wgmma needs {_wgmma_smem(*_WGMMA_SHAPES[-1])} bytes of shared memory per "
+                          f"block; the device allows {smem_max}")
+    wgs, stages = shape
+    defs = {"BF16": int(case.dtype == "bf16"), "WGS": wgs, "STAGES": stages}
     fn = be.compile(_WGMMA_CU, "matmul_wgmma", defs, options=("-arch=sm_90a",))
-    groups = (cdiv(m, _WGMMA_BM) * cdiv(n, _WGMMA_BN),)
-    return _padded_run(be, case, fn, groups, (256,), _wgmma_smem(stages))
+    groups = (cdiv(m, 64 * wgs) * cdiv(n, _WGMMA_BN),)
+    return _padded_run(be, case, fn, groups, (128 * wgs,), _wgmma_smem(wgs, stages))
 
 
 _SPLITK_CU = source(__file__, "matmul_splitk.cu")

@@ -2,18 +2,19 @@
 // accumulation, row-major A [M, K], B [K, N], C [M, N] in the operand type (raw 16-bit words).
 // Reads (M·K + K·N)·2 and writes M·N·2 bytes at the fewest; 2·M·N·K flops.
 //
-// Block tile 128×256×64, 256 threads = two warpgroups; warpgroup w computes rows 64w..64w+63 of
-// the tile, all 256 columns, with one wgmma.mma_async.m64n256k16 per k16 step (128 fp32
-// accumulators per thread). Both operands are read by the tensor cores straight from shared memory
-// through matrix descriptors; nothing passes through registers but the accumulators. Launch:
-// groups = ⌈M/128⌉·⌈N/256⌉ (1-D, grouped order as matmul_mma.cu: GROUP_M tile-rows per group),
-// block = 256, dynamic shared memory STAGES·48 KiB + 1 KiB (4 stages: 193 KiB, one block per SM;
-// the extra KiB aligns the ring to 1024 bytes). Requires K % 8 == 0 and N % 8 == 0 (16-byte
-// rows; the factory pads other shapes).
+// Block tile BM×256×64 with BM = 64·WGS, 128·WGS threads = WGS warpgroups (2: 128×256, 3: 192×256);
+// warpgroup w computes rows 64w..64w+63 of the tile, all 256 columns, with one
+// wgmma.mma_async.m64n256k16 per k16 step (128 fp32 accumulators per thread). Both operands are
+// read by the tensor cores straight from shared memory through matrix descriptors; nothing passes
+// through registers but the accumulators. Launch: groups = ⌈M/BM⌉·⌈N/256⌉ (1-D, grouped order as
+// matmul_mma.cu: GROUP_M tile-rows per group), block = 128·WGS, dynamic shared memory
+// STAGES·(BM + 256)·128 bytes + 1 KiB (the extra KiB aligns the ring to 1024 bytes; WGS 2 × 4
+// stages: 193 KiB, WGS 3 × 4 stages: 225 KiB, one block per SM). Requires K % 8 == 0 and N % 8 == 0
+// (16-byte rows; the factory pads other shapes).
 //
 // Shared-memory layout: the descriptors' 128-byte-swizzle canonical forms (an 8-row × 128-byte
 // atom, 1024-byte aligned, whose 16-byte chunk c of row r is stored at chunk c ^ r):
-//   A stage, K-major: [128 rows m][64 k], 128-byte rows: byte m·128 + ((kc ^ m%8)·16) for chunk kc
+//   A stage, K-major: [BM rows m][64 k], 128-byte rows: byte m·128 + ((kc ^ m%8)·16) for chunk kc
 //     (8 k); descriptor SBO 1024 (8-row groups along M), LBO unused; a k16 step starts 32 bytes on.
 //   B stage, N-major (B as stored, wgmma's transpose flag set — allowed for 16-bit types): four
 //     [64 k][64 n] blocks of 128-byte rows: byte (nc/8)·8192 + k·128 + ((nc%8 ^ k%8)·16) for chunk nc
@@ -50,15 +51,19 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
-#define BM 128
+#ifndef WGS
+#define WGS 2  // warpgroups: 2 (128×256 tiles) or 3 (192×256)
+#endif
+#define BM (64 * WGS)
 #define BN 256
 #define BK 64  // one 128-byte swizzle row of A per row
-#define THREADS 256
+#define THREADS (128 * WGS)
 #define PREFETCH (STAGES - 2)
 #define A_STAGE (BM * BK * 2)  // bytes
 #define B_STAGE (BK * BN * 2)
-#define A_COPIES (BM * BK / 8 / THREADS)  // 16-byte copies per thread and tile
-#define B_COPIES (BK * BN / 8 / THREADS)
+#define A_COPIES (BM * BK / 8 / THREADS)  // 16-byte copies per thread and tile (4)
+#define B_CHUNKS (BK * BN / 8)
+#define B_COPIES ((B_CHUNKS + THREADS - 1) / THREADS)  // the last one guarded where THREADS ∤ B_CHUNKS
 
 typedef unsigned short u16;
 
@@ -123,8 +128,8 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
     const int col0 = ((blockIdx.x % in_group) / size_m) * BN;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // copy i of a thread: chunk q = tid + 256·i of the tile, 8 per row (A: row m = q/8, chunk kc = q%8;
-    // B: row k = q/32, chunk nc = q%32)
+    // copy i of a thread: chunk q = tid + THREADS·i of the tile, 8 per row (A: row m = q/8, chunk
+    // kc = q%8; B: row k = q/32, chunk nc = q%32)
     auto load_tile = [&](int kt, int s) {
         const int k0 = kt * BK;
 #pragma unroll
@@ -138,6 +143,7 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
 #pragma unroll
         for (int i = 0; i < B_COPIES; ++i) {
             const int q = tid + THREADS * i, k = q >> 5, nc = q & 31;
+            if (B_CHUNKS % THREADS != 0 && q >= B_CHUNKS) break;
             const int gk = k0 + k, gc = col0 + nc * 8;
             const bool ok = gk < K && gc < N;
             cp_async16(s_b + s * B_STAGE + (nc >> 3) * 8192 + k * 128 + (((nc & 7) ^ (k & 7)) << 4),

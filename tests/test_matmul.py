@@ -138,8 +138,9 @@ def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe,
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
 
 
-@pytest.mark.parametrize("wgs,stages,bf16", [(2, 4, 1), (2, 4, 0), (2, 3, 1), (3, 4, 1), (3, 3, 0)])
-def test_cuda_wgmma_source_compiles_for_sm90a(wgs, stages, bf16):
+@pytest.mark.parametrize("wgs,stages,bf16,even", [(2, 4, 1, 1), (2, 4, 0, 0), (2, 3, 1, 1), (3, 4, 1, 1),
+                                                  (3, 3, 0, 0)])
+def test_cuda_wgmma_source_compiles_for_sm90a(wgs, stages, bf16, even):
     """matmul_wgmma.cu builds for sm_90a with its 128 accumulators per thread in registers (no
     spills; 3 warpgroups leave 168 registers per thread), and ptxas keeps its wgmmas asynchronous
     (no serialisation warning)."""
@@ -150,7 +151,8 @@ def test_cuda_wgmma_source_compiles_for_sm90a(wgs, stages, bf16):
     if nvrtc_available():
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     (rep,) = compile_nvrtc(read_source(_WGMMA_CU), _WGMMA_CU.name, "matmul_wgmma",
-                           {"BF16": bf16, "WGS": wgs, "STAGES": stages}, options=("-arch=sm_90a",))
+                           {"BF16": bf16, "WGS": wgs, "STAGES": stages, "EVEN": even},
+                           options=("-arch=sm_90a",))
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
     assert "serializ" not in rep["log"], rep["log"]  # ptxas: wgmma serialised (a slow fallback)
 

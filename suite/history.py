@@ -60,7 +60,8 @@ def timing_method(timing: dict[str, Any], started_utc: str | None = None) -> str
     """How a row was timed, as far as it changes what a kernel's time means: the timer, how the
     window opened, what preceded each sample (see READ_FLUSH_SINCE for files without
     ``timing.flush``) and whether it was soaked into the power-capped state first
-    (``timing.warmup_s`` ≥ ``suite.timing.SOAK_S``; files before it have no field: not soaked).
+    (``timing.warmup_s`` ≥ ``suite.timing.SOAK_S``; files before it have no field: not soaked),
+    and with a fixed sample count (``timing.sampling`` "fixed N"; older files: adaptive).
     None for a row without a timing."""
     from suite.timing import SOAK_S
 
@@ -71,7 +72,9 @@ def timing_method(timing: dict[str, Any], started_utc: str | None = None) -> str
         read = str(started_utc or "") >= READ_FLUSH_SINCE
         flush = "none" if not timing.get("cold", True) else "read" if read else "write"
     soak = ", soaked" if (timing.get("warmup_s") or 0) >= SOAK_S else ""
-    return f"{timing.get('method') or '?'}, start {timing.get('start') or '?'}, flush {flush}{soak}"
+    sampling = timing.get("sampling") or ""
+    fixed = f", {sampling[len('fixed '):]} samples" if sampling.startswith("fixed ") else ""
+    return f"{timing.get('method') or '?'}, start {timing.get('start') or '?'}, flush {flush}{soak}{fixed}"
 
 
 def _row(r: dict[str, Any], run: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -6,7 +6,8 @@ timers: CUDA events, OpenCL profiling events, WebGPU timestamp queries; host tim
 device has none),
 each preceded by an L2 flush outside the timed window unless ``hot``. Sampling stops once the
 relative standard error of the mean falls below ``target_rse`` (after ``min_samples``), or at
-the time cap / ``max_samples``. The median is the reported figure.
+the time cap / ``max_samples``; soaked rows take a fixed ``fixed_samples`` instead (see
+``soaked``). The median is the reported figure.
 
 During the sampling loop a background thread reads the device's clocks (``be.clocks()``: NVML
 SM/memory clocks, power, throttle reasons) every ``clock_interval_s``; their min/median are kept
@@ -56,6 +57,9 @@ class Timing:
     first_attempt: dict | None = None
     #: seconds of warm-up asked for (Protocol.warmup_s; SOAK_S for compute-heavy GPU rows)
     warmup_s: float | None = None
+    #: how many samples were asked for: "adaptive" (until the RSE target, the time cap or
+    #: max_samples) or "fixed N" (soaked rows); older run files lack it: adaptive
+    sampling: str = ""
     #: what preceded each sample: "read" (the cold flush reads ≥ 2× L2, Backend.flush_l2) or
     #: "none" (hot). Older run files lack it: before the read flush (history.READ_FLUSH_SINCE) the
     #: flush wrote its buffer, which charged ~9 µs of write-backs to each sample on the H200
@@ -72,6 +76,8 @@ class Protocol:
     max_samples: int = 1000
     target_rse: float = 0.005
     time_cap_s: float = 5.0
+    #: > 0: exactly this many samples (the time cap still bounds them), no RSE stopping rule
+    fixed_samples: int = 0
     hot: bool = False
     #: seconds between clock readings during sampling
     clock_interval_s: float = 0.01
@@ -129,18 +135,29 @@ class ClockSampler:
 #: and the rows after it a capped one (cuBLAS bf16 8192³: 787 TFLOP/s as the first row at a
 #: median 1628 MHz, 682 after other rows at ~1485 MHz). After the soak every such row is timed in
 #: the capped steady state, whatever its place in the run.
+#:
+#: A soaked row then takes exactly SOAK_SAMPLES samples. The capped clock is not steady under the
+#: sampling loop (a flush and a host synchronisation between launches lower the average power, and
+#: the clock climbs): with the RSE stopping rule a row that drifted sampled longer and drifted
+#: further, so its median came from a later, faster phase than its neighbours'. In 12 H200 runs
+#: (2026-12-01/02) every low kernel/cuBLAS ratio at 8192³ came with a cuBLAS row of 28-106 samples
+#: (cuBLAS bf16 1.686 -> 1.432 ms over 106 in run d19045); over each row's first 10 samples the
+#: ratios agree run to run (mma_sync 0.62-0.66 ×, wgmma 0.85-0.89 ×) where the full medians
+#: scatter (0.54-0.65, 0.75-0.85). A fixed count samples every soaked row in the same phase.
 SOAK_INTENSITY = 64.0
 SOAK_FLOPS = 1e10
 SOAK_S = 2.0
+SOAK_SAMPLES = 10
 
 
 def soaked(proto: Protocol, flops: float, nbytes: float, gpu: bool) -> Protocol:
-    """``proto`` with a ``SOAK_S`` warm-up where a GPU row is compute-heavy (see SOAK_INTENSITY)."""
+    """``proto`` with a ``SOAK_S`` warm-up and ``SOAK_SAMPLES`` samples where a GPU row is
+    compute-heavy (see SOAK_INTENSITY)."""
     from dataclasses import replace
 
     heavy = nbytes > 0 and flops >= SOAK_FLOPS and flops / nbytes >= SOAK_INTENSITY
-    if gpu and heavy and proto.warmup_s < SOAK_S:
-        return replace(proto, warmup_s=SOAK_S)
+    if gpu and heavy:
+        return replace(proto, warmup_s=max(proto.warmup_s, SOAK_S), fixed_samples=SOAK_SAMPLES)
     return proto
 
 
@@ -213,8 +230,9 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
     timeouts0 = getattr(be, "start_timeouts", 0)
     t_cap = time.perf_counter() + proto.time_cap_s
     rse = math.inf
+    want = proto.fixed_samples or proto.max_samples
     with ClockSampler(clock_reader or be.clocks, proto.clock_interval_s) as clocks:
-        while len(samples) < proto.max_samples:
+        while len(samples) < want:
             if not proto.hot:
                 be.flush_l2()
                 be.synchronize()
@@ -224,7 +242,7 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
             if len(samples) >= proto.min_samples:
                 a = np.asarray(samples)
                 rse = float(a.std(ddof=1) / math.sqrt(a.size) / a.mean()) if a.mean() > 0 else 0.0
-                if rse < proto.target_rse or time.perf_counter() > t_cap:
+                if (rse < proto.target_rse and not proto.fixed_samples) or time.perf_counter() > t_cap:
                     break
     a = np.asarray(samples)
     q1, med, q3 = np.percentile(a, [25, 50, 75])
@@ -234,7 +252,8 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
                samples=[float(s) for s in a], start=getattr(be, "start_method", "host"),
                clocks=summarize_clocks(clocks.samples),
                outside_s=float(np.median(outside)) if outside else None,
-               flush="none" if proto.hot else "read", warmup_s=proto.warmup_s)
+               flush="none" if proto.hot else "read", warmup_s=proto.warmup_s,
+               sampling=f"fixed {proto.fixed_samples}" if proto.fixed_samples else "adaptive")
     if t.outside_s is not None and t.outside_s > max(proto.outside_floor_s, proto.outside_frac * t.median_s):
         raise OutsideWindow(f"the device stayed busy {t.outside_s * 1e6:.0f} µs (median) after a window of "
                             f"{t.median_s * 1e6:.1f} µs: work outside the timed window (another stream?)")

@@ -134,3 +134,7 @@ def test_a_soaked_timing_is_its_own_method() -> None:
     assert timing_method({**t, "warmup_s": SOAK_S}).endswith("flush read, soaked")
     plain = "cuda-event, start blocking-kernel, flush read"
     assert timing_method({**t, "warmup_s": 0.2}) == timing_method(t) == plain
+    # soaked rows with a fixed sample count (suite.timing.SOAK_SAMPLES) are a method of their own too
+    fixed = timing_method({**t, "warmup_s": SOAK_S, "sampling": "fixed 10"})
+    assert fixed.endswith("flush read, soaked, 10 samples")
+    assert timing_method({**t, "sampling": "adaptive"}) == plain

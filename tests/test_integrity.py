@@ -377,11 +377,25 @@ def test_unconverged_timing_flagged():
     assert not t.converged and any(f.startswith("not_converged") for f in t.flags)
 
 
+def test_fixed_sample_count_ignores_the_rse_rule():
+    """A protocol with fixed_samples (soaked rows) takes exactly that many samples although the
+    RSE target is met after min_samples, and says so in the timing; the default stays adaptive."""
+    from suite.timing import Protocol, measure
+
+    be = FakeBackend()
+    be.time = lambda fn: 1e-3  # constant: RSE 0, the adaptive rule stops at min_samples
+    t = measure(be, lambda: None, Protocol(warmup_s=0.0, min_samples=5, time_cap_s=5.0, fixed_samples=13),
+                lambda: {})
+    assert t.n == 13 and t.sampling == "fixed 13" and t.converged
+    t = measure(be, lambda: None, Protocol(warmup_s=0.0, min_samples=5, time_cap_s=5.0), lambda: {})
+    assert t.n == 5 and t.sampling == "adaptive"
+
+
 def test_compute_heavy_gpu_rows_are_soaked():
     """Rows of matmul/attention bench shapes on a GPU get the SOAK_S warm-up (timed in the power-
     capped steady state whatever their place in a run); light, skinny or CPU rows keep theirs."""
     from suite.registry import discover, get_spec
-    from suite.timing import SOAK_S, Protocol, soaked
+    from suite.timing import SOAK_S, SOAK_SAMPLES, Protocol, soaked
 
     discover()
     base = Protocol()
@@ -389,7 +403,9 @@ def test_compute_heavy_gpu_rows_are_soaked():
     def warm(op, case, gpu=True):
         spec = get_spec(op)
         c = spec.case(case)
-        return soaked(base, spec.flops(c), spec.bytes_moved(c), gpu).warmup_s
+        p = soaked(base, spec.flops(c), spec.bytes_moved(c), gpu)
+        assert p.fixed_samples == (SOAK_SAMPLES if p.warmup_s == SOAK_S else 0), p  # with the soak
+        return p.warmup_s
 
     assert warm("matmul", "8192³,bf16") == SOAK_S
     assert warm("attention", "b4h32s8192d128,bf16") == SOAK_S
@@ -398,7 +414,8 @@ def test_compute_heavy_gpu_rows_are_soaked():
     assert warm("gemv_lowbit", "w4a16,n16384,k16384,b1,bf16") == base.warmup_s
     assert warm("matmul", "16x8192x8192,bf16") == base.warmup_s  # skinny: memory-bound
     assert warm("matmul", "128³,bf16") == base.warmup_s  # too small to load the GPU
-    assert soaked(Protocol(warmup_s=5.0), 1e12, 1e6, True).warmup_s == 5.0  # a longer ask stands
+    long = soaked(Protocol(warmup_s=5.0), 1e12, 1e6, True)
+    assert long.warmup_s == 5.0 and long.fixed_samples == SOAK_SAMPLES  # a longer ask stands
 
 
 # -- provenance -------------------------------------------------------------------------------------

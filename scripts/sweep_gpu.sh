@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,15 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+next11)  # for session 11, ~8 min: the first runs of the fixed-count soaked protocol (10 samples
+    # after the 2 s soak): the tensor-core matmul rows beside cuBLAS, then attention beside SDPA
+    cli 260 matmul_fixed run --op matmul --backend cuda --backend triton --backend torch --variant wgmma \
+        --variant mma_sync --variant persistent --variant matmul --case 8192³,bf16 --case 8192³,fp16 \
+        --case 4097³,bf16 --timeout 100
+    cli 250 attention_fixed run --op attention --backend cuda --backend triton --backend torch --variant flash \
+        --variant sdpa --timeout 60 --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 \
+        --case b16h16s2048d64,bf16
+    ;;
 session10e)  # ~1.5 min: the registered wgmma (EVEN) beside cuBLAS again at 8192³, and at 2048³ / 512³
     cli 110 matmul_wgmma_2 run --op matmul --backend cuda --backend torch --variant wgmma --variant matmul \
         --case 8192³,bf16 --case 8192³,fp16 --case 2048³,bf16 --case 512³,bf16 --timeout 60

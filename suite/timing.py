@@ -140,10 +140,11 @@ class ClockSampler:
 #: sampling loop (a flush and a host synchronisation between launches lower the average power, and
 #: the clock climbs): with the RSE stopping rule a row that drifted sampled longer and drifted
 #: further, so its median came from a later, faster phase than its neighbours'. In 12 H200 runs
-#: (2026-12-01/02) every low kernel/cuBLAS ratio at 8192³ came with a cuBLAS row of 28-106 samples
-#: (cuBLAS bf16 1.686 -> 1.432 ms over 106 in run d19045); over each row's first 10 samples the
-#: ratios agree run to run (mma_sync 0.62-0.66 ×, wgmma 0.85-0.89 ×) where the full medians
-#: scatter (0.54-0.65, 0.75-0.85). A fixed count samples every soaked row in the same phase.
+#: (2026-12-01/02) every kernel/cuBLAS ratio at 8192³ that the full medians moved by more than a
+#: few points came with a row of 28-106 samples (cuBLAS's in five, lowering the ratio: bf16 1.686
+#: -> 1.432 ms over 106 in run d19045; wgmma fp16's in fd7e61, raising it); over each row's first 10
+#: samples the ratios agree run to run (mma_sync 0.62-0.66 ×, wgmma 0.85-0.89 ×) where the full
+#: medians scatter (0.57-0.65, 0.75-0.94). A fixed count samples every soaked row in the same phase.
 SOAK_INTENSITY = 64.0
 SOAK_FLOPS = 1e10
 SOAK_S = 2.0
@@ -156,8 +157,9 @@ def soaked(proto: Protocol, flops: float, nbytes: float, gpu: bool) -> Protocol:
     from dataclasses import replace
 
     heavy = nbytes > 0 and flops >= SOAK_FLOPS and flops / nbytes >= SOAK_INTENSITY
-    if gpu and heavy:
-        return replace(proto, warmup_s=max(proto.warmup_s, SOAK_S), fixed_samples=SOAK_SAMPLES)
+    if gpu and heavy:  # (a larger min_samples asked for stands)
+        return replace(proto, warmup_s=max(proto.warmup_s, SOAK_S),
+                       fixed_samples=max(SOAK_SAMPLES, proto.min_samples))
     return proto
 
 

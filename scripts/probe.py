@@ -101,7 +101,10 @@ def _softmax_triton():
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)]
+            for b in (0, 500, 2000)] + [
+        (f"split_row order=pid backoff={b}",
+         lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b, order="pid"))
+        for b in (1000, 250)]
 
 
 def _gemv_cuda():

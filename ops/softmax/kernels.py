@@ -329,6 +329,9 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: next part while waiting for the current one's siblings (softmax_split_pipe, commit 5decb2e; two
 #: parts in registers, 127-128 registers): 76.9 % (16384 values, 16 warps, one program per SM),
 #: 83.7 % (8192 × 8 warps, two per SM), 53.2 % (8192 × 16 warps) against 88.5 % registered; removed.
+#: split_row order="pid" (probes): polls of the siblings' words before a program computes a missing
+#: part's (max, Σ) from x itself (at the 1000 ns backoff, ≥ 4 ms: never while siblings run)
+TRITON_PID_SPIN = 1 << 12
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -391,13 +394,16 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None):
+                     backoff: int | None = None, order: str = "ticket"):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 on ROCm, whose ISA has no PTX nanosleep)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``order``: "pid" runs
+    softmax_split's PHASE 3 (probes): program-id order without the ticket, at most
+    TRITON_PID_SPIN polls, then the missing parts' (max, Σ) computed from x (in the interpreter,
+    whose programs run one after another, every part but a row's last takes that path)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -411,11 +417,18 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     slots = torch.zeros(2 * nblk, dtype=torch.int64, device=be.dev)
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
-    phases = (1, 2) if be.device.mode == "interpret" else (0,)
-    if backoff is None:
-        backoff = 0 if torch.version.hip else TRITON_SPLIT_BACKOFF_NS
+    interp = be.device.mode == "interpret"
+    if interp or torch.version.hip:  # (no PTX nanosleep in the interpreter or on ROCm)
+        backoff = 0
+    elif backoff is None:
+        backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block)}
     kw |= {"TICKET_SEM": ticket_sem, "BACKOFF": backoff}
+    if order == "pid":
+        phases = (3,)
+        kw |= {"SPIN": 1 if interp else TRITON_PID_SPIN, "SUB": min(block, 2048)}
+    else:
+        phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

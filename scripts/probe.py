@@ -70,7 +70,8 @@ def _matmul_cuda():
     # wgmma (warpgroups, stages): the registered shape is timed as "wgmma"
     wg = [(f"wgmma WGS={w} STAGES={st}", lambda be, c, sh=(w, st): mk.cuda_wgmma(be, c, sh))
           for w, st in ((3, 4), (2, 3))] + [
-        ("wgmma bounded", lambda be, c: mk.cuda_wgmma(be, c, bounded=True))]
+        ("wgmma bounded", lambda be, c: mk.cuda_wgmma(be, c, bounded=True)),
+        ("wgmma ws", lambda be, c: mk.cuda_wgmma(be, c, ws=True))]
     return mma + simt + wg
 
 

@@ -157,6 +157,22 @@ def test_cuda_wgmma_source_compiles_for_sm90a(wgs, stages, bf16, even):
     assert "serializ" not in rep["log"], rep["log"]  # ptxas: wgmma serialised (a slow fallback)
 
 
+def test_cuda_wgmma_ws_compiles_for_sm90a():
+    """The warp-specialised probe form (matmul_wgmma_ws): builds for sm_90a within the launch's 168
+    registers (a few bytes of spill in the 40-register producer at most), its wgmmas asynchronous."""
+    from backends.base import read_source
+    from backends.cuda import compile_nvrtc, nvrtc_available
+    from ops.matmul.kernels import _WGMMA_CU
+
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    for bf16 in (1, 0):
+        (rep,) = compile_nvrtc(read_source(_WGMMA_CU), _WGMMA_CU.name, "matmul_wgmma_ws",
+                               {"BF16": bf16, "WGS": 2, "STAGES": 4}, options=("-arch=sm_90a",))
+        assert rep["registers"] <= 168 and rep["spill_bytes"] <= 32, rep
+        assert "serializ" not in rep["log"], rep["log"]
+
+
 def test_mma_shape_follows_the_problem_and_the_device():
     """mma_sync takes 128×256 tiles only where they make enough waves and fit the shared memory;
     else 128×128 (96 KiB), else the 48 KiB ring every sm_80+ part holds."""

@@ -182,14 +182,15 @@ def _wgmma_smem(wgs: int, stages: int) -> int:
 
 
 @kernel("matmul", "cuda", "wgmma")
-def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = False):
+def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = False, ws: bool = False):
     """Hopper tensor cores through inline PTX wgmma.mma_async.m64n256k16 (sm_90a; fp16/bf16, fp32
     accumulation): 128×256 block tiles of two warpgroups, both operands read by the tensor cores
     from a cp.async ring in shared memory (128-byte-swizzle descriptors, B N-major through the
     transpose flag), one block per SM (``shape``: (warpgroups, stages); probes vary it). Where
     the tiles divide M, N and K the copies run without bounds (EVEN; ``bounded=True``: the bounded
-    copies, for probes). Padded like mma_sync where K or N is not a multiple of 8. Other
-    architectures: unsupported (the source asks for -arch=sm_90a)."""
+    copies, for probes; ``ws=True``: matmul_wgmma_ws, a producer warpgroup handing stages to the
+    two consumer warpgroups through mbarriers, for probes). Padded like mma_sync where K or N is
+    not a multiple of 8. Other architectures: unsupported (the source asks for -arch=sm_90a)."""
     _need(case, ("fp16", "bf16"), "wgmma is the fp16/bf16 path on sm_90a (fp32: register_blocked)")
     m, n = case["m"], case["n"]
     smem_max = be.smem_per_block()
@@ -199,9 +200,14 @@ def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = F
                           f"block; the device allows {smem_max}")
     wgs, stages = shape
     even = not bounded and m % (64 * wgs) == 0 and n % _WGMMA_BN == 0 and case["k"] % _WGMMA_BK == 0
-    defs = {"BF16": int(case.dtype == "bf16"), "WGS": wgs, "STAGES": stages, "EVEN": int(even)}
-    fn = be.compile(_WGMMA_CU, "matmul_wgmma", defs, options=("-arch=sm_90a",))
+    defs = {"BF16": int(case.dtype == "bf16"), "WGS": wgs, "STAGES": stages, "EVEN": int(even and not ws)}
     groups = (cdiv(m, 64 * wgs) * cdiv(n, _WGMMA_BN),)
+    if ws:  # + one producer warpgroup; + full/empty mbarriers (8 bytes each) per stage
+        if wgs != 2:
+            raise ValueError(f"matmul_wgmma_ws is built for 2 consumer warpgroups, not {wgs}")
+        fn = be.compile(_WGMMA_CU, "matmul_wgmma_ws", defs, options=("-arch=sm_90a",))
+        return _padded_run(be, case, fn, groups, (128 * (wgs + 1),), _wgmma_smem(wgs, stages) + 16 * stages)
+    fn = be.compile(_WGMMA_CU, "matmul_wgmma", defs, options=("-arch=sm_90a",))
     return _padded_run(be, case, fn, groups, (128 * wgs,), _wgmma_smem(wgs, stages))
 
 

@@ -121,17 +121,61 @@ __device__ __forceinline__ void fence_acc(float (&d)[128]) {
     for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// one K tile (k0..k0+63) of A's rows row0.. and B's columns col0.. into the stage at (sa, sb), by NT
+// threads (tid < NT), zero-filled past M, N and K: chunk q = tid + NT·i of the tile, 8 per row
+// (A: row m = q/8, chunk kc = q%8; B: row k = q/32, chunk nc = q%32)
+template <int NT>
+__device__ __forceinline__ void copy_tile(unsigned sa, unsigned sb, const u16* A, const u16* B, int M, int N,
+                                          int K, int row0, int col0, int k0, int tid) {
+#pragma unroll
+    for (int i = 0; i < BM * BK / 8 / NT; ++i) {
+        const int q = tid + NT * i, m = q >> 3, kc = q & 7;
+        const int gr = row0 + m, gk = k0 + kc * 8;
+        const bool ok = gr < M && gk < K;
+        cp_async16(sa + m * 128 + ((kc ^ (m & 7)) << 4), A + (ok ? (size_t)gr * K + gk : 0), ok ? 16 : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < (B_CHUNKS + NT - 1) / NT; ++i) {
+        const int q = tid + NT * i, k = q >> 5, nc = q & 31;
+        if (B_CHUNKS % NT != 0 && q >= B_CHUNKS) break;
+        const int gk = k0 + k, gc = col0 + nc * 8;
+        const bool ok = gk < K && gc < N;
+        cp_async16(sb + (nc >> 3) * 8192 + k * 128 + (((nc & 7) ^ (k & 7)) << 4), B + (ok ? (size_t)gk * N + gc : 0),
+                   ok ? 16 : 0);
+    }
+}
+
+// the block's C tile in grouped order (GROUP_M tile-rows per group, walked column by column)
+__device__ __forceinline__ void tile_origin(int M, int N, int& row0, int& col0) {
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int in_group = GROUP_M * tiles_n;
+    const int first_m = (blockIdx.x / in_group) * GROUP_M;
+    const int size_m = min(tiles_m - first_m, GROUP_M);
+    row0 = (first_m + (blockIdx.x % in_group) % size_m) * BM;
+    col0 = ((blockIdx.x % in_group) / size_m) * BN;
+}
+
+// rows r0 + 16·(warp%4) + lane/4 (+8) of the warpgroup's 64×256 accumulator tile into C
+__device__ __forceinline__ void store_tile(const float (&d)[128], u16* C, int M, int N, int r0, int col0, int warp,
+                                           int lane) {
+    const int r = r0 + (warp & 3) * 16 + (lane >> 2);
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+        const int c = col0 + j * 8 + (lane & 3) * 2;  // N % 8 == 0: both columns in or out
+        if (c < N) {
+            if (r < M) *reinterpret_cast<unsigned*>(C + (size_t)r * N + c) = pack2(d[4 * j], d[4 * j + 1]);
+            if (r + 8 < M) *reinterpret_cast<unsigned*>(C + (size_t)(r + 8) * N + c) = pack2(d[4 * j + 2], d[4 * j + 3]);
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned s_a = (smem_u32(smem) + 1023) & ~1023u, s_b = s_a + STAGES * A_STAGE;
 
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int in_group = GROUP_M * tiles_n;
-    const int first_m = (blockIdx.x / in_group) * GROUP_M;
-    const int size_m = min(tiles_m - first_m, GROUP_M);
-    const int row0 = (first_m + (blockIdx.x % in_group) % size_m) * BM;
-    const int col0 = ((blockIdx.x % in_group) / size_m) * BN;
+    int row0, col0;
+    tile_origin(M, N, row0, col0);
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     // copy i of a thread: chunk q = tid + THREADS·i of the tile, 8 per row (A: row m = q/8, chunk
@@ -166,24 +210,7 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
     };
 #else
     auto load_tile = [&](int kt, int s) {
-        const int k0 = kt * BK;
-#pragma unroll
-        for (int i = 0; i < A_COPIES; ++i) {
-            const int q = tid + THREADS * i, m = q >> 3, kc = q & 7;
-            const int gr = row0 + m, gk = k0 + kc * 8;
-            const bool ok = gr < M && gk < K;
-            cp_async16(s_a + s * A_STAGE + m * 128 + ((kc ^ (m & 7)) << 4), A + (ok ? (size_t)gr * K + gk : 0),
-                       ok ? 16 : 0);
-        }
-#pragma unroll
-        for (int i = 0; i < B_COPIES; ++i) {
-            const int q = tid + THREADS * i, k = q >> 5, nc = q & 31;
-            if (B_CHUNKS % THREADS != 0 && q >= B_CHUNKS) break;
-            const int gk = k0 + k, gc = col0 + nc * 8;
-            const bool ok = gk < K && gc < N;
-            cp_async16(s_b + s * B_STAGE + (nc >> 3) * 8192 + k * 128 + (((nc & 7) ^ (k & 7)) << 4),
-                       B + (ok ? (size_t)gk * N + gc : 0), ok ? 16 : 0);
-        }
+        copy_tile<THREADS>(s_a + s * A_STAGE, s_b + s * B_STAGE, A, B, M, N, K, row0, col0, kt * BK, tid);
     };
 #endif
 
@@ -221,13 +248,84 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
     fence_acc(d);
     cp_async_wait<0>();
 
-    const int r = row0 + wg * 64 + (warp & 3) * 16 + (lane >> 2);
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-        const int c = col0 + j * 8 + (lane & 3) * 2;  // N % 8 == 0: both columns in or out
-        if (c < N) {
-            if (r < M) *reinterpret_cast<unsigned*>(C + (size_t)r * N + c) = pack2(d[4 * j], d[4 * j + 1]);
-            if (r + 8 < M) *reinterpret_cast<unsigned*>(C + (size_t)(r + 8) * N + c) = pack2(d[4 * j + 2], d[4 * j + 3]);
+    store_tile(d, C, M, N, row0 + wg * 64, col0, warp, lane);
+}
+
+// ---- matmul_wgmma_ws (probes, WGS 2): a producer warpgroup beside the consumers ----------------
+//
+// Block = 128·(WGS + 1) threads: warpgroup 0 copies (the bounded copy_tile, every K tile), warpgroups
+// 1..WGS compute (warpgroup w: rows 64·(w − 1).. of the tile). Stages change hands through
+// mbarriers instead of a block-wide barrier per K tile: full[s] completes when the producer's 128
+// threads' copies into stage s have landed (cp.async.mbarrier.arrive.noinc: 128 arrivals), empty[s]
+// when every consumer warp is past the wgmma group that read it (lane 0 of each consumer warp
+// arrives after the next tile's wgmma.wait_group 1: 4·WGS arrivals). Use u of a stage waits for
+// phase parity u & 1 of full (consumers) and, from the second use on, of empty's previous phase
+// (producer), so the producer runs up to STAGES − 1 tiles ahead. The producer gives registers up
+// (setmaxnreg.dec 40) and the consumers take them (setmaxnreg.inc 232): 128·40 + 256·232 ≤ 65536.
+// Dynamic shared memory: the ring (as matmul_wgmma) + 16·STAGES bytes of barriers.
+#if WGS == 2
+#define WS_THREADS (128 * (WGS + 1))
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {  // until that phase is complete
+    asm volatile("{\n.reg .pred done;\nAGAIN:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra AGAIN;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
+matmul_wgmma_ws(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned s_a = (smem_u32(smem) + 1023) & ~1023u, s_b = s_a + STAGES * A_STAGE;
+    const unsigned full = s_b + STAGES * B_STAGE, empty = full + 8 * STAGES;
+    int row0, col0;
+    tile_origin(M, N, row0, col0);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+    const int k_tiles = (K + BK - 1) / BK;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, 128);
+            mbar_init(empty + 8 * s, 4 * WGS);
         }
     }
+    __syncthreads();
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            const int s = kt % STAGES;
+            if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
+            copy_tile<128>(s_a + s * A_STAGE, s_b + s * B_STAGE, A, B, M, N, K, row0, col0, kt * BK, tid);
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * s) : "memory");
+        }
+        cp_async_wait<0>();
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.f;
+    const int cw = wg - 1;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % STAGES;
+        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        const unsigned long long da = wg_desc(s_a + s * A_STAGE + cw * 64 * 128, 16),
+                                 db = wg_desc(s_b + s * B_STAGE, 8192);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < BK / 16; ++j) wgmma_m64n256k16(d, da + j * 2, db + j * 128);
+        wgmma_commit();
+        wgmma_wait<1>();
+        fence_acc(d);
+        if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));  // tile kt − 1 is read
+    }
+    wgmma_wait<0>();
+    fence_acc(d);
+    store_tile(d, C, M, N, row0 + cw * 64, col0, warp - 4, lane);
 }
+#endif

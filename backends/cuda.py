@@ -216,6 +216,31 @@ def _external_ptxas(ptx: str, arch: str) -> str | None:
 
 # ---- the backend ----------------------------------------------------------------------------
 
+def tensor_map_2d(ptr: int, bf16: bool, rows: int, cols: int, box_rows: int, box_cols: int) -> bytes:
+    """The 128-byte CUtensorMap (driver API ``cuTensorMapEncodeTiled``, through ctypes: no binding
+    package needed) of a row-major [rows, cols] fp16/bf16 matrix at device address ``ptr``: boxes of
+    box_rows × box_cols elements, 128-byte swizzle (box_cols·2 ≤ 128), zeros read out of bounds.
+    Needs a CUDA driver (sm_90+: TMA); the row stride (cols·2 bytes) must be a multiple of 16."""
+    import ctypes
+
+    lib = ctypes.CDLL("libcuda.so.1")
+    f = lib.cuTensorMapEncodeTiled
+    f.restype = ctypes.c_int
+    u32, u64, ptr_t = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p
+    p64, p32, enum = ctypes.POINTER(u64), ctypes.POINTER(u32), ctypes.c_int
+    f.argtypes = [ptr_t, enum, u32, ptr_t, p64, p64, p32, p32, enum, enum, enum, enum]
+    buf = ctypes.create_string_buffer(128 + 64)
+    out = (ctypes.addressof(buf) + 63) & ~63  # the map must be 64-byte aligned
+    # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 / FLOAT16 = 6; INTERLEAVE_NONE = 0, SWIZZLE_128B = 3,
+    # L2_PROMOTION_L2_128B = 2, FLOAT_OOB_FILL_NONE = 0 (out-of-bounds elements read as zeros)
+    res = f(out, 9 if bf16 else 6, 2, ptr, (u64 * 2)(cols, rows), (u64 * 1)(cols * 2),
+            (u32 * 2)(box_cols, box_rows), (u32 * 2)(1, 1), 0, 3, 2, 0)
+    if res != 0:
+        raise RuntimeError(f"cuTensorMapEncodeTiled: CUresult {res} for [{rows}, {cols}], "
+                           f"boxes {box_rows}×{box_cols}")
+    return ctypes.string_at(out, 128)
+
+
 class CudaBackend(Backend):
     """CUDA C through CuPy on a GPU; compile-only through NVRTC elsewhere.
 

@@ -71,7 +71,8 @@ def _matmul_cuda():
     wg = [(f"wgmma WGS={w} STAGES={st}", lambda be, c, sh=(w, st): mk.cuda_wgmma(be, c, sh))
           for w, st in ((3, 4), (2, 3))] + [
         ("wgmma bounded", lambda be, c: mk.cuda_wgmma(be, c, bounded=True)),
-        ("wgmma ws", lambda be, c: mk.cuda_wgmma(be, c, ws=True))]
+        ("wgmma ws", lambda be, c: mk.cuda_wgmma(be, c, ws=True)),
+        ("wgmma tma", lambda be, c: mk.cuda_wgmma(be, c, tma=True))]
     return mma + simt + wg
 
 

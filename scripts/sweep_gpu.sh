@@ -41,9 +41,11 @@ next11)  # for session 11, ~10 min: Triton split_row in program-id order (no tic
     # fixed-count soaked protocol (10 samples after the 2 s soak): the tensor-core matmul rows beside
     # cuBLAS, then attention beside SDPA
     probe 120 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|order=pid' --cap 1
-    # wgmma with a producer warpgroup and mbarriers (matmul_wgmma_ws) beside the registered form
-    probe 60 matmul_cuda matmul cuda --case 8192³,bf16 --only 'wgmma$|wgmma ws' --cap 2
-    probe 40 matmul_cuda_4097 matmul cuda --case 4097³,bf16 --only 'wgmma$|wgmma ws' --cap 2
+    # wgmma with a producer warpgroup and mbarriers (matmul_wgmma_ws; matmul_wgmma_tma with TMA loads)
+    # beside the registered form, at 8192³ and at a shape no tile divides (bounds, TMA's zero fill)
+    probe 70 matmul_cuda matmul cuda --case 8192³,bf16 --only 'wgmma$|wgmma ws|wgmma tma' --cap 2
+    probe 50 matmul_cuda_odd matmul cuda --case 1000x1000x1000 --dims m=1000,n=1000,k=1000 --dtype bf16 \
+        --only 'wgmma$|wgmma ws|wgmma tma' --cap 1
     cli 260 matmul_fixed run --op matmul --backend cuda --backend triton --backend torch --variant wgmma \
         --variant mma_sync --variant persistent --variant matmul --case 8192³,bf16 --case 8192³,fp16 \
         --case 4097³,bf16 --timeout 100

@@ -157,9 +157,11 @@ def test_cuda_wgmma_source_compiles_for_sm90a(wgs, stages, bf16, even):
     assert "serializ" not in rep["log"], rep["log"]  # ptxas: wgmma serialised (a slow fallback)
 
 
-def test_cuda_wgmma_ws_compiles_for_sm90a():
-    """The warp-specialised probe form (matmul_wgmma_ws): builds for sm_90a within the launch's 168
-    registers (a few bytes of spill in the 40-register producer at most), its wgmmas asynchronous."""
+@pytest.mark.parametrize("entry", ["matmul_wgmma_ws", "matmul_wgmma_tma"])
+def test_cuda_wgmma_ws_compiles_for_sm90a(entry):
+    """The warp-specialised probe forms (matmul_wgmma_ws with cp.async, matmul_wgmma_tma with TMA):
+    build for sm_90a within the launch's 168 registers (a few bytes of spill in the 40-register
+    cp.async producer at most), their wgmmas asynchronous."""
     from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.matmul.kernels import _WGMMA_CU
@@ -167,7 +169,7 @@ def test_cuda_wgmma_ws_compiles_for_sm90a():
     if nvrtc_available():
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     for bf16 in (1, 0):
-        (rep,) = compile_nvrtc(read_source(_WGMMA_CU), _WGMMA_CU.name, "matmul_wgmma_ws",
+        (rep,) = compile_nvrtc(read_source(_WGMMA_CU), _WGMMA_CU.name, entry,
                                {"BF16": bf16, "WGS": 2, "STAGES": 4}, options=("-arch=sm_90a",))
         assert rep["registers"] <= 168 and rep["spill_bytes"] <= 32, rep
         assert "serializ" not in rep["log"], rep["log"]

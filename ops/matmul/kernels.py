@@ -182,15 +182,18 @@ def _wgmma_smem(wgs: int, stages: int) -> int:
 
 
 @kernel("matmul", "cuda", "wgmma")
-def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = False, ws: bool = False):
+def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = False, ws: bool = False,
+               tma: bool = False):
     """Hopper tensor cores through inline PTX wgmma.mma_async.m64n256k16 (sm_90a; fp16/bf16, fp32
     accumulation): 128×256 block tiles of two warpgroups, both operands read by the tensor cores
     from a cp.async ring in shared memory (128-byte-swizzle descriptors, B N-major through the
     transpose flag), one block per SM (``shape``: (warpgroups, stages); probes vary it). Where
     the tiles divide M, N and K the copies run without bounds (EVEN; ``bounded=True``: the bounded
     copies, for probes; ``ws=True``: matmul_wgmma_ws, a producer warpgroup handing stages to the
-    two consumer warpgroups through mbarriers, for probes). Padded like mma_sync where K or N is
-    not a multiple of 8. Other architectures: unsupported (the source asks for -arch=sm_90a)."""
+    two consumer warpgroups through mbarriers, for probes; ``tma=True``: matmul_wgmma_tma, the same
+    with TMA loads through tensor maps made at the first call, for probes). Padded like mma_sync
+    where K or N is not a multiple of 8 (``tma``: unsupported there). Other architectures:
+    unsupported (the source asks for -arch=sm_90a)."""
     _need(case, ("fp16", "bf16"), "wgmma is the fp16/bf16 path on sm_90a (fp32: register_blocked)")
     m, n = case["m"], case["n"]
     smem_max = be.smem_per_block()
@@ -202,13 +205,48 @@ def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = F
     even = not bounded and m % (64 * wgs) == 0 and n % _WGMMA_BN == 0 and case["k"] % _WGMMA_BK == 0
     defs = {"BF16": int(case.dtype == "bf16"), "WGS": wgs, "STAGES": stages, "EVEN": int(even and not ws)}
     groups = (cdiv(m, 64 * wgs) * cdiv(n, _WGMMA_BN),)
-    if ws:  # + one producer warpgroup; + full/empty mbarriers (8 bytes each) per stage
+    if ws or tma:  # + one producer warpgroup; + full/empty mbarriers (8 bytes each) per stage
         if wgs != 2:
-            raise ValueError(f"matmul_wgmma_ws is built for 2 consumer warpgroups, not {wgs}")
+            raise ValueError(f"the warp-specialised wgmma kernels take 2 consumer warpgroups, not {wgs}")
+        block, smem = (128 * (wgs + 1),), _wgmma_smem(wgs, stages) + 16 * stages
+        if tma:
+            fn = be.compile(_WGMMA_CU, "matmul_wgmma_tma", defs, options=("-arch=sm_90a",))
+            return _tma_run(be, case, fn, groups, block, smem)
         fn = be.compile(_WGMMA_CU, "matmul_wgmma_ws", defs, options=("-arch=sm_90a",))
-        return _padded_run(be, case, fn, groups, (128 * (wgs + 1),), _wgmma_smem(wgs, stages) + 16 * stages)
+        return _padded_run(be, case, fn, groups, block, smem)
     fn = be.compile(_WGMMA_CU, "matmul_wgmma", defs, options=("-arch=sm_90a",))
     return _padded_run(be, case, fn, groups, (128 * wgs,), _wgmma_smem(wgs, stages))
+
+
+def _tma_run(be, case, fn, groups: tuple, block: tuple, smem: int):
+    """``run`` of matmul_wgmma_tma: A's and B's tensor maps (backends.cuda.tensor_map_2d: 64×128
+    boxes of A, 64×64 of B) in one device buffer, made for the buffers of the first call."""
+    import numpy as np
+
+    m, n, k = case["m"], case["n"], case["k"]
+    if k % 8 or n % 8:
+        raise Unsupported(f"TMA needs 16-byte row strides: K ({k}) and N ({n}) must be multiples of 8")
+    dims = [np.int32(m), np.int32(n), np.int32(k)]
+    maps: dict[tuple[int, int], object] = {}
+
+    def tensor_maps(a, b):
+        key = (a.data.ptr, b.data.ptr)
+        if key not in maps:
+            import cupy
+
+            from backends.cuda import tensor_map_2d
+
+            bf16 = case.dtype == "bf16"
+            map_a = tensor_map_2d(a.data.ptr, bf16, m, k, 128, 64)  # 64 (k) × 128 (m) boxes
+            map_b = tensor_map_2d(b.data.ptr, bf16, k, n, 64, 64)  # 64 (n) × 64 (k) boxes
+            maps[key] = cupy.asarray(np.frombuffer(map_a + map_b, np.uint8))
+        return maps[key]
+
+    def run(ins, outs):  # (compile-only: the launch refuses before a map would be needed)
+        tmaps = None if be.device.mode == "compile" else tensor_maps(ins["A"], ins["B"])
+        be.launch(fn, groups, block, [tmaps, outs["C"], *dims], shared_mem=smem)
+
+    return run
 
 
 _SPLITK_CU = source(__file__, "matmul_splitk.cu")

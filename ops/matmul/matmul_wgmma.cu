@@ -278,6 +278,29 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {  // u
                  "@!done bra AGAIN;\n}\n" ::"r"(bar), "r"(parity) : "memory");
 }
 
+// consumer warpgroup cw of the warp-specialised kernels: K tile kt waits for full[kt % STAGES]
+// (phase parity (kt / STAGES) & 1), runs the stage's wgmmas, and once the next tile's group is
+// issued and the previous one done, lane 0 of each warp releases that tile's stage (empty)
+__device__ __forceinline__ void consume(float (&d)[128], unsigned s_a, unsigned s_b, unsigned full, unsigned empty,
+                                        int k_tiles, int cw, int lane, bool proxy_fence) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % STAGES;
+        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+        if (proxy_fence) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // cp.async data
+        const unsigned long long da = wg_desc(s_a + s * A_STAGE + cw * 64 * 128, 16),
+                                 db = wg_desc(s_b + s * B_STAGE, 8192);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < BK / 16; ++j) wgmma_m64n256k16(d, da + j * 2, db + j * 128);
+        wgmma_commit();
+        wgmma_wait<1>();
+        fence_acc(d);
+        if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));  // tile kt − 1 is read
+    }
+    wgmma_wait<0>();
+    fence_acc(d);
+}
+
 extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
 matmul_wgmma_ws(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(128) unsigned char smem[];
@@ -309,23 +332,60 @@ matmul_wgmma_ws(const u16* __restrict__ A, const u16* __restrict__ B, u16* __res
     float d[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) d[i] = 0.f;
-    const int cw = wg - 1;
-    for (int kt = 0; kt < k_tiles; ++kt) {
-        const int s = kt % STAGES;
-        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        const unsigned long long da = wg_desc(s_a + s * A_STAGE + cw * 64 * 128, 16),
-                                 db = wg_desc(s_b + s * B_STAGE, 8192);
-        wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < BK / 16; ++j) wgmma_m64n256k16(d, da + j * 2, db + j * 128);
-        wgmma_commit();
-        wgmma_wait<1>();
-        fence_acc(d);
-        if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));  // tile kt − 1 is read
+    consume(d, s_a, s_b, full, empty, k_tiles, warp / 4 - 1, lane, true);
+    store_tile(d, C, M, N, row0 + (warp / 4 - 1) * 64, col0, warp, lane);
+}
+
+// ---- matmul_wgmma_tma (probes, WGS 2): the same with TMA loads -----------------------------------
+//
+// One thread of the producer warpgroup loads each stage with five cp.async.bulk.tensor.2d copies
+// (A: one 64 (k) × 128 (m) box; B: four 64 (n) × 64 (k) boxes, one per 64-column block) through
+// tensor maps made on the host (tmaps: A's at byte 0, B's at byte 128 of a device buffer; bf16 or
+// fp16, SWIZZLE_128B, out-of-bounds elements read as zeros, so no bounds here). The 128-byte
+// swizzle of TMA is the layout the wgmma descriptors expect. full[s] counts one arrival (the
+// producer's arrive.expect_tx of the stage's 48 KiB) plus the copies' bytes.
+__device__ __forceinline__ void tma_2d(unsigned dst, const void* tmap, int c0, int c1, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
+matmul_wgmma_tma(const unsigned char* __restrict__ tmaps, u16* __restrict__ C, int M, int N, int K) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned s_a = (smem_u32(smem) + 1023) & ~1023u, s_b = s_a + STAGES * A_STAGE;
+    const unsigned full = s_b + STAGES * B_STAGE, empty = full + 8 * STAGES;
+    int row0, col0;
+    tile_origin(M, N, row0, col0);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+    const int k_tiles = (K + BK - 1) / BK;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 4 * WGS);
+        }
     }
-    wgmma_wait<0>();
-    fence_acc(d);
-    store_tile(d, C, M, N, row0 + cw * 64, col0, warp - 4, lane);
+    __syncthreads();
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid == 0) {
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
+                asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+                             ::"r"(full + 8 * s), "r"(A_STAGE + B_STAGE) : "memory");
+                tma_2d(s_a + s * A_STAGE, tmaps, kt * BK, row0, full + 8 * s);
+#pragma unroll
+                for (int j = 0; j < BN / 64; ++j) tma_2d(s_b + s * B_STAGE + j * 8192, tmaps + 128, col0 + 64 * j, kt * BK,
+                                                         full + 8 * s);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.f;
+    consume(d, s_a, s_b, full, empty, k_tiles, warp / 4 - 1, lane, false);
+    store_tile(d, C, M, N, row0 + (warp / 4 - 1) * 64, col0, warp, lane);
 }
 #endif

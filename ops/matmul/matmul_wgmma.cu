@@ -278,6 +278,19 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {  // u
                  "@!done bra AGAIN;\n}\n" ::"r"(bar), "r"(parity) : "memory");
 }
 
+// full[s] expecting full_count arrivals, empty[s] one per consumer warp, for every stage
+__device__ __forceinline__ void init_barriers(unsigned full, unsigned empty, unsigned full_count) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, full_count);
+            mbar_init(empty + 8 * s, 4 * WGS);
+        }
+        // the initialised barriers visible to the async proxy (cp.async/TMA completions) too
+        asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+}
+
 // consumer warpgroup cw of the warp-specialised kernels: K tile kt waits for full[kt % STAGES]
 // (phase parity (kt / STAGES) & 1), runs the stage's wgmmas, and once the next tile's group is
 // issued and the previous one done, lane 0 of each warp releases that tile's stage (empty)
@@ -301,41 +314,6 @@ __device__ __forceinline__ void consume(float (&d)[128], unsigned s_a, unsigned 
     fence_acc(d);
 }
 
-extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
-matmul_wgmma_ws(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
-    extern __shared__ __align__(128) unsigned char smem[];
-    const unsigned s_a = (smem_u32(smem) + 1023) & ~1023u, s_b = s_a + STAGES * A_STAGE;
-    const unsigned full = s_b + STAGES * B_STAGE, empty = full + 8 * STAGES;
-    int row0, col0;
-    tile_origin(M, N, row0, col0);
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
-    const int k_tiles = (K + BK - 1) / BK;
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full + 8 * s, 128);
-            mbar_init(empty + 8 * s, 4 * WGS);
-        }
-    }
-    __syncthreads();
-    if (wg == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        for (int kt = 0; kt < k_tiles; ++kt) {
-            const int s = kt % STAGES;
-            if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
-            copy_tile<128>(s_a + s * A_STAGE, s_b + s * B_STAGE, A, B, M, N, K, row0, col0, kt * BK, tid);
-            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * s) : "memory");
-        }
-        cp_async_wait<0>();
-        return;
-    }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-    float d[128];
-#pragma unroll
-    for (int i = 0; i < 128; ++i) d[i] = 0.f;
-    consume(d, s_a, s_b, full, empty, k_tiles, warp / 4 - 1, lane, true);
-    store_tile(d, C, M, N, row0 + (warp / 4 - 1) * 64, col0, warp, lane);
-}
-
 // ---- matmul_wgmma_tma (probes, WGS 2): the same with TMA loads -----------------------------------
 //
 // One thread of the producer warpgroup loads each stage with five cp.async.bulk.tensor.2d copies
@@ -349,43 +327,56 @@ __device__ __forceinline__ void tma_2d(unsigned dst, const void* tmap, int c0, i
                  ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
-matmul_wgmma_tma(const unsigned char* __restrict__ tmaps, u16* __restrict__ C, int M, int N, int K) {
+// the warp-specialised kernels' body: USE_TMA picks the producer (TMA from the tensor maps, or
+// the 128 producer threads' cp.async copies from A and B)
+template <bool USE_TMA>
+__device__ __forceinline__ void ws_body(const u16* __restrict__ A, const u16* __restrict__ B,
+                                        const unsigned char* __restrict__ tmaps, u16* __restrict__ C, int M, int N,
+                                        int K) {
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned s_a = (smem_u32(smem) + 1023) & ~1023u, s_b = s_a + STAGES * A_STAGE;
     const unsigned full = s_b + STAGES * B_STAGE, empty = full + 8 * STAGES;
     int row0, col0;
     tile_origin(M, N, row0, col0);
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int k_tiles = (K + BK - 1) / BK;
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 4 * WGS);
-        }
-    }
-    __syncthreads();
-    if (wg == 0) {
+    init_barriers(full, empty, USE_TMA ? 1 : 128);
+    if (warp < 4) {  // the producer warpgroup
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (tid == 0) {
-            for (int kt = 0; kt < k_tiles; ++kt) {
-                const int s = kt % STAGES;
-                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
+        if (USE_TMA && tid != 0) return;
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            const int s = kt % STAGES;
+            if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
+            if constexpr (USE_TMA) {
                 asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
                              ::"r"(full + 8 * s), "r"(A_STAGE + B_STAGE) : "memory");
                 tma_2d(s_a + s * A_STAGE, tmaps, kt * BK, row0, full + 8 * s);
 #pragma unroll
-                for (int j = 0; j < BN / 64; ++j) tma_2d(s_b + s * B_STAGE + j * 8192, tmaps + 128, col0 + 64 * j, kt * BK,
-                                                         full + 8 * s);
+                for (int j = 0; j < BN / 64; ++j)
+                    tma_2d(s_b + s * B_STAGE + j * 8192, tmaps + 128, col0 + 64 * j, kt * BK, full + 8 * s);
+            } else {
+                copy_tile<128>(s_a + s * A_STAGE, s_b + s * B_STAGE, A, B, M, N, K, row0, col0, kt * BK, tid);
+                asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * s) : "memory");
             }
         }
+        cp_async_wait<0>();
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     float d[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) d[i] = 0.f;
-    consume(d, s_a, s_b, full, empty, k_tiles, warp / 4 - 1, lane, false);
+    consume(d, s_a, s_b, full, empty, k_tiles, warp / 4 - 1, lane, !USE_TMA);
     store_tile(d, C, M, N, row0 + (warp / 4 - 1) * 64, col0, warp, lane);
+}
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
+matmul_wgmma_ws(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, int M, int N, int K) {
+    ws_body<false>(A, B, nullptr, C, M, N, K);
+}
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
+matmul_wgmma_tma(const unsigned char* __restrict__ tmaps, u16* __restrict__ C, int M, int N, int K) {
+    ws_body<true>(nullptr, nullptr, tmaps, C, M, N, K);
 }
 #endif

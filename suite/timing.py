@@ -139,12 +139,12 @@ class ClockSampler:
 #: A soaked row then takes exactly SOAK_SAMPLES samples. The capped clock is not steady under the
 #: sampling loop (a flush and a host synchronisation between launches lower the average power, and
 #: the clock climbs): with the RSE stopping rule a row that drifted sampled longer and drifted
-#: further, so its median came from a later, faster phase than its neighbours'. In 12 H200 runs
+#: further, so its median came from a later, faster phase than its neighbours'. In 11 H200 runs
 #: (2026-12-01/02) every kernel/cuBLAS ratio at 8192³ that the full medians moved by more than a
 #: few points came with a row of 28-106 samples (cuBLAS's in five, lowering the ratio: bf16 1.686
 #: -> 1.432 ms over 106 in run d19045; wgmma fp16's in fd7e61, raising it); over each row's first 10
 #: samples the ratios agree run to run (mma_sync 0.62-0.66 ×, wgmma 0.85-0.89 ×) where the full
-#: medians scatter (0.57-0.65, 0.75-0.94). A fixed count samples every soaked row in the same phase.
+#: medians scatter (0.57-0.66, 0.75-0.94). A fixed count samples every soaked row in the same phase.
 SOAK_INTENSITY = 64.0
 SOAK_FLOPS = 1e10
 SOAK_S = 2.0

@@ -202,8 +202,7 @@ def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = F
         raise Unsupported(f"wgmma needs {_wgmma_smem(*_WGMMA_SHAPES[-1])} bytes of shared memory per "
                           f"block; the device allows {smem_max}")
     wgs, stages = shape
-    even = not bounded and m % (64 * wgs) == 0 and n % _WGMMA_BN == 0 and case["k"] % _WGMMA_BK == 0
-    defs = {"BF16": int(case.dtype == "bf16"), "WGS": wgs, "STAGES": stages, "EVEN": int(even and not ws)}
+    defs = {"BF16": int(case.dtype == "bf16"), "WGS": wgs, "STAGES": stages}
     groups = (cdiv(m, 64 * wgs) * cdiv(n, _WGMMA_BN),)
     if ws or tma:  # + one producer warpgroup; + full/empty mbarriers (8 bytes each) per stage
         if wgs != 2:
@@ -214,7 +213,8 @@ def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = F
             return _tma_run(be, case, fn, groups, block, smem)
         fn = be.compile(_WGMMA_CU, "matmul_wgmma_ws", defs, options=("-arch=sm_90a",))
         return _padded_run(be, case, fn, groups, block, smem)
-    fn = be.compile(_WGMMA_CU, "matmul_wgmma", defs, options=("-arch=sm_90a",))
+    even = not bounded and m % (64 * wgs) == 0 and n % _WGMMA_BN == 0 and case["k"] % _WGMMA_BK == 0
+    fn = be.compile(_WGMMA_CU, "matmul_wgmma", {**defs, "EVEN": int(even)}, options=("-arch=sm_90a",))
     return _padded_run(be, case, fn, groups, (128 * wgs,), _wgmma_smem(wgs, stages))
 
 

@@ -422,8 +422,8 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
         backoff = 0
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
-    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block)}
-    kw |= {"TICKET_SEM": ticket_sem, "BACKOFF": backoff}
+    kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     if order == "pid":
         phases = (3,)
         kw |= {"SPIN": 1 if interp else TRITON_PID_SPIN, "SUB": min(block, 2048)}

@@ -150,7 +150,7 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
     polls), combine them in part order and write the part. SPIN > 0: at most SPIN polls; a part
     whose words are still missing then has its (max, Σ) computed here from x (``_part_stats``), so
-    the wait ends whatever the scheduling (each program reads only its own words' parts again)."""
+    the wait ends whatever the scheduling."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,16 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session11)  # ~5 min: Triton split_row with an L2 prefetch of the part AHEAD × SM-count tickets later
+    # (DRAM keeps streaming while a program waits for its siblings) beside the registered form;
+    # Triton flash with K/V through TMA descriptors (and Triton's warp specialisation) beside the
+    # registered pointer form at the D128 cases; the registered wgmma beside its TMA form again
+    probe 120 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|ahead' --cap 1
+    probe 150 attention_triton attention triton --case b4h32s8192d128,bf16 --only flash --cap 1
+    probe 100 attention_triton_causal attention triton --case b4h32s8192d128,causal,bf16 --only flash --cap 1
+    probe 60 matmul_cuda matmul cuda --case 8192³,fp16 --only 'wgmma$|wgmma tma' --cap 2
+    probe 40 matmul_cuda_4097 matmul cuda --case 4097³,bf16 --only 'wgmma$|wgmma tma' --cap 2
+    ;;
 next11)  # for session 11, ~10 min: Triton split_row in program-id order (no ticket; bounded polls,
     # then a missing part's (max, Σ) from x) beside the registered form; then the first runs of the
     # fixed-count soaked protocol (10 samples after the 2 s soak): the tensor-core matmul rows beside

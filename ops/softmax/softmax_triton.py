@@ -21,10 +21,9 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
-  PHASE 3 (probes; GPU and interpreter, one launch): program id order, no ticket; a program polls
-  its siblings' words at most SPIN times and computes the (max, Σ) of a part still missing from
-  x itself (SUB-wide tiles), so no wait depends on the scheduling; where the siblings run at once
-  (G ≤ SM count, programs started in id order) nothing is re-read.
+  AHEAD > 0 (probes): before loading its part a program asks L2 to prefetch the part of ticket
+  t + AHEAD (``prefetch.global.L2``, one per LINE values), so DRAM keeps streaming while the
+  SM's program waits for its siblings; the later program then loads its part from L2.
 """
 
 import triton
@@ -129,28 +128,22 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
 
 
 @triton.jit
-def _part_stats(x_ptr, row, k, chunk, N, SUB: tl.constexpr):
-    """(max, Σ exp(x − max)) of part k of ``row``, read from x in SUB-wide tiles (an online
-    max and rescaled sum: few registers beside the program's own part)."""
-    cols = tl.arange(0, SUB)
-    m = tl.max(tl.full((SUB,), NEG, tl.float32), axis=0)
-    s = tl.sum(tl.zeros((SUB,), tl.float32), axis=0)
-    for c0 in range(0, chunk, SUB):
-        offs = k * chunk + c0 + cols
-        v = _load_row(x_ptr + row * N, offs, ((c0 + cols) < chunk) & (offs < N))
-        mn = tl.maximum(m, tl.max(v, axis=0))
-        s = s * tl.exp2((m - mn) * LOG2E) + tl.sum(tl.exp2((v - mn) * LOG2E), axis=0)
-        m = mn
-    return m, s
+def _prefetch_part(x_ptr, t, n_blocks, N, chunk, G: tl.constexpr, BLOCK: tl.constexpr, LINE: tl.constexpr):
+    """prefetch.global.L2 of every LINE-value line of ticket t's part (none past the launch's last)."""
+    if t < n_blocks:
+        c = tl.arange(0, BLOCK // LINE) * LINE
+        offs = (t % G) * chunk + c
+        ok = (c < chunk) & (offs < N)
+        p = x_ptr + (t // G) * N + tl.where(ok, offs, 0)
+        tl.inline_asm_elementwise("prefetch.global.L2 [$1];\n mov.u32 $0, 0;", "=r,l", [p], dtype=tl.int32,
+                                  is_pure=False, pack=1)
 
 
 @triton.jit
 def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
-            BACKOFF: tl.constexpr, SPIN: tl.constexpr, x_ptr, chunk, SUB: tl.constexpr):
+            BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls), combine them in part order and write the part. SPIN > 0: at most SPIN polls; a part
-    whose words are still missing then has its (max, Σ) computed here from x (``_part_stats``), so
-    the wait ends whatever the scheduling."""
+    polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -158,31 +151,18 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     done = t < 0  # a scalar tensor (False)
     a = tl.zeros((GP,), tl.int64)
     b = tl.zeros((GP,), tl.int64)
-    polls = 0
     while not done:  # all 2·G words in one round trip per poll
         a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
         b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
         ready = (((a >> 32) == want) & ((b >> 32) == want)) | (k >= G)
         done = tl.min(ready.to(tl.int32), axis=0) == 1
-        if SPIN > 0:
-            polls += 1
-            done = done | (polls >= SPIN)
         if BACKOFF > 0:  # sleep before the next poll (0 ns once done; PTX: no interpreter)
             ns = tl.full((GP,), 0, tl.int32) + tl.where(done, 0, BACKOFF)
             tl.inline_asm_elementwise("nanosleep.u32 $1;\n mov.u32 $0, $1;", "=r,r", [ns], dtype=tl.int32,
                                       is_pure=False, pack=1)
     mk = tl.where(kmask, _untag(a), NEG)
-    sk = _untag(b)
-    if SPIN > 0:  # parts that never published (their programs not started): computed here
-        late = (((a >> 32) != want) | ((b >> 32) != want)) & kmask
-        if tl.max(late.to(tl.int32), axis=0) > 0:
-            for j in tl.static_range(G):
-                if tl.sum(tl.where(k == j, late.to(tl.int32), 0), axis=0) > 0:
-                    mj, sj = _part_stats(x_ptr, row, j, chunk, N, SUB)
-                    mk = tl.where(k == j, mj, mk)
-                    sk = tl.where(k == j, sj, sk)
     mt = tl.max(mk, axis=0)
-    st = tl.sum(tl.where(kmask, sk * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
+    st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
     e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
     tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
 
@@ -191,13 +171,15 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, SPIN: tl.constexpr = 0,
-                  SUB: tl.constexpr = 1):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, AHEAD: tl.constexpr = 0,
+                  LINE: tl.constexpr = 32):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
         # around it in every program (sm_90 SASS)
         t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
+        if AHEAD > 0:
+            _prefetch_part(x_ptr, t + AHEAD, n_blocks, N, chunk, G, BLOCK, LINE)
     else:
         t = tl.program_id(0).to(tl.int64)
     row = t // G
@@ -209,5 +191,4 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE != 2),
-                SPIN * (PHASE == 3), x_ptr, chunk, SUB)
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

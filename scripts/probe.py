@@ -104,16 +104,9 @@ def _softmax_triton():
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
             for b in (0, 500, 2000)] + [
-        (f"split_row ahead={a}", lambda be, c, a=a: sk.triton_split_row(be, c, ahead=a))
-        for a in (0.5, 1, 2)]
-
-
-def _attention_triton():
-    import ops.attention.kernels as ak
-
-    # K/V through TMA descriptors, and with Triton's warp specialisation on top
-    return [("flash tma", lambda be, c: ak.triton_flash(be, c, tma=True)),
-            ("flash tma ws", lambda be, c: ak.triton_flash(be, c, tma=True, ws=True))]
+        (f"split_row cache={lc or '-'}/{sc or '-'}",
+         lambda be, c, lc=lc, sc=sc: sk.triton_split_row(be, c, cache=(lc, sc)))
+        for lc, sc in ((".cg", ""), ("", ".cs"), (".cg", ".cs"), (".ca", ".wb"))]
 
 
 def _gemv_cuda():
@@ -136,7 +129,7 @@ def _attention_cuda():
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
-           ("softmax", "triton"): _softmax_triton, ("attention", "triton"): _attention_triton}
+           ("softmax", "triton"): _softmax_triton}
 
 
 def main() -> None:

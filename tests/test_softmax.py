@@ -163,12 +163,12 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         split_io = {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32", "n_blocks": "i64",
                     "epoch": "i64"}
-        for ahead in (0, 132):  # registered; with the L2 prefetch of a later ticket's part (probes)
+        for lc, sc in (("", ""), (".cg", ".cs")):  # registered; cache operators (probes)
             jobs.append((st.softmax_split, split_io,
                          {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
-                          "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS, "AHEAD": ahead, "LINE": 32},
+                          "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS, "LOAD_CM": lc, "STORE_CM": sc},
                          {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
-            names.append(f"softmax_split/{dt}/phase0" + ("/ahead" if ahead else ""))
+            names.append(f"softmax_split/{dt}/phase0" + ("/cache" if lc else ""))
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:
@@ -178,10 +178,8 @@ def _hopper_jobs() -> dict:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
         elif "phase0" in name and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
-        elif name.endswith("ahead") and ("prefetch.global.L2" not in out["ptx"] or out["spill_bytes"]):
-            fails.append(f"{name}: no L2 prefetch, or spills: {out['resource_log']}")
-        elif name.endswith("phase0") and "prefetch" in out["ptx"]:
-            fails.append(f"{name}: a prefetch without AHEAD")
+        elif name.endswith("cache") and not ("ld.global.cg" in out["ptx"] and "st.global.cs" in out["ptx"]):
+            fails.append(f"{name}: the cache operators are not in the PTX")
         elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
             fails.append(f"{name}: no nanosleep between the polls")
     return {"fails": fails}

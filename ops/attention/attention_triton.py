@@ -17,9 +17,6 @@ blocks unmasked, then the ragged tail (S % BLOCK_N keys) with the key mask. "No 
 tl.dot (the interpreter's bf16 dot is wrong) and bf16 outputs are rounded to nearest even by hand
 (the interpreter truncates); P then stays fp32, which only makes it more exact. Compiled kernels
 never take these paths.
-
-``TMA`` (probes): K and V through host-built TMA descriptors (``WS``: Triton's automatic warp
-specialisation of the unmasked loop on top).
 """
 
 from __future__ import annotations
@@ -33,33 +30,16 @@ NEG = tl.constexpr(-3.4028234663852886e38)
 
 
 @triton.jit
-def _kv(src, start, row0, keys, S, HEAD_DIM: tl.constexpr, MASK: tl.constexpr, TMA: tl.constexpr,
-        IS_K: tl.constexpr):
-    """The K block transposed [D, BN] (IS_K) or the V block [BN, D] at key ``start``: through a TMA
-    descriptor of the [B·H·S, D] rows (row0 = the head's first; rows past S belong to the next
-    head or are zero-filled past the tensor, so the caller masks keys ≥ S), or through pointers
-    (keys ≥ S read as 0)."""
-    if TMA:
-        blk = src.load([row0 + start, 0])
-        if IS_K:
-            blk = blk.T
-    elif MASK:
-        ok = (keys[None, :] < S) if IS_K else (keys[:, None] < S)
-        blk = tl.load(src + start * HEAD_DIM, mask=ok, other=0.0)
-    else:
-        blk = tl.load(src + start * HEAD_DIM)
-    return blk
-
-
-@triton.jit
-def _blocks(acc, l_i, m_i, q, k_src, v_src, row0, offs_m, offs_n, lo, hi, S, qk_scale,
+def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scale,
             HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-            PRECISION: tl.constexpr, UPCAST: tl.constexpr, TMA: tl.constexpr, WS: tl.constexpr):
-    """Keys [lo, hi) in BLOCK_N steps; MASK: the key < S mask, and the causal one when CAUSAL;
-    WS: Triton's warp specialisation of the loop."""
-    for start in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):
+            PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    """Keys [lo, hi) in BLOCK_N steps; MASK: the key < S mask, and the causal one when CAUSAL."""
+    for start in tl.range(lo, hi, BLOCK_N):
         keys = start + offs_n
-        k = _kv(k_src, start, row0, keys, S, HEAD_DIM, MASK, TMA, True)  # read K block [D, BN]
+        if MASK:
+            k = tl.load(k_ptrs + start * HEAD_DIM, mask=keys[None, :] < S, other=0.0)  # read K block [D, BN]
+        else:
+            k = tl.load(k_ptrs + start * HEAD_DIM)
         if UPCAST:
             k = k.to(tl.float32)
         qk = tl.dot(q, k, input_precision=PRECISION)  # unscaled: the scale joins the exp2's FMA
@@ -73,7 +53,10 @@ def _blocks(acc, l_i, m_i, q, k_src, v_src, row0, offs_m, offs_n, lo, hi, S, qk_
         p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = _kv(v_src, start, row0, keys, S, HEAD_DIM, MASK, TMA, False)  # read V block [BN, D]
+        if MASK:
+            v = tl.load(v_ptrs + start * HEAD_DIM, mask=keys[:, None] < S, other=0.0)  # read V block [BN, D]
+        else:
+            v = tl.load(v_ptrs + start * HEAD_DIM)
         if UPCAST:
             acc = tl.dot(p, v.to(tl.float32), acc, input_precision=PRECISION)
         else:
@@ -85,12 +68,9 @@ def _blocks(acc, l_i, m_i, q, k_src, v_src, row0, offs_m, offs_n, lo, hi, S, qk_
 @triton.jit
 def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-                    UPCAST: tl.constexpr = False, TMA: tl.constexpr = False, WS: tl.constexpr = False):
-    """TMA: K and V are tensor descriptors of the [B·H·S, D] rows with [BLOCK_N, D] blocks (Q, O
-    stay pointers); otherwise pointers."""
+                    UPCAST: tl.constexpr = False):
     pid_m = tl.program_id(0)
-    bh = tl.program_id(1)
-    head = bh.to(tl.int64) * S * HEAD_DIM
+    head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -98,28 +78,24 @@ def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: 
                 other=0.0)  # read Q tile once
     if UPCAST:
         q = q.to(tl.float32)
-    if TMA:
-        k_src, v_src = K, V
-    else:
-        k_src = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ block [D, BN] at key 0
-        v_src = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block [BN, D] at key 0
-    row0 = bh * S
+    k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ block [D, BN] at key 0
+    v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block [BN, D] at key 0
     m_i = tl.full((BLOCK_M,), NEG, tl.float32)
     l_i = tl.zeros((BLOCK_M,), tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
     if CAUSAL:
         diag = pid_m * BLOCK_M  # keys below the block's first row: unmasked for every row
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_src, v_src, row0, offs_m, offs_n, 0, diag, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST, TMA, WS)
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_src, v_src, row0, offs_m, offs_n, diag,
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, diag, S, qk_scale,
+                                HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, diag,
                                 tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True,
-                                PRECISION, UPCAST, TMA, False)
+                                PRECISION, UPCAST)
     else:
         full = (S // BLOCK_N) * BLOCK_N
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_src, v_src, row0, offs_m, offs_n, 0, full, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST, TMA, WS)
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_src, v_src, row0, offs_m, offs_n, full, S, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST, TMA, False)
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full, S, qk_scale,
+                                HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
+        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
+                                HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
     out = acc / l_i[:, None]
     o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
     tl.store(o_ptrs, _epilogue(out, Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O

@@ -242,13 +242,12 @@ def _torch_dtype(case):
 
 
 @kernel("attention", "triton", "flash")
-def triton_flash(be, case, tma: bool = False, ws: bool = False):
+def triton_flash(be, case):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages) per head dim on compiled devices. ``tma`` (probes; fp16/bf16 on a GPU):
-    K and V through TMA descriptors, ``ws`` with Triton's warp specialisation of the key loop."""
+    num_warps, num_stages) per head dim on compiled devices."""
     import time
 
     import torch
@@ -261,8 +260,6 @@ def triton_flash(be, case, tma: bool = False, ws: bool = False):
     prec = "ieee"
     qk = float(_qk_scale(case))
     interp = be.device.mode == "interpret"
-    if (tma or ws) and (interp or case.dtype == "fp32"):
-        raise Unsupported("the TMA / warp-specialised forms are compiled fp16/bf16 kernels")
     if interp:
         bm, bn = _TRITON_INTERPRET
         kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
@@ -270,21 +267,11 @@ def triton_flash(be, case, tma: bool = False, ws: bool = False):
         cfgs = _TRITON_CONFIGS[(d, case.dtype != "fp32")]
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
-
-        def set_blocks(nargs):  # the descriptors' block shape follows the config
-            for name in ("K", "V"):
-                nargs[name].block_shape = [nargs["BLOCK_N"], d]
-
-        kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st,
-                                              pre_hook=set_blocks if tma else None)
+        kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
                                 for bm, bn, w, st in cfgs], key=["S"])(attention_flash)
-        meta = {"TMA": True, "WS": ws} if tma else {}
+        meta = {}
 
     def launch(q, k, v, o):
-        if tma:
-            from triton.tools.tensor_descriptor import TensorDescriptor
-
-            k, v = (TensorDescriptor(t, [b * h * s, d], [d, 1], [1, d]) for t in (k, v))
         grid = lambda mt: (triton.cdiv(s, mt["BLOCK_M"]), b * h)  # noqa: E731
         kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec, **meta)
 

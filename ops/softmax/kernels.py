@@ -331,7 +331,9 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: 83.7 % (8192 × 8 warps, two per SM), 53.2 % (8192 × 16 warps) against 88.5 % registered; removed.
 #: session 11 (probes-20261202-session11): program-id order without the ticket (a program polled its
 #: siblings at most 4096 times, then computed a missing part's (max, Σ) from x; commit e656a9c):
-#: 62.0 / 65.1 % at 1000 / 250 ns backoff against 88.5 % registered beside it; removed.
+#: 62.0 / 65.1 % at 1000 / 250 ns backoff against 88.5 % registered beside it; removed. An L2
+#: prefetch (prefetch.global.L2 per 128-byte line) of the part 0.5 / 1 / 2 × SM-count tickets later,
+#: issued before a program's own load (commit 209105b): 63.6 / 63.4 / 53.7 % against 88.0 %; removed.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -394,15 +396,14 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, ahead: float = 0):
+                     backoff: int | None = None, cache: tuple[str, str] = ("", "")):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``ahead``: L2
-    prefetch of the part ``ahead`` × SM-count tickets later (0: none; PTX, so none in the
-    interpreter or on ROCm)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``cache``: the
+    PTX cache operators of the part's load and store (probes; "": Triton's default)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -417,11 +418,12 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     interp = be.device.mode == "interpret"
-    ptx = not (interp or torch.version.hip)  # nanosleep and prefetch are PTX
-    backoff = (TRITON_SPLIT_BACKOFF_NS if backoff is None else backoff) if ptx else 0
+    if interp or torch.version.hip:  # (no PTX nanosleep in the interpreter or on ROCm)
+        backoff = 0
+    elif backoff is None:
+        backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "AHEAD": int(ahead * _units(be)) if ptx else 0,
-          "LINE": 64 if case.dtype == "bf16" else 32}  # values per 128-byte line
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "LOAD_CM": cache[0], "STORE_CM": cache[1]}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):

@@ -21,9 +21,7 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
-  AHEAD > 0 (probes): before loading its part a program asks L2 to prefetch the part of ticket
-  t + AHEAD (``prefetch.global.L2``, one per LINE values), so DRAM keeps streaming while the
-  SM's program waits for its siblings; the later program then loads its part from L2.
+  LOAD_CM / STORE_CM (probes): PTX cache operators of the part's load and store ("": default).
 """
 
 import triton
@@ -128,20 +126,8 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
 
 
 @triton.jit
-def _prefetch_part(x_ptr, t, n_blocks, N, chunk, G: tl.constexpr, BLOCK: tl.constexpr, LINE: tl.constexpr):
-    """prefetch.global.L2 of every LINE-value line of ticket t's part (none past the launch's last)."""
-    if t < n_blocks:
-        c = tl.arange(0, BLOCK // LINE) * LINE
-        offs = (t % G) * chunk + c
-        ok = (c < chunk) & (offs < N)
-        p = x_ptr + (t // G) * N + tl.where(ok, offs, 0)
-        tl.inline_asm_elementwise("prefetch.global.L2 [$1];\n mov.u32 $0, 0;", "=r,l", [p], dtype=tl.int32,
-                                  is_pure=False, pack=1)
-
-
-@triton.jit
 def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
-            BACKOFF: tl.constexpr):
+            BACKOFF: tl.constexpr, STORE_CM: tl.constexpr = ""):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
     polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
@@ -164,22 +150,20 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
     e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
-    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
+    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask, cache_modifier=STORE_CM)
 
 
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, AHEAD: tl.constexpr = 0,
-                  LINE: tl.constexpr = 32):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, LOAD_CM: tl.constexpr = "",
+                  STORE_CM: tl.constexpr = ""):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
         # around it in every program (sm_90 SASS)
         t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
-        if AHEAD > 0:
-            _prefetch_part(x_ptr, t + AHEAD, n_blocks, N, chunk, G, BLOCK, LINE)
     else:
         t = tl.program_id(0).to(tl.int64)
     row = t // G
@@ -187,8 +171,8 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     cols = tl.arange(0, BLOCK)
     offs = part * chunk + cols
     mask = (cols < chunk) & (offs < N)
-    x = _load_row(x_ptr + row * N, offs, mask)
+    x = tl.load(x_ptr + row * N + offs, mask=mask, other=float("-inf"), cache_modifier=LOAD_CM).to(tl.float32)
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0), STORE_CM)

@@ -103,10 +103,7 @@ def _softmax_triton():
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)] + [
-        (f"split_row cache={lc or '-'}/{sc or '-'}",
-         lambda be, c, lc=lc, sc=sc: sk.triton_split_row(be, c, cache=(lc, sc)))
-        for lc, sc in ((".cg", ""), ("", ".cs"), (".cg", ".cs"), (".ca", ".wb"))]
+            for b in (0, 500, 2000)]
 
 
 def _gemv_cuda():

@@ -334,6 +334,8 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: 62.0 / 65.1 % at 1000 / 250 ns backoff against 88.5 % registered beside it; removed. An L2
 #: prefetch (prefetch.global.L2 per 128-byte line) of the part 0.5 / 1 / 2 × SM-count tickets later,
 #: issued before a program's own load (commit 209105b): 63.6 / 63.4 / 53.7 % against 88.0 %; removed.
+#: PTX cache operators on the part's load / store (commit 46aa9a5): .cg/- 88.8 %, -/.cs 88.1 %,
+#: .cg/.cs 88.3 %, .ca/.wb 88.6 % against 88.4 % registered: noise; removed.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -396,14 +398,13 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, cache: tuple[str, str] = ("", "")):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``cache``: the
-    PTX cache operators of the part's load and store (probes; "": Triton's default)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -423,7 +424,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "LOAD_CM": cache[0], "STORE_CM": cache[1]}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):

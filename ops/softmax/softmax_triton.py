@@ -21,7 +21,6 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
-  LOAD_CM / STORE_CM (probes): PTX cache operators of the part's load and store ("": default).
 """
 
 import triton
@@ -127,7 +126,7 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
 
 @triton.jit
 def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
-            BACKOFF: tl.constexpr, STORE_CM: tl.constexpr = ""):
+            BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
     polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
@@ -150,15 +149,14 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
     e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
-    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask, cache_modifier=STORE_CM)
+    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
 
 
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, LOAD_CM: tl.constexpr = "",
-                  STORE_CM: tl.constexpr = ""):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -171,8 +169,8 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     cols = tl.arange(0, BLOCK)
     offs = part * chunk + cols
     mask = (cols < chunk) & (offs < N)
-    x = tl.load(x_ptr + row * N + offs, mask=mask, other=float("-inf"), cache_modifier=LOAD_CM).to(tl.float32)
+    x = _load_row(x_ptr + row * N, offs, mask)
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0), STORE_CM)
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

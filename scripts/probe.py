@@ -106,6 +106,15 @@ def _softmax_triton():
             for b in (0, 500, 2000)]
 
 
+def _attention_webgpu():
+    import ops.attention.kernels as ak
+
+    # flash tiles (BM, BN, TM, TN): the registered 64×32×4×4 takes ~33 KiB of workgroup memory at
+    # D = 64; smaller ones leave room for more workgroups per SM
+    return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
+            for t in ((32, 32, 4, 4), (32, 32, 2, 4), (32, 16, 4, 2), (16, 16, 2, 2), (64, 16, 4, 2))]
+
+
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
@@ -126,7 +135,7 @@ def _attention_cuda():
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
-           ("softmax", "triton"): _softmax_triton}
+           ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu}
 
 
 def main() -> None:

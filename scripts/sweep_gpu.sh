@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,15 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session11c)  # ~4 min: the new wgmma_tma variant (TMA producer warpgroup, mbarriers) beside wgmma and
+    # cuBLAS as harness rows (8192³ bf16/fp16, 4097³ and 500×600×300 padded, 2048³); WebGPU flash
+    # with smaller tiles (less workgroup memory per workgroup) beside the registered 64×32
+    cli 240 matmul_tma run --op matmul --backend cuda --backend torch --variant wgmma --variant wgmma_tma \
+        --variant matmul --case 8192³,bf16 --case 8192³,fp16 --case 4097³,bf16 --case 2048³,bf16 \
+        --case 500x600x300,bf16 --timeout 100
+    probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
+    probe 60 attention_webgpu_causal attention webgpu --case b1h16s4096d64,causal,fp32 --only flash --cap 1
+    ;;
 session11b)  # ~1.5 min: Triton split_row with PTX cache operators on the part's load / store (.cg: L2
     # only; .cs: streaming) beside the registered form (CUDA's 93 % kernel loads through __ldg)
     probe 150 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|cache' --cap 1

@@ -159,7 +159,8 @@ def test_cuda_wgmma_source_compiles_for_sm90a(wgs, stages, bf16, even):
 
 @pytest.mark.parametrize("entry", ["matmul_wgmma_ws", "matmul_wgmma_tma"])
 def test_cuda_wgmma_ws_compiles_for_sm90a(entry):
-    """The warp-specialised probe forms (matmul_wgmma_ws with cp.async, matmul_wgmma_tma with TMA):
+    """The warp-specialised forms (matmul_wgmma_ws with cp.async, probes; matmul_wgmma_tma with TMA,
+    the wgmma_tma variant):
     build for sm_90a within the launch's 168 registers (a few bytes of spill in the 40-register
     cp.async producer at most), their wgmmas asynchronous."""
     from backends.base import read_source

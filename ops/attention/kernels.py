@@ -369,13 +369,14 @@ def webgpu_fused_rows(be, case):
 
 
 @kernel("attention", "webgpu", "flash")
-def webgpu_flash(be, case):
+def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
     """attention.cl's flash in WGSL: BM query rows per workgroup, K/V tiles of BN keys through
     workgroup memory, TM×TN score tiles, online softmax; tiles from the adapter's workgroup-storage
-    and invocation limits (32 KiB on lavapipe: 64×32 at D = 64, 32×16 at D = 128)."""
+    and invocation limits (32 KiB on lavapipe: 64×32 at D = 64, 32×16 at D = 128; ``tiles``:
+    (BM, BN, TM, TN) instead, for probes)."""
     b, h, s, d = _webgpu_case(be, case)
-    bm, bn, tm, tn = flash_tiles(d, be.limits["max-compute-workgroup-storage-size"],
-                                 be.limits["max-compute-invocations-per-workgroup"])
+    bm, bn, tm, tn = tiles or flash_tiles(d, be.limits["max-compute-workgroup-storage-size"],
+                                          be.limits["max-compute-invocations-per-workgroup"])
     k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
     dummy = be.empty((4,), np.float32)
     prm = _wgsl_params(case)

@@ -137,18 +137,20 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] | None = None, even
     return _padded_run(be, case, fn, (cdiv(m, _MMA_BM) * cdiv(n, bn),), (bn,), _mma_smem(bk, stages, bn))
 
 
-def _padded_run(be, case, fn, groups: tuple, block: tuple, smem: int):
-    """``run`` of a tensor-core kernel that copies 16-byte rows (K and N multiples of 8): A, B and
+def _padded_run(be, case, fn, groups: tuple, block: tuple, smem: int, operands=None):
+    """``run`` of a tensor-core kernel that reads 16-byte rows (K and N multiples of 8): A, B and
     C as they are where they qualify, else bit copies into zero-padded buffers inside the timed
-    call (``run.info["padded"]``)."""
+    call (``run.info["padded"]``). The kernel takes ``operands(a, b, kp, np_)`` (default: A and B
+    themselves), then C and (M, N, K) with N and K padded."""
     import numpy as np
 
     m, n, k = case["m"], case["n"], case["k"]
     kp, np_ = cdiv(k, 8) * 8, cdiv(n, 8) * 8
     dims = [np.int32(m), np.int32(np_), np.int32(kp)]
+    operands = operands or (lambda a, b, kp, np_: [a, b])
 
     def launch(a, b, c):
-        be.launch(fn, groups, block, [a, b, c, *dims], shared_mem=smem)
+        be.launch(fn, groups, block, [*operands(a, b, kp, np_), c, *dims], shared_mem=smem)
 
     if (kp, np_) == (k, n) or be.device.mode == "compile":
         return lambda ins, outs: launch(ins["A"], ins["B"], outs["C"])
@@ -191,9 +193,8 @@ def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = F
     the tiles divide M, N and K the copies run without bounds (EVEN; ``bounded=True``: the bounded
     copies, for probes; ``ws=True``: matmul_wgmma_ws, a producer warpgroup handing stages to the
     two consumer warpgroups through mbarriers, for probes; ``tma=True``: matmul_wgmma_tma, the same
-    with TMA loads through tensor maps made at the first call, for probes). Padded like mma_sync
-    where K or N is not a multiple of 8 (``tma``: unsupported there). Other architectures:
-    unsupported (the source asks for -arch=sm_90a)."""
+    with TMA loads, the ``wgmma_tma`` variant). Padded like mma_sync where K or N is not a multiple
+    of 8. Other architectures: unsupported (the source asks for -arch=sm_90a)."""
     _need(case, ("fp16", "bf16"), "wgmma is the fp16/bf16 path on sm_90a (fp32: register_blocked)")
     m, n = case["m"], case["n"]
     smem_max = be.smem_per_block()
@@ -210,7 +211,7 @@ def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = F
         block, smem = (128 * (wgs + 1),), _wgmma_smem(wgs, stages) + 16 * stages
         if tma:
             fn = be.compile(_WGMMA_CU, "matmul_wgmma_tma", defs, options=("-arch=sm_90a",))
-            return _tma_run(be, case, fn, groups, block, smem)
+            return _padded_run(be, case, fn, groups, block, smem, _tma_operands(be, case))
         fn = be.compile(_WGMMA_CU, "matmul_wgmma_ws", defs, options=("-arch=sm_90a",))
         return _padded_run(be, case, fn, groups, block, smem)
     even = not bounded and m % (64 * wgs) == 0 and n % _WGMMA_BN == 0 and case["k"] % _WGMMA_BK == 0
@@ -218,35 +219,40 @@ def cuda_wgmma(be, case, shape: tuple[int, int] | None = None, bounded: bool = F
     return _padded_run(be, case, fn, groups, (128 * wgs,), _wgmma_smem(wgs, stages))
 
 
-def _tma_run(be, case, fn, groups: tuple, block: tuple, smem: int):
-    """``run`` of matmul_wgmma_tma: A's and B's tensor maps (backends.cuda.tensor_map_2d: 64×128
-    boxes of A, 64×64 of B) in one device buffer, made for the buffers of the first call."""
+@kernel("matmul", "cuda", "wgmma_tma")
+def cuda_wgmma_tma(be, case):
+    """wgmma (the same 128×256 tiles, two consumer warpgroups, 4-stage ring) fed by TMA: one thread
+    of a third, producer warpgroup loads each stage with five cp.async.bulk.tensor copies through
+    tensor maps (128-byte swizzle, zeros past the edges, so no bounds in the kernel) and hands it
+    over through full/empty mbarriers: no block-wide barrier per K tile. The maps are made on the
+    host for the buffers of the first call (driver API); rows not 16-byte aligned are padded."""
+    return cuda_wgmma(be, case, tma=True)
+
+
+def _tma_operands(be, case):
+    """``operands`` for _padded_run of matmul_wgmma_tma: A's and B's tensor maps
+    (backends.cuda.tensor_map_2d: 64×128 boxes of A, 64×64 of B) in one device buffer, made once
+    per pair of buffers (none in compile-only mode: the launch refuses before a map is needed)."""
     import numpy as np
 
-    m, n, k = case["m"], case["n"], case["k"]
-    if k % 8 or n % 8:
-        raise Unsupported(f"TMA needs 16-byte row strides: K ({k}) and N ({n}) must be multiples of 8")
-    dims = [np.int32(m), np.int32(n), np.int32(k)]
     maps: dict[tuple[int, int], object] = {}
+    bf16 = case.dtype == "bf16"
 
-    def tensor_maps(a, b):
+    def operands(a, b, kp, np_):
+        if be.device.mode == "compile":
+            return [None]
         key = (a.data.ptr, b.data.ptr)
         if key not in maps:
             import cupy
 
             from backends.cuda import tensor_map_2d
 
-            bf16 = case.dtype == "bf16"
-            map_a = tensor_map_2d(a.data.ptr, bf16, m, k, 128, 64)  # 64 (k) × 128 (m) boxes
-            map_b = tensor_map_2d(b.data.ptr, bf16, k, n, 64, 64)  # 64 (n) × 64 (k) boxes
+            map_a = tensor_map_2d(a.data.ptr, bf16, case["m"], kp, 128, 64)  # 64 (k) × 128 (m) boxes
+            map_b = tensor_map_2d(b.data.ptr, bf16, kp, np_, 64, 64)  # 64 (n) × 64 (k) boxes
             maps[key] = cupy.asarray(np.frombuffer(map_a + map_b, np.uint8))
-        return maps[key]
+        return [maps[key]]
 
-    def run(ins, outs):  # (compile-only: the launch refuses before a map would be needed)
-        tmaps = None if be.device.mode == "compile" else tensor_maps(ins["A"], ins["B"])
-        be.launch(fn, groups, block, [tmaps, outs["C"], *dims], shared_mem=smem)
-
-    return run
+    return operands
 
 
 _SPLITK_CU = source(__file__, "matmul_splitk.cu")

@@ -285,6 +285,7 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             // @unroll
             for (var j = 0u; j < TN; j++) { sc[i][j] = 0.0; }  // explicitly (see fused_rows)
         }
+        // @unroll
         for (var d = 0u; d < HD; d++) {
             var a: array<f32, TM>;
             var b: array<f32, TN>;
@@ -319,6 +320,7 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         // @unroll
         for (var i = 0u; i < TM; i++) {  // new running max of each row from the score tile
             var rm = NEG;
+            // @unroll
             for (var c = 0u; c < BN; c++) { rm = max(rm, ps[(ty + i * NY) * (BN + 1u) + c]); }
             let mn = max(m[i], rm);
             let alpha = exp2(m[i] - mn);
@@ -338,6 +340,7 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             }
         }
         workgroupBarrier();  // P and the V tile complete
+        // @unroll
         for (var c = 0u; c < BN; c++) {
             var vv: array<f32, DN>;
             // @unroll

@@ -224,7 +224,9 @@ _TRITON_CONFIGS = {
     (64, True): [(128, 64, 4, 3), (128, 128, 8, 3), (128, 64, 4, 4), (128, 128, 4, 2), (64, 64, 4, 3),
                  (128, 64, 8, 3), (128, 128, 8, 4)],
     (128, True): [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (128, 32, 4, 4), (64, 64, 4, 3),
-                  (128, 128, 8, 3), (128, 64, 8, 4)],  # (a shape over the shared memory is skipped)
+                  (128, 128, 8, 3), (128, 64, 8, 4), (256, 64, 16, 3), (256, 128, 16, 2)],
+    # (a shape over the shared memory is skipped; 256-row tiles on four warpgroups, added in session
+    # 11: each K/V tile feeds twice the query rows; 128 registers, no spills on sm_90)
     (64, False): [(64, 32, 4, 2), (64, 64, 4, 2), (128, 32, 8, 2), (32, 32, 4, 2)],
     (128, False): [(64, 32, 4, 2), (32, 32, 4, 2), (64, 64, 8, 2), (64, 16, 4, 2)],
 }

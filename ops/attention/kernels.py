@@ -100,6 +100,12 @@ _CL = source(__file__, "attention.cl")
 _DT = {"fp32": 0, "fp16": 1, "bf16": 2}
 #: flash tiles (BM, BN, TM, TN) in order of preference; the first whose local memory fits is used
 _FLASH_TILES = [(64, 32, 4, 4), (32, 32, 4, 4), (32, 16, 4, 2), (16, 16, 2, 2)]
+#: WGSL's: 2×2 score tiles per invocation first. NVIDIA's Vulkan compiler (H200, 580 driver; D = 64
+#: fp32, probes-20261202-session11/ddc7e6b) ran 64×32×2×2 (512 invocations) at 9.1 TFLOP/s,
+#: 32×32×2×2 at 8.4, against 4.9 for the 64×32×4×4 that NVIDIA's OpenCL runs at 19.4: fewer live
+#: accumulators per invocation are faster there. Devices with less workgroup memory or fewer
+#: invocations fall through to the smaller tiles.
+_WGSL_FLASH_TILES = [(64, 32, 2, 2), (32, 32, 2, 2)] + _FLASH_TILES
 #: softmax work-group of the naive variant
 _NAIVE_WG = 64
 
@@ -110,10 +116,10 @@ def _flash_local_bytes(hd: int, bm: int, bn: int) -> int:
     return 4 * ((bm + bn) * (hd + 1) + bm * (bn + 1))
 
 
-def flash_tiles(hd: int, local_bytes: int, max_threads: int) -> tuple[int, int, int, int]:
-    """The first of ``_FLASH_TILES`` (BM, BN, TM, TN) that fits the device's local memory and
-    work-group size, with ≥ 4 accumulator columns per thread (HD·TN/BN ≥ 4)."""
-    for bm, bn, tm, tn in _FLASH_TILES:
+def flash_tiles(hd: int, local_bytes: int, max_threads: int, tiles=_FLASH_TILES) -> tuple[int, int, int, int]:
+    """The first of ``tiles`` (BM, BN, TM, TN) that fits the device's local memory and work-group
+    size, with ≥ 4 accumulator columns per thread (HD·TN/BN ≥ 4)."""
+    for bm, bn, tm, tn in tiles:
         nt = (bm // tm) * (bn // tn)
         if _flash_local_bytes(hd, bm, bn) <= local_bytes and nt <= max_threads and hd * tn // bn >= 4:
             return bm, bn, tm, tn
@@ -219,14 +225,15 @@ def opencl_flash(be, case):
 #: the winner and the tuning time land in the row (kernel_info). (128, 64, 8, 3) at D64 won at
 #: B16 H16 S2048 (0.95 × SDPA, run 37203e; the best of the first five was 0.895 ×). A lazy
 #: rescale (raise the running max only when a block exceeds it by 2^8) was autotuned beside the
-#: eager one in that run and lost on all three bf16 cells: removed (commit 57b788d has it).
+#: eager one in that run and lost on all three bf16 cells: removed (commit 57b788d has it). 256-row
+#: tiles on four warpgroups (256×64, 16 warps, 3 stages; 256×128, 2 stages; 128 registers, no
+#: spills) won the non-causal D128 autotune in run e13834 at the same 494 TFLOP/s as before (0.83 ×
+#: SDPA there), causal kept 128×128: no gain for twice the tuning time; removed (commit ddc7e6b).
 _TRITON_CONFIGS = {
     (64, True): [(128, 64, 4, 3), (128, 128, 8, 3), (128, 64, 4, 4), (128, 128, 4, 2), (64, 64, 4, 3),
                  (128, 64, 8, 3), (128, 128, 8, 4)],
     (128, True): [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (128, 32, 4, 4), (64, 64, 4, 3),
-                  (128, 128, 8, 3), (128, 64, 8, 4), (256, 64, 16, 3), (256, 128, 16, 2)],
-    # (a shape over the shared memory is skipped; 256-row tiles on four warpgroups, added in session
-    # 11: each K/V tile feeds twice the query rows; 128 registers, no spills on sm_90)
+                  (128, 128, 8, 3), (128, 64, 8, 4)],  # (a shape over the shared memory is skipped)
     (64, False): [(64, 32, 4, 2), (64, 64, 4, 2), (128, 32, 8, 2), (32, 32, 4, 2)],
     (128, False): [(64, 32, 4, 2), (32, 32, 4, 2), (64, 64, 8, 2), (64, 16, 4, 2)],
 }
@@ -373,12 +380,14 @@ def webgpu_fused_rows(be, case):
 @kernel("attention", "webgpu", "flash")
 def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
     """attention.cl's flash in WGSL: BM query rows per workgroup, K/V tiles of BN keys through
-    workgroup memory, TM×TN score tiles, online softmax; tiles from the adapter's workgroup-storage
-    and invocation limits (32 KiB on lavapipe: 64×32 at D = 64, 32×16 at D = 128; ``tiles``:
-    (BM, BN, TM, TN) instead, for probes)."""
+    workgroup memory, TM×TN score tiles, online softmax; the first of _WGSL_FLASH_TILES that the
+    adapter's workgroup-storage and invocation limits take (H200: 64×32×2×2 at D = 64; lavapipe's
+    32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN, TM, TN) instead, for
+    probes)."""
     b, h, s, d = _webgpu_case(be, case)
-    bm, bn, tm, tn = tiles or flash_tiles(d, be.limits["max-compute-workgroup-storage-size"],
-                                          be.limits["max-compute-invocations-per-workgroup"])
+    lim = be.limits
+    bm, bn, tm, tn = tiles or flash_tiles(d, lim["max-compute-workgroup-storage-size"],
+                                          lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES)
     k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
     dummy = be.empty((4,), np.float32)
     prm = _wgsl_params(case)

@@ -4,11 +4,11 @@ The ladder, the same algorithm in each dialect: ``naive`` (one thread per C elem
 global memory), ``tiled_shared`` (square tiles of A and B staged through shared/local/workgroup
 memory), ``register_blocked`` (each thread a 2-D register tile of C, vector loads, fp32 FMA),
 then the tensor-core variants where the backend reaches them: CUDA ``mma_sync`` (inline PTX
-mma.sync.m16n8k16, ldmatrix, cp.async pipeline) and ``wgmma`` (sm_90a: wgmma.mma_async from
-swizzled shared memory) and Triton ``grouped`` (tl.dot, grouped program
-order, autotuned) and ``persistent`` (one program per SM walking tiles, TMA descriptors where
-the Triton build has them). torch: ``matmul`` (cuBLAS / the CPU BLAS) with TF32 enabled exactly
-for tf32 cases.
+mma.sync.m16n8k16, ldmatrix, cp.async pipeline), ``wgmma`` (sm_90a: wgmma.mma_async from
+swizzled shared memory) and ``wgmma_tma`` (the same fed by TMA from a producer warpgroup) and
+Triton ``grouped`` (tl.dot, grouped program order, autotuned) and ``persistent`` (one program per
+SM walking tiles, TMA descriptors where the Triton build has them). torch: ``matmul`` (cuBLAS /
+the CPU BLAS) with TF32 enabled exactly for tf32 cases.
 
 Precisions (``case.prec``): fp32 strict, tf32, fp16, bf16 (fp32 accumulation). bf16 arrives as
 raw 16-bit words (uint16 buffers; torch/Triton view them as torch.bfloat16). A kernel that lacks

@@ -314,7 +314,7 @@ __device__ __forceinline__ void consume(float (&d)[128], unsigned s_a, unsigned 
     fence_acc(d);
 }
 
-// ---- matmul_wgmma_tma (probes, WGS 2): the same with TMA loads -----------------------------------
+// ---- matmul_wgmma_tma (the wgmma_tma variant, WGS 2): the same with TMA loads ---------------------
 //
 // One thread of the producer warpgroup loads each stage with five cp.async.bulk.tensor.2d copies
 // (A: one 64 (k) × 128 (m) box; B: four 64 (n) × 64 (k) boxes, one per 64-column block) through

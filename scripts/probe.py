@@ -113,8 +113,8 @@ def _attention_webgpu():
     # where 33 KiB of workgroup memory and 512 invocations are allowed); 64×32×4×4 was registered
     # before session 11 (and is OpenCL's)
     return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
-            for t in ((64, 32, 4, 4), (32, 32, 2, 4), (64, 32, 2, 4), (32, 64, 2, 4), (32, 32, 2, 2),
-                      (32, 32, 1, 4), (64, 16, 2, 2))]
+            for t in ((64, 32, 4, 4), (32, 32, 2, 4), (64, 32, 2, 4), (32, 32, 2, 2), (64, 32, 1, 2),
+                      (32, 32, 1, 2), (64, 16, 2, 2))]
 
 
 def _gemv_cuda():

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next12 | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,16 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+next12)  # for session 12, ~6 min: Triton flash with causal query blocks longest first (each head's
+    # blocks in reverse) beside SDPA at the issue's cells; WebGPU flash with its 64×32×2×2 tile as a
+    # harness row beside OpenCL and SDPA, then tiles of one row per invocation in a probe
+    cli 200 attention_triton run --op attention --backend triton --backend torch --variant flash --variant sdpa \
+        --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16 \
+        --case b16h16s2048d64,causal,bf16 --timeout 100
+    cli 100 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
+        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
+    ;;
 session11e)  # ~5 min: Triton flash D128 with 256-row configs in its autotune list beside SDPA; the
     # OpenCL and WebGPU GEMV rows (not run since the read flush) beside tinygemm; WebGPU flash
     # tiles with fewer rows per invocation

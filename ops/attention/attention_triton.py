@@ -7,6 +7,9 @@ the exp2's argument: one FMA per score, qk·s − m), P cast to the input type f
 (tensor cores for fp16/bf16; fp32 keeps "ieee" precision). Reads Q, K, V once per program's rows
 and writes O: 4·B·H·S·D·itemsize bytes when K/V stay in L2; 4·B·H·S²·D flops (half causal).
 
+Grid (query blocks, B·H), query blocks fastest so the programs running at once share a head's K/V
+in L2; causal blocks in reverse, the longest (most keys) of each head first.
+
 The key range is split in two loops so that only blocks that need a mask pay for it: causal —
 blocks left of the diagonal (keys < m·BLOCK_M, every row sees them) unmasked, then the diagonal
 block(s) with the causal mask (BLOCK_M is a multiple of BLOCK_N); non-causal — whole BLOCK_N
@@ -70,6 +73,8 @@ def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: 
                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
                     UPCAST: tl.constexpr = False):
     pid_m = tl.program_id(0)
+    if CAUSAL:  # longest query blocks first within each head (the tail of the grid runs short blocks)
+        pid_m = tl.num_programs(0) - 1 - pid_m
     head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)

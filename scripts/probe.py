@@ -114,7 +114,9 @@ def _attention_webgpu():
     # before session 11 (and is OpenCL's)
     return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
             for t in ((64, 32, 4, 4), (32, 32, 2, 4), (64, 32, 2, 4), (32, 32, 2, 2), (64, 32, 1, 2),
-                      (32, 32, 1, 2), (64, 16, 2, 2))]
+                      (32, 32, 1, 2), (64, 16, 2, 2))] + [
+        (f"flash vec4 tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t, vec4=True))
+        for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 2), (32, 32, 2, 4), (64, 32, 1, 2))]
 
 
 def _gemv_cuda():

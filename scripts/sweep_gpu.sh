@@ -38,13 +38,14 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 case "$PART" in
 next12)  # for session 12, ~6 min: Triton flash with causal query blocks longest first (each head's
     # blocks in reverse) beside SDPA at the cells; WebGPU flash with its 64×32×2×2 tile as a
-    # harness row beside OpenCL and SDPA, then tiles of one row per invocation in a probe
+    # harness row beside OpenCL and SDPA, then tiles of one row per invocation and the vec4 form
+    # (attention_flash_v4: a quarter of the workgroup loads) in a probe
     cli 200 attention_triton run --op attention --backend triton --backend torch --variant flash --variant sdpa \
         --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16 \
         --case b16h16s2048d64,causal,bf16 --timeout 100
     cli 100 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
         --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
-    probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
+    probe 90 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
     ;;
 session11e)  # ~5 min: Triton flash D128 with 256-row configs in its autotune list beside SDPA; the
     # OpenCL and WebGPU GEMV rows (not run since the read flush) beside tinygemm; WebGPU flash

@@ -21,7 +21,7 @@
 //   attention_pv       naive 3/3: workgroup HD per row, invocation d: O[i][d] = Σ_j P[i][j]·V[j][d]
 //   attention_fused_rows  workgroup HD per ROWS query rows (wid.x = row block, wid.y = head): all
 //                      ROWS·SEQ scores in workgroup memory, then Σ_j p·V[j][d] per invocation d
-//   attention_flash    workgroup NT = (BM/TM)·(BN/TN) per BM query rows (wid.x = block, wid.y =
+//   attention_flash(_v4)  workgroup NT = (BM/TM)·(BN/TN) per BM query rows (wid.x = block, wid.y =
 //                      head; causal: wid.x = head, wid.y = block, reversed): Q tile in workgroup
 //                      memory, K/V tiles of BN keys through one buffer, TM×TN score tiles and
 //                      TM×DN accumulators per invocation, online softmax
@@ -372,6 +372,165 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         let c = (w % WPR) * EPW;
         if (m0 + r < s) {
             st_word(head / EPW + (m0 + r) * WPR + w % WPR, qs[r * HP + c], qs[r * HP + c + EPW - 1u]);
+        }
+    }
+}
+
+// ---- flash_v4 (probes): attention_flash with vec4 workgroup tiles ------------------------------
+//
+// The same algorithm and grid, with Q and K/V rows held as vec4 (rows padded to HD + 4 floats:
+// 16-byte aligned; eight consecutive rows fall in distinct bank quads) so that the score loop reads
+// a 4-deep slice of a row per load and the P·V loop a thread's 4 adjacent output columns per load —
+// a quarter of attention_flash's workgroup loads. An invocation owns output columns tx·DN ..
+// tx·DN + DN − 1 (contiguous: vec4 accumulators) instead of tx + j·NX, and writes them to O from
+// registers (no staging). Needs DN % 4 == 0 (DN ≥ 4 and a power of two in the tile list).
+const HP4: u32 = HD / 4u + 1u;  // row stride in vec4s
+const DN4: u32 = DN / 4u;
+var<workgroup> qs4: array<vec4<f32>, BM * HP4>;
+var<workgroup> kv4: array<vec4<f32>, BN * HP4>;
+
+fn ldq4(e: u32) -> vec4<f32> { return vec4<f32>(ldq(e), ldq(e + 1u), ldq(e + 2u), ldq(e + 3u)); }
+fn ldk4(e: u32) -> vec4<f32> { return vec4<f32>(ldk(e), ldk(e + 1u), ldk(e + 2u), ldk(e + 3u)); }
+fn ldv4(e: u32) -> vec4<f32> { return vec4<f32>(ldv(e), ldv(e + 1u), ldv(e + 2u), ldv(e + 3u)); }
+
+@compute @workgroup_size(NT)
+fn attention_flash_v4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) tid: u32) {
+    touch();
+    let s = p.s;
+    let qk = bitcast<f32>(p.qk);
+    let tx = tid % NX;
+    let ty = tid / NX;
+    let m0 = select(wid.x, nwg.y - 1u - wid.y, CAUSAL) * BM;
+    let head = select(wid.y, wid.x, CAUSAL) * s * HD;
+    for (var e = tid; e < BM * (HD / 4u); e += NT) {  // read Q tile, 4 values at a time (zeros past S)
+        let r = e / (HD / 4u);
+        let d4 = e % (HD / 4u);
+        qs4[r * HP4 + d4] = select(vec4<f32>(0.0), ldq4(head + (m0 + r) * HD + 4u * d4), m0 + r < s);
+    }
+    var acc: array<array<vec4<f32>, DN4>, TM>;
+    var m: array<f32, TM>;
+    var l: array<f32, TM>;
+    // @unroll
+    for (var i = 0u; i < TM; i++) {
+        m[i] = NEG;
+        l[i] = 0.0;
+        // @unroll
+        for (var j = 0u; j < DN4; j++) { acc[i][j] = vec4<f32>(0.0); }
+    }
+    let kend = select(s, min(s, m0 + BM), CAUSAL);
+    for (var n0 = 0u; n0 < kend; n0 += BN) {
+        workgroupBarrier();  // the last tile's P·V is done with kv4 and ps
+        for (var e = tid; e < BN * (HD / 4u); e += NT) {  // read K tile
+            let c = e / (HD / 4u);
+            let d4 = e % (HD / 4u);
+            kv4[c * HP4 + d4] = select(vec4<f32>(0.0), ldk4(head + (n0 + c) * HD + 4u * d4), n0 + c < s);
+        }
+        workgroupBarrier();
+        var sc: array<array<f32, TN>, TM>;
+        // @unroll
+        for (var i = 0u; i < TM; i++) {
+            // @unroll
+            for (var j = 0u; j < TN; j++) { sc[i][j] = 0.0; }
+        }
+        // @unroll
+        for (var d4 = 0u; d4 < HD / 4u; d4++) {
+            var a: array<vec4<f32>, TM>;
+            var b: array<vec4<f32>, TN>;
+            // @unroll
+            for (var i = 0u; i < TM; i++) { a[i] = qs4[(ty + i * NY) * HP4 + d4]; }
+            // @unroll
+            for (var j = 0u; j < TN; j++) { b[j] = kv4[(tx + j * NX) * HP4 + d4]; }
+            // @unroll
+            for (var i = 0u; i < TM; i++) {
+                // @unroll
+                for (var j = 0u; j < TN; j++) {  // the FMA order of attention_flash's d loop
+                    var t = fma(a[i].x, b[j].x, sc[i][j]);
+                    t = fma(a[i].y, b[j].y, t);
+                    t = fma(a[i].z, b[j].z, t);
+                    sc[i][j] = fma(a[i].w, b[j].w, t);
+                }
+            }
+        }
+        // @unroll
+        for (var i = 0u; i < TM; i++) {
+            let row = m0 + ty + i * NY;
+            // @unroll
+            for (var j = 0u; j < TN; j++) {
+                let key = n0 + tx + j * NX;
+                var v = sc[i][j] * qk;
+                if (key >= s || (CAUSAL && key > row)) { v = bitcast<f32>(NEG_INF_BITS); }
+                sc[i][j] = v;
+                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = v;
+            }
+        }
+        workgroupBarrier();  // scores complete; K no longer read
+        for (var e = tid; e < BN * (HD / 4u); e += NT) {  // read V tile
+            let c = e / (HD / 4u);
+            let d4 = e % (HD / 4u);
+            kv4[c * HP4 + d4] = select(vec4<f32>(0.0), ldv4(head + (n0 + c) * HD + 4u * d4), n0 + c < s);
+        }
+        // @unroll
+        for (var i = 0u; i < TM; i++) {  // new running max of each row from the score tile
+            var rm = NEG;
+            // @unroll
+            for (var c = 0u; c < BN; c++) { rm = max(rm, ps[(ty + i * NY) * (BN + 1u) + c]); }
+            let mn = max(m[i], rm);
+            let alpha = exp2(m[i] - mn);
+            m[i] = mn;
+            l[i] *= alpha;
+            // @unroll
+            for (var j = 0u; j < DN4; j++) { acc[i][j] *= alpha; }
+        }
+        workgroupBarrier();  // every row max read before ps is overwritten
+        // @unroll
+        for (var i = 0u; i < TM; i++) {
+            // @unroll
+            for (var j = 0u; j < TN; j++) {
+                let e = exp2(sc[i][j] - m[i]);
+                l[i] += e;
+                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = e;
+            }
+        }
+        workgroupBarrier();  // P and the V tile complete
+        // @unroll
+        for (var c = 0u; c < BN; c++) {
+            var vv: array<vec4<f32>, DN4>;
+            // @unroll
+            for (var j = 0u; j < DN4; j++) { vv[j] = kv4[c * HP4 + tx * DN4 + j]; }
+            // @unroll
+            for (var i = 0u; i < TM; i++) {
+                let pe = vec4<f32>(ps[(ty + i * NY) * (BN + 1u) + c]);
+                // @unroll
+                for (var j = 0u; j < DN4; j++) { acc[i][j] = fma(pe, vv[j], acc[i][j]); }
+            }
+        }
+    }
+    workgroupBarrier();  // ps is free: the NX partial sums of each row meet there
+    // @unroll
+    for (var i = 0u; i < TM; i++) { ps[(ty + i * NY) * (BN + 1u) + tx] = l[i]; }
+    workgroupBarrier();
+    // @unroll
+    for (var i = 0u; i < TM; i++) {  // normalise and write the invocation's DN columns of O
+        let r = ty + i * NY;
+        var sum = 0.0;
+        for (var x = 0u; x < NX; x++) { sum += ps[r * (BN + 1u) + x]; }
+        let inv = 1.0 / sum;
+        if (m0 + r < s) {
+            let o = head + (m0 + r) * HD + tx * DN;  // element index of the first column
+            // @unroll
+            for (var j = 0u; j < DN4; j++) {
+                let v = acc[i][j] * inv;
+                if (DT == 0u) {
+                    Ow[o + 4u * j] = bitcast<u32>(v.x);
+                    Ow[o + 4u * j + 1u] = bitcast<u32>(v.y);
+                    Ow[o + 4u * j + 2u] = bitcast<u32>(v.z);
+                    Ow[o + 4u * j + 3u] = bitcast<u32>(v.w);
+                } else {
+                    Ow[(o + 4u * j) / 2u] = enc16(v.x) | (enc16(v.y) << 16u);
+                    Ow[(o + 4u * j) / 2u + 1u] = enc16(v.z) | (enc16(v.w) << 16u);
+                }
+            }
         }
     }
 }

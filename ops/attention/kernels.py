@@ -110,18 +110,19 @@ _WGSL_FLASH_TILES = [(64, 32, 2, 2), (32, 32, 2, 2)] + _FLASH_TILES
 _NAIVE_WG = 64
 
 
-def _flash_local_bytes(hd: int, bm: int, bn: int) -> int:
+def _flash_local_bytes(hd: int, bm: int, bn: int, pad: int = 1) -> int:
     """Bytes of local memory of attention_flash (.cl/.wgsl): Q tile, K/V tile (rows padded to
-    HD + 1 floats) and the BM×(BN+1) score tile."""
-    return 4 * ((bm + bn) * (hd + 1) + bm * (bn + 1))
+    HD + pad floats: 1, or 4 for attention_flash_v4's vec4 rows) and the BM×(BN+1) score tile."""
+    return 4 * ((bm + bn) * (hd + pad) + bm * (bn + 1))
 
 
-def flash_tiles(hd: int, local_bytes: int, max_threads: int, tiles=_FLASH_TILES) -> tuple[int, int, int, int]:
-    """The first of ``tiles`` (BM, BN, TM, TN) that fits the device's local memory and work-group
-    size, with ≥ 4 accumulator columns per thread (HD·TN/BN ≥ 4)."""
+def flash_tiles(hd: int, local_bytes: int, max_threads: int, tiles=_FLASH_TILES,
+                pad: int = 1) -> tuple[int, int, int, int]:
+    """The first of ``tiles`` (BM, BN, TM, TN) that fits the device's local memory (rows padded by
+    ``pad`` floats) and work-group size, with ≥ 4 accumulator columns per thread (HD·TN/BN ≥ 4)."""
     for bm, bn, tm, tn in tiles:
         nt = (bm // tm) * (bn // tn)
-        if _flash_local_bytes(hd, bm, bn) <= local_bytes and nt <= max_threads and hd * tn // bn >= 4:
+        if _flash_local_bytes(hd, bm, bn, pad) <= local_bytes and nt <= max_threads and hd * tn // bn >= 4:
             return bm, bn, tm, tn
     raise Unsupported(f"flash: no tile fits {local_bytes} bytes of local memory at D = {hd} "
                       f"(needs {_flash_local_bytes(hd, 16, 16)})")
@@ -378,17 +379,19 @@ def webgpu_fused_rows(be, case):
 
 
 @kernel("attention", "webgpu", "flash")
-def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
+def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None, vec4: bool = False):
     """attention.cl's flash in WGSL: BM query rows per workgroup, K/V tiles of BN keys through
     workgroup memory, TM×TN score tiles, online softmax; the first of _WGSL_FLASH_TILES that the
     adapter's workgroup-storage and invocation limits take (H200: 64×32×2×2 at D = 64; lavapipe's
     32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN, TM, TN) instead, for
-    probes)."""
+    probes; ``vec4``: attention_flash_v4, the same with vec4 workgroup tiles, for probes)."""
     b, h, s, d = _webgpu_case(be, case)
     lim = be.limits
     bm, bn, tm, tn = tiles or flash_tiles(d, lim["max-compute-workgroup-storage-size"],
-                                          lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES)
-    k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
+                                          lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES,
+                                          4 if vec4 else 1)
+    entry = "attention_flash_v4" if vec4 else "attention_flash"
+    k = be.compile(_WGSL, entry, _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
     dummy = be.empty((4,), np.float32)
     prm = _wgsl_params(case)
 

@@ -76,6 +76,13 @@ def _matmul_cuda():
     return mma + simt + wg
 
 
+def _matmul_triton():
+    import ops.matmul.kernels as mk
+
+    # the persistent kernel with its tile and K loops flattened into one pipeline
+    return [("persistent flatten", lambda be, c: mk.triton_persistent(be, c, flatten=True))]
+
+
 def _matmul_webgpu():
     import ops.matmul.kernels as mk
 
@@ -103,7 +110,11 @@ def _softmax_triton():
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)]
+            for b in (0, 500, 2000)] + [
+        # the part through ld.global.nc.v4 (CUDA's __ldg path): 85 registers (one program per SM),
+        # or capped at the registered form's 64 (two per SM; no spills, Triton 3.6)
+        ("split_row nc", lambda be, c: sk.triton_split_row(be, c, nc=True)),
+        ("split_row nc maxnreg=64", lambda be, c: sk.triton_split_row(be, c, nc=True, maxnreg=64))]
 
 
 def _attention_webgpu():
@@ -139,7 +150,8 @@ def _attention_cuda():
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
-           ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu}
+           ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
+           ("matmul", "triton"): _matmul_triton}
 
 
 def main() -> None:

@@ -36,10 +36,16 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
-next12)  # for session 12, ~6 min: Triton flash with causal query blocks longest first (each head's
-    # blocks in reverse) beside SDPA at the issue's cells; WebGPU flash with its 64×32×2×2 tile as a
-    # harness row beside OpenCL and SDPA, then tiles of one row per invocation and the vec4 form
-    # (attention_flash_v4: a quarter of the workgroup loads) in a probe
+next12)  # for session 12, ~8 min (under 9.5 with every step at its limit): Triton softmax split_row
+    # loading its part through ld.global.nc.v4 (CUDA's __ldg path; the registered form's plain loads
+    # are the one difference left in the SASS), with and without a 64-register cap, beside the
+    # registered form (issue 8's last miss); Triton persistent matmul with flattened tile/K loops
+    # (issue 8: 0.99 / 0.97 x cuBLAS in 9f4d32, 1.0 wanted); Triton flash with causal query blocks
+    # longest first (each head's blocks in reverse) beside SDPA at the issue's cells; WebGPU flash
+    # with its 64×32×2×2 tile as a harness row beside OpenCL and SDPA, then tiles of one row per
+    # invocation and the vec4 form (attention_flash_v4: a quarter of the workgroup loads) in a probe
+    probe 120 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|nc' --cap 1
+    probe 60 matmul_triton matmul triton --case 8192³,bf16 --only persistent --cap 2
     cli 200 attention_triton run --op attention --backend triton --backend torch --variant flash --variant sdpa \
         --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16 \
         --case b16h16s2048d64,causal,bf16 --timeout 100

@@ -37,8 +37,8 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 
 case "$PART" in
 next12)  # for session 12, ~8 min (under 9.5 with every step at its limit): Triton softmax split_row
-    # loading its part through ld.global.nc.v4 (CUDA's __ldg path; the registered form's plain loads
-    # are the one difference left in the SASS), with and without a 64-register cap, beside the
+    # loading its part through ld.global.nc.v4 (CUDA's __ldg path, LDG.E.128.CONSTANT in its SASS;
+    # the registered form's loads are plain LDG.E.128), with and without a 64-register cap, beside the
     # registered form (issue 8's last miss); Triton persistent matmul with flattened tile/K loops
     # (issue 8: 0.99 / 0.97 x cuBLAS in 9f4d32, 1.0 wanted); Triton flash with causal query blocks
     # longest first (each head's blocks in reverse) beside SDPA at the issue's cells; WebGPU flash

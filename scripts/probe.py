@@ -113,8 +113,9 @@ def _softmax_triton():
             for b in (0, 500, 2000)] + [
         # the part through ld.global.nc.v4 (CUDA's __ldg path): 85 registers (one program per SM),
         # or capped at the registered form's 64 (two per SM; no spills, Triton 3.6)
-        ("split_row nc", lambda be, c: sk.triton_split_row(be, c, nc=True)),
-        ("split_row nc maxnreg=64", lambda be, c: sk.triton_split_row(be, c, nc=True, maxnreg=64))]
+        ("split_row nc", lambda be, c: sk.triton_split_row(be, c, nc=1)),
+        ("split_row nc maxnreg=64", lambda be, c: sk.triton_split_row(be, c, nc=1, maxnreg=64)),
+        ("split_row nc noalloc maxnreg=64", lambda be, c: sk.triton_split_row(be, c, nc=2, maxnreg=64))]
 
 
 def _attention_webgpu():

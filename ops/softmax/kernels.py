@@ -398,14 +398,15 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, nc: bool = False, maxnreg: int | None = None):
+                     backoff: int | None = None, nc: int = 0, maxnreg: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
     TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``nc`` (probes):
-    the part loaded through ld.global.nc.v4 (softmax_split's NC; fp32, compiled CUDA only),
+    1: the part loaded through ld.global.nc.v4, 2: with L1::no_allocate (softmax_split's NC; fp32,
+    compiled CUDA only),
     ``maxnreg``: Triton's register cap for the launch."""
     import torch
 

@@ -21,9 +21,9 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
-  NC (probes; PHASE 0, fp32): the part as 16-byte vectors loaded through ld.global.nc.v4, the
-  non-coherent path CUDA's __ldg takes (CUDA's split_row, 93 %, loads x that way; this kernel's
-  plain ld.global.v4 otherwise), stored with st.global.v4.
+  NC (probes; PHASE 0, fp32; 2: with L1::no_allocate): the part as 16-byte vectors loaded
+  through ld.global.nc.v4, the non-coherent path CUDA's __ldg takes (CUDA's split_row, 93 %, loads
+  x that way; this kernel's plain ld.global.v4 otherwise), stored with st.global.v4.
 """
 
 import triton
@@ -126,12 +126,17 @@ def _publish(slot_ptr, row, part, m, s, epoch, G: tl.constexpr):
 
 
 @triton.jit
-def _ld_nc4(ptrs, mask):
+def _ld_nc4(ptrs, mask, NOALLOC: tl.constexpr):
     """Four consecutive fp32 values at each pointer (16-byte aligned) through the non-coherent
-    path, ld.global.nc.v4 (CUDA's __ldg; x is read-only for the launch); −inf where masked."""
+    path, ld.global.nc.v4 (CUDA's __ldg; x is read-only for the launch; NOALLOC: not kept in L1);
+    −inf where masked."""
+    if NOALLOC:
+        ld: tl.constexpr = "ld.global.nc.L1::no_allocate.v4.b32"
+    else:
+        ld: tl.constexpr = "ld.global.nc.v4.b32"
     return tl.inline_asm_elementwise(
         "{ .reg .pred p; setp.ne.b32 p, $5, 0; mov.b32 $0, 0xff800000; mov.b32 $1, 0xff800000; "
-        "mov.b32 $2, 0xff800000; mov.b32 $3, 0xff800000; @p ld.global.nc.v4.b32 {$0, $1, $2, $3}, [$4]; }",
+        "mov.b32 $2, 0xff800000; mov.b32 $3, 0xff800000; @p " + ld + " {$0, $1, $2, $3}, [$4]; }",
         "=r,=r,=r,=r,l,r", [ptrs, mask.to(tl.int32)], dtype=(tl.int32, tl.int32, tl.int32, tl.int32),
         is_pure=True, pack=1)
 
@@ -148,13 +153,13 @@ def _st4(ptrs, e0, e1, e2, e3, mask):
 
 @triton.jit
 def _split_nc(x_ptr, y_ptr, slot_ptr, t, row, part, N, chunk, epoch, G: tl.constexpr, GP: tl.constexpr,
-              BLOCK: tl.constexpr, BACKOFF: tl.constexpr):
+              BLOCK: tl.constexpr, BACKOFF: tl.constexpr, NOALLOC: tl.constexpr):
     """softmax_split's PHASE 0 with the part held as four [BLOCK/4] tensors of 16-byte vectors,
     loaded through ld.global.nc.v4 and stored with st.global.v4 (fp32; chunk and N multiples of 4)."""
     vi = tl.arange(0, BLOCK // 4)
     voffs = part * chunk + vi * 4
     vmask = (vi * 4 < chunk) & (voffs < N)
-    w0, w1, w2, w3 = _ld_nc4(x_ptr + row * N + voffs, vmask)
+    w0, w1, w2, w3 = _ld_nc4(x_ptr + row * N + voffs, vmask, NOALLOC)
     x0, x1 = w0.to(tl.float32, bitcast=True), w1.to(tl.float32, bitcast=True)
     x2, x3 = w2.to(tl.float32, bitcast=True), w3.to(tl.float32, bitcast=True)
     m = tl.max(tl.maximum(tl.maximum(x0, x1), tl.maximum(x2, x3)), axis=0)
@@ -196,7 +201,7 @@ def _combine(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, NC: tl.constexpr = False):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, NC: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -207,7 +212,7 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     row = t // G
     part = t % G
     if NC and PHASE == 0:
-        _split_nc(x_ptr, y_ptr, slot_ptr, t, row, part, N, chunk, epoch, G, GP, BLOCK, BACKOFF)
+        _split_nc(x_ptr, y_ptr, slot_ptr, t, row, part, N, chunk, epoch, G, GP, BLOCK, BACKOFF, NC == 2)
     else:
         cols = tl.arange(0, BLOCK)
         offs = part * chunk + cols

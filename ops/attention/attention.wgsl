@@ -383,7 +383,8 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
 // a 4-deep slice of a row per load and the P·V loop a thread's 4 adjacent output columns per load —
 // a quarter of attention_flash's workgroup loads. An invocation owns output columns tx·DN ..
 // tx·DN + DN − 1 (contiguous: vec4 accumulators) instead of tx + j·NX, and writes them to O from
-// registers (no staging). Needs DN % 4 == 0 (DN ≥ 4 and a power of two in the tile list).
+// registers (no staging). Needs DN % 4 == 0 (DN ≥ 4 and a power of two in the tile list). It
+// repeats attention_flash's softmax steps: once measured, the slower of the two goes.
 const HP4: u32 = HD / 4u + 1u;  // row stride in vec4s
 const DN4: u32 = DN / 4u;
 var<workgroup> qs4: array<vec4<f32>, BM * HP4>;

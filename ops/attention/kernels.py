@@ -125,7 +125,7 @@ def flash_tiles(hd: int, local_bytes: int, max_threads: int, tiles=_FLASH_TILES,
         if _flash_local_bytes(hd, bm, bn, pad) <= local_bytes and nt <= max_threads and hd * tn // bn >= 4:
             return bm, bn, tm, tn
     raise Unsupported(f"flash: no tile fits {local_bytes} bytes of local memory at D = {hd} "
-                      f"(needs {_flash_local_bytes(hd, 16, 16)})")
+                      f"(needs {_flash_local_bytes(hd, 16, 16, pad)})")
 
 
 def fused_rows_count(s: int, hd: int, local_bytes: int) -> int:

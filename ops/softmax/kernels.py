@@ -406,8 +406,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
     TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``nc`` (probes):
     1: the part loaded through ld.global.nc.v4, 2: with L1::no_allocate (softmax_split's NC; fp32,
-    compiled CUDA only),
-    ``maxnreg``: Triton's register cap for the launch."""
+    compiled CUDA only), ``maxnreg``: Triton's register cap for the launch."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split

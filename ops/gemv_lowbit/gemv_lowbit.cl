@@ -18,7 +18,8 @@
 // sub-group there); work-item 0 of the team rounds once to fp16 and stores.
 // fused_vec (MAGIC=1) unpacks with the 2^23 magic (FIELD below: one AND/OR and one subtraction per
 // weight, x pre-scaled by 2^-SH per field position, exact) instead of shift, mask, subtract and
-// int→float; each x value is loaded and converted once per unit and serves the RPT rows.
+// int→float. x is read one weight word's values at a time (ldx: one 16-, 8- or 4-byte load), once
+// per unit for the RPT rows.
 // Launch: groups = (⌈N / (TEAMS·RPT)⌉), block = (TEAM·TEAMS).
 //
 //   gemv_lowbit      the GEMV above (fused: U=1, RPT=1, TEAM=64; fused_vec: U=4, RPT=4, TEAM=32)
@@ -49,7 +50,15 @@
 #endif
 
 #define GROUP 128
-#define VPW (32 / BITS)
+#if BITS == 4
+#define VPW 8
+#elif BITS == 8
+#define VPW 4
+#else
+#define VPW 2
+#endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
 
 // element i of a 16-bit array as float (exact)
 inline float ld16(size_t i, __global const ushort* p) {
@@ -57,6 +66,18 @@ inline float ld16(size_t i, __global const ushort* p) {
     return as_float((uint)p[i] << 16);
 #else
     return vload_half(i, (__global const half*)p);
+#endif
+}
+
+// x[i .. i+VPW-1] (the values of one weight word; i a multiple of VPW) as floats, exact: one
+// aligned 16-, 8- or 4-byte vector load. Scalar 2-byte loads here made the x reads the limiter on
+// NVIDIA: a warp's lanes read units 64 bytes apart, so each scalar load touched 32 sectors.
+inline void ldx(size_t i, __global const ushort* p, float* out) {
+#if DT == 2
+    const CAT(uint, VPW) u = CAT(convert_uint, VPW)(*((__global const CAT(ushort, VPW)*)(p + i))) << 16;
+    CAT(vstore, VPW)(CAT(as_float, VPW)(u), 0, out);
+#else
+    CAT(vstore, VPW)(CAT(vloada_half, VPW)(i / VPW, (__global const half*)p), 0, out);
 #endif
 }
 
@@ -163,37 +184,34 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
             float part[RPT][NB];
             for (int r = 0; r < RPT; ++r)
                 for (int b = 0; b < NB; ++b) part[r][b] = 0.0f;
-#if MAGIC
             for (int j = 0; j < U; ++j) {
+                float xw[NB][VPW];
+                for (int b = 0; b < NB; ++b) ldx((size_t)b * K + k0 + j * VPW, x, xw[b]);
+#if MAGIC
                 uint src[RPT], hiw[RPT];
                 for (int r = 0; r < RPT; ++r) {
                     src[r] = FPRE(wr[r][j]);
                     hiw[r] = FHI(src[r]);
                 }
-                for (int e = 0; e < VPW; ++e) {
-                    const int k = k0 + j * VPW + e;
-                    const float pre = 1.0f / (float)(1 << FSH(e));
-                    float xv[NB];
-                    for (int b = 0; b < NB; ++b) xv[b] = ld16((size_t)b * K + k, x) * pre;
-                    for (int r = 0; r < RPT; ++r) {
-                        const float w = FIELD(FSRC(src[r], hiw[r], e), e);
-                        for (int b = 0; b < NB; ++b) part[r][b] = fma(w, xv[b], part[r][b]);
-                    }
-                }
-            }
-#else
-            for (int j = 0; j < U; ++j) {
-                for (int e = 0; e < VPW; ++e) {
-                    const int k = k0 + j * VPW + e;
-                    float xv[NB];
-                    for (int b = 0; b < NB; ++b) xv[b] = ld16((size_t)b * K + k, x);
-                    for (int r = 0; r < RPT; ++r) {
-                        const float w = wval(wr[r][j], e);
-                        for (int b = 0; b < NB; ++b) part[r][b] = fma(w, xv[b], part[r][b]);
-                    }
-                }
-            }
 #endif
+                for (int e = 0; e < VPW; ++e) {
+#if MAGIC
+                    const float pre = 1.0f / (float)(1 << FSH(e));
+#else
+                    const float pre = 1.0f;
+#endif
+                    float xv[NB];
+                    for (int b = 0; b < NB; ++b) xv[b] = xw[b][e] * pre;
+                    for (int r = 0; r < RPT; ++r) {
+#if MAGIC
+                        const float w = FIELD(FSRC(src[r], hiw[r], e), e);
+#else
+                        const float w = wval(wr[r][j], e);
+#endif
+                        for (int b = 0; b < NB; ++b) part[r][b] = fma(w, xv[b], part[r][b]);
+                    }
+                }
+            }
             for (int r = 0; r < RPT; ++r) {
 #if BITS == 4
                 const int n = min(n0 + r, N - 1);

@@ -32,7 +32,7 @@ struct Params { n: u32, k: u32, total: u32, pad: u32 }
 
 @group(0) @binding(0) var<storage, read> wq: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> sc: array<u32>;
-@group(0) @binding(2) var<storage, read> xs: array<u32>;
+@group(0) @binding(2) var<storage, read> xs: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> acc_out: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<u32>;
 @group(0) @binding(5) var<storage, read_write> wd: array<u32>;
@@ -64,7 +64,17 @@ fn half_of(w: u32, hi: bool) -> f32 {
 }
 
 fn scale(i: u32) -> f32 { return half_of(sc[i >> 1u], (i & 1u) == 1u); }
-fn xval(i: u32) -> f32 { return half_of(xs[i >> 1u], (i & 1u) == 1u); }
+
+// the VPW x values of one weight word (flat index i, a multiple of VPW) as packed 16-bit pairs in
+// .x (dense), .xy (int8) or all four words (int4): one 16-byte load. Loading x a 32-bit word at a
+// time made its reads the limiter on NVIDIA (a team's lanes read units 64 bytes apart).
+fn xchunk(i: u32) -> vec4<u32> {
+    let q = xs[i >> 3u];
+    if (VPW == 8u) { return q; }
+    let s = (i >> 1u) & 3u;  // word of q where the chunk starts: 0 (int4), 0 or 2 (int8), 0-3 (dense)
+    if (VPW == 4u) { return select(q, q.zwxy, s == 2u); }
+    return vec4<u32>(q[s], 0u, 0u, 0u);
+}
 
 // flat 32-bit word i of the weights
 fn wword(i: u32) -> u32 { return wq[i >> 2u][i & 3u]; }
@@ -113,32 +123,41 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     if (n0 < n_rows) {
         for (var u = lane; u < upr; u += TEAM) {
             let k0 = u * U * VPW;
+            var ws: array<vec4<u32>, RPT>;
             // @unroll
             for (var r = 0u; r < RPT; r++) {
-                let n = min(n0 + r, n_rows - 1u);  // rows past N recompute row N-1, never stored
-                let base = n * wpr + u * U;
-                var ws: vec4<u32>;
-                if (U == 4u) { ws = wq[base >> 2u]; } else { ws = vec4<u32>(wword(base), 0u, 0u, 0u); }
-                var part: array<f32, NB>;
-                // zeroed explicitly: lavapipe (Naga → SPIR-V) keeps the values of the previous
-                // iteration in a loop-scoped var without an initializer
+                let base = min(n0 + r, n_rows - 1u) * wpr + u * U;  // rows past N recompute row N-1, never stored
+                if (U == 4u) { ws[r] = wq[base >> 2u]; } else { ws[r] = vec4<u32>(wword(base), 0u, 0u, 0u); }
+            }
+            var part: array<f32, RN>;
+            // zeroed explicitly: lavapipe (Naga → SPIR-V) keeps the values of the previous
+            // iteration in a loop-scoped var without an initializer
+            // @unroll
+            for (var i = 0u; i < RN; i++) { part[i] = 0.0; }
+            // @unroll
+            for (var j = 0u; j < U; j++) {
+                var xc: array<vec4<u32>, NB>;  // x of this word, loaded once for the RPT rows
                 // @unroll
-                for (var b = 0u; b < NB; b++) { part[b] = 0.0; }
+                for (var b = 0u; b < NB; b++) { xc[b] = xchunk(b * k_len + k0 + j * VPW); }
                 // @unroll
-                for (var j = 0u; j < U; j++) {
-                    let w = ws[j];
+                for (var e = 0u; e < VPW; e++) {
+                    var xv: array<f32, NB>;
                     // @unroll
-                    for (var e = 0u; e < VPW; e++) {
-                        let k = k0 + j * VPW + e;
-                        let wv = wval(w, e);
+                    for (var b = 0u; b < NB; b++) { xv[b] = half_of(xc[b][e >> 1u], (e & 1u) == 1u); }
+                    // @unroll
+                    for (var r = 0u; r < RPT; r++) {
+                        let wv = wval(ws[r][j], e);
                         // @unroll
-                        for (var b = 0u; b < NB; b++) { part[b] = fma(wv, xval(b * k_len + k), part[b]); }
+                        for (var b = 0u; b < NB; b++) { part[r * NB + b] = fma(wv, xv[b], part[r * NB + b]); }
                     }
                 }
+            }
+            // @unroll
+            for (var r = 0u; r < RPT; r++) {
                 var s = 1.0;
-                if (BITS == 4u) { s = scale(n * (k_len / GROUP) + k0 / GROUP); }
+                if (BITS == 4u) { s = scale(min(n0 + r, n_rows - 1u) * (k_len / GROUP) + k0 / GROUP); }
                 // @unroll
-                for (var b = 0u; b < NB; b++) { acc[r * NB + b] = fma(part[b], s, acc[r * NB + b]); }
+                for (var b = 0u; b < NB; b++) { acc[r * NB + b] = fma(part[r * NB + b], s, acc[r * NB + b]); }
             }
         }
     }

@@ -76,13 +76,6 @@ def _matmul_cuda():
     return mma + simt + wg
 
 
-def _matmul_triton():
-    import ops.matmul.kernels as mk
-
-    # the persistent kernel with its tile and K loops flattened into one pipeline
-    return [("persistent flatten", lambda be, c: mk.triton_persistent(be, c, flatten=True))]
-
-
 def _matmul_webgpu():
     import ops.matmul.kernels as mk
 
@@ -110,25 +103,16 @@ def _softmax_triton():
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)] + [
-        # the part through ld.global.nc.v4 (CUDA's __ldg path): 85 registers (one program per SM),
-        # or capped at the registered form's 64 (two per SM; no spills, Triton 3.6)
-        ("split_row nc", lambda be, c: sk.triton_split_row(be, c, nc=1)),
-        ("split_row nc maxnreg=64", lambda be, c: sk.triton_split_row(be, c, nc=1, maxnreg=64)),
-        ("split_row nc noalloc maxnreg=64", lambda be, c: sk.triton_split_row(be, c, nc=2, maxnreg=64))]
+            for b in (0, 500, 2000)]
 
 
 def _attention_webgpu():
     import ops.attention.kernels as ak
 
-    # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (64×32×2×2
-    # where 33 KiB of workgroup memory and 512 invocations are allowed); 64×32×4×4 was registered
-    # before session 11 (and is OpenCL's)
+    # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (32×32×2×2
+    # where 22 KiB of workgroup memory and 256 invocations are allowed)
     return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
-            for t in ((64, 32, 4, 4), (32, 32, 2, 4), (64, 32, 2, 4), (32, 32, 2, 2), (64, 32, 1, 2),
-                      (32, 32, 1, 2), (64, 16, 2, 2))] + [
-        (f"flash vec4 tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t, vec4=True))
-        for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 2), (32, 32, 2, 4), (64, 32, 1, 2))]
+            for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 4), (32, 16, 2, 2), (32, 32, 1, 2))]
 
 
 def _gemv_cuda():
@@ -151,8 +135,7 @@ def _attention_cuda():
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
-           ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
-           ("matmul", "triton"): _matmul_triton}
+           ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu}
 
 
 def main() -> None:

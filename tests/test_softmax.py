@@ -163,23 +163,20 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         split_io = {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32", "n_blocks": "i64",
                     "epoch": "i64"}
-        for nc in (0, 1, 2) if dt == "fp32" else (0,):  # registered; the ld.global.nc forms (probes)
-            jobs.append((st.softmax_split, split_io,
-                         {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
-                          "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS, "NC": nc},
-                         {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
-            names.append(f"softmax_split/{dt}/phase0" + (f"/nc{nc}" if nc else ""))
+        jobs.append((st.softmax_split, split_io,
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
+                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
+                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
+        names.append(f"softmax_split/{dt}/phase0")
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:
             fails.append(f"{name}: {out['error'][:2000]}")
         elif not any(k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]) and \
-                "/4096" not in name and "/1024" not in name and "/nc" not in name:
+                "/4096" not in name and "/1024" not in name:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
         elif "phase0" in name and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
-        elif "/nc" in name and not (NC_LOAD[name[-1]] in out["ptx"] and "st.global.v4" in out["ptx"]):
-            fails.append(f"{name}: no {NC_LOAD[name[-1]]} / st.global.v4")
         elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
             fails.append(f"{name}: no nanosleep between the polls")
     return {"fails": fails}
@@ -203,10 +200,6 @@ def _rows(be, spec, m: int, n: int, dt: str, seed: int):
     x = spec.inputs(case)
     ins, outs = {"x": be.upload(x["x"])}, {"y": be.empty(x["x"].shape, x["x"].dtype)}
     return case, x, ins, outs, spec.reference(case, x)
-
-
-#: softmax_split's NC forms: the load each must issue
-NC_LOAD = {"1": "ld.global.nc.v4", "2": "ld.global.nc.L1::no_allocate.v4"}
 
 
 def test_triton_softmax_compiles_for_hopper():

@@ -21,11 +21,11 @@
 //   attention_pv       naive 3/3: workgroup HD per row, invocation d: O[i][d] = Σ_j P[i][j]·V[j][d]
 //   attention_fused_rows  workgroup HD per ROWS query rows (wid.x = row block, wid.y = head): all
 //                      ROWS·SEQ scores in workgroup memory, then Σ_j p·V[j][d] per invocation d
-//   attention_flash(_v4)  workgroup NT = (BM/TM)·(BN/TN) per BM query rows (wid.x = block, wid.y =
+//   attention_flash    workgroup NT = (BM/TM)·(BN/TN) per BM query rows (wid.x = block, wid.y =
 //                      head; causal: wid.x = head, wid.y = block, reversed): Q tile in workgroup
 //                      memory, K/V tiles of BN keys through one buffer, TM×TN score tiles and
-//                      TM×DN accumulators per invocation, online softmax
-//                      (see attention.cl for the layout; rows padded to HD + 1 floats)
+//                      TM×DN accumulators per invocation, online softmax (attention.cl's algorithm;
+//                      vec4 rows padded to HD + 4 floats, see the flash section)
 
 struct Params { s: u32, bh0: u32, qk: u32, pad: u32 }
 
@@ -50,7 +50,6 @@ const NX: u32 = BN / TN;
 const NY: u32 = BM / TM;
 const NT: u32 = NX * NY;
 const DN: u32 = HD / NX;
-const HP: u32 = HD + 1u;
 const NEG: f32 = -3.4028234663852886e38;
 const NEG_INF_BITS: u32 = 0xff800000u;
 
@@ -236,155 +235,18 @@ fn attention_fused_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_in
 }
 
 // ---- flash ----------------------------------------------------------------------------------
-
+//
+// Q and K/V rows are held as vec4 (rows padded to HD + 4 floats: 16-byte aligned; eight
+// consecutive rows fall in distinct bank quads), so the score loop reads a 4-deep slice of a row
+// per load and the P·V loop an invocation's 4 adjacent output columns per load. An invocation owns
+// output columns tx·DN .. tx·DN + DN − 1 (contiguous: vec4 accumulators) and writes them to O from
+// registers. Needs DN % 4 == 0 (the tile list keeps DN ≥ 4, a power of two). On the H200 (580
+// driver, D = 64 fp32, probes-20261202-session12/6de880c) this ran at 12.2–12.5 TFLOP/s against
+// 9.1 for the same tiles with scalar f32 rows (OpenCL's layout, measured and removed).
 // Every loop over a register tile (TM, TN, DN) is unrolled at compile time (// @unroll,
 // backends/wgsl_unroll.py): indexed by a loop counter, the tiles stay in local memory on NVIDIA's
 // Vulkan driver (measured before this: 0.25 TFLOP/s fp32 at B1 H16 S4096 D64, 0.5 % of the peak).
-var<workgroup> qs: array<f32, BM * HP>;       // Q tile; at the end partial sums, then the O tile
-var<workgroup> kv: array<f32, BN * HP>;       // K tile, then V tile
-var<workgroup> ps: array<f32, BM * (BN + 1u)>;  // scores, then exp2(t − m)
-
-@compute @workgroup_size(NT)
-fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                   @builtin(local_invocation_index) tid: u32) {
-    touch();
-    let s = p.s;
-    let qk = bitcast<f32>(p.qk);
-    let tx = tid % NX;
-    let ty = tid / NX;
-    // causal: grid (bh, block), blocks reversed — the longest query blocks start first
-    let m0 = select(wid.x, nwg.y - 1u - wid.y, CAUSAL) * BM;
-    let head = select(wid.y, wid.x, CAUSAL) * s * HD;
-    for (var e = tid; e < BM * HD; e += NT) {  // read Q tile (zeros past S)
-        let r = e / HD;
-        let d = e % HD;
-        qs[r * HP + d] = select(0.0, ldq(head + (m0 + r) * HD + d), m0 + r < s);
-    }
-    var acc: array<array<f32, DN>, TM>;
-    var m: array<f32, TM>;
-    var l: array<f32, TM>;
-    // @unroll
-    for (var i = 0u; i < TM; i++) {
-        m[i] = NEG;
-        l[i] = 0.0;
-        // @unroll
-        for (var j = 0u; j < DN; j++) { acc[i][j] = 0.0; }
-    }
-    let kend = select(s, min(s, m0 + BM), CAUSAL);
-    for (var n0 = 0u; n0 < kend; n0 += BN) {
-        workgroupBarrier();  // the last tile's P·V is done with kv and ps
-        for (var e = tid; e < BN * HD; e += NT) {  // read K tile
-            let c = e / HD;
-            let d = e % HD;
-            kv[c * HP + d] = select(0.0, ldk(head + (n0 + c) * HD + d), n0 + c < s);
-        }
-        workgroupBarrier();
-        var sc: array<array<f32, TN>, TM>;
-        // @unroll
-        for (var i = 0u; i < TM; i++) {
-            // @unroll
-            for (var j = 0u; j < TN; j++) { sc[i][j] = 0.0; }  // explicitly (see fused_rows)
-        }
-        // @unroll
-        for (var d = 0u; d < HD; d++) {
-            var a: array<f32, TM>;
-            var b: array<f32, TN>;
-            // @unroll
-            for (var i = 0u; i < TM; i++) { a[i] = qs[(ty + i * NY) * HP + d]; }
-            // @unroll
-            for (var j = 0u; j < TN; j++) { b[j] = kv[(tx + j * NX) * HP + d]; }
-            // @unroll
-            for (var i = 0u; i < TM; i++) {
-                // @unroll
-                for (var j = 0u; j < TN; j++) { sc[i][j] = fma(a[i], b[j], sc[i][j]); }
-            }
-        }
-        // @unroll
-        for (var i = 0u; i < TM; i++) {
-            let row = m0 + ty + i * NY;
-            // @unroll
-            for (var j = 0u; j < TN; j++) {
-                let key = n0 + tx + j * NX;
-                var v = sc[i][j] * qk;
-                if (key >= s || (CAUSAL && key > row)) { v = bitcast<f32>(NEG_INF_BITS); }
-                sc[i][j] = v;
-                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = v;
-            }
-        }
-        workgroupBarrier();  // scores complete; K no longer read
-        for (var e = tid; e < BN * HD; e += NT) {  // read V tile
-            let c = e / HD;
-            let d = e % HD;
-            kv[c * HP + d] = select(0.0, ldv(head + (n0 + c) * HD + d), n0 + c < s);
-        }
-        // @unroll
-        for (var i = 0u; i < TM; i++) {  // new running max of each row from the score tile
-            var rm = NEG;
-            // @unroll
-            for (var c = 0u; c < BN; c++) { rm = max(rm, ps[(ty + i * NY) * (BN + 1u) + c]); }
-            let mn = max(m[i], rm);
-            let alpha = exp2(m[i] - mn);
-            m[i] = mn;
-            l[i] *= alpha;
-            // @unroll
-            for (var j = 0u; j < DN; j++) { acc[i][j] *= alpha; }
-        }
-        workgroupBarrier();  // every row max read before ps is overwritten
-        // @unroll
-        for (var i = 0u; i < TM; i++) {
-            // @unroll
-            for (var j = 0u; j < TN; j++) {
-                let e = exp2(sc[i][j] - m[i]);
-                l[i] += e;
-                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = e;
-            }
-        }
-        workgroupBarrier();  // P and the V tile complete
-        // @unroll
-        for (var c = 0u; c < BN; c++) {
-            var vv: array<f32, DN>;
-            // @unroll
-            for (var j = 0u; j < DN; j++) { vv[j] = kv[c * HP + tx + j * NX]; }
-            // @unroll
-            for (var i = 0u; i < TM; i++) {
-                let pe = ps[(ty + i * NY) * (BN + 1u) + c];
-                // @unroll
-                for (var j = 0u; j < DN; j++) { acc[i][j] = fma(pe, vv[j], acc[i][j]); }
-            }
-        }
-    }
-    workgroupBarrier();  // qs is free: the NX partial sums of each row meet in ps
-    // @unroll
-    for (var i = 0u; i < TM; i++) { ps[(ty + i * NY) * (BN + 1u) + tx] = l[i]; }
-    workgroupBarrier();
-    // @unroll
-    for (var i = 0u; i < TM; i++) {  // the normalised O tile into qs
-        let r = ty + i * NY;
-        var sum = 0.0;
-        for (var x = 0u; x < NX; x++) { sum += ps[r * (BN + 1u) + x]; }
-        let inv = 1.0 / sum;
-        // @unroll
-        for (var j = 0u; j < DN; j++) { qs[r * HP + tx + j * NX] = acc[i][j] * inv; }
-    }
-    workgroupBarrier();
-    for (var w = tid; w < BM * WPR; w += NT) {  // write O tile, whole words, rows < S
-        let r = w / WPR;
-        let c = (w % WPR) * EPW;
-        if (m0 + r < s) {
-            st_word(head / EPW + (m0 + r) * WPR + w % WPR, qs[r * HP + c], qs[r * HP + c + EPW - 1u]);
-        }
-    }
-}
-
-// ---- flash_v4 (probes): attention_flash with vec4 workgroup tiles ------------------------------
-//
-// The same algorithm and grid, with Q and K/V rows held as vec4 (rows padded to HD + 4 floats:
-// 16-byte aligned; eight consecutive rows fall in distinct bank quads) so that the score loop reads
-// a 4-deep slice of a row per load and the P·V loop a thread's 4 adjacent output columns per load —
-// a quarter of attention_flash's workgroup loads. An invocation owns output columns tx·DN ..
-// tx·DN + DN − 1 (contiguous: vec4 accumulators) instead of tx + j·NX, and writes them to O from
-// registers (no staging). Needs DN % 4 == 0 (DN ≥ 4 and a power of two in the tile list). It
-// repeats attention_flash's softmax steps: once measured, the slower of the two goes.
+var<workgroup> ps: array<f32, BM * (BN + 1u)>;  // scores, then exp2(t − m); at the end the row sums
 const HP4: u32 = HD / 4u + 1u;  // row stride in vec4s
 const DN4: u32 = DN / 4u;
 var<workgroup> qs4: array<vec4<f32>, BM * HP4>;
@@ -395,7 +257,7 @@ fn ldk4(e: u32) -> vec4<f32> { return vec4<f32>(ldk(e), ldk(e + 1u), ldk(e + 2u)
 fn ldv4(e: u32) -> vec4<f32> { return vec4<f32>(ldv(e), ldv(e + 1u), ldv(e + 2u), ldv(e + 3u)); }
 
 @compute @workgroup_size(NT)
-fn attention_flash_v4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                       @builtin(local_invocation_index) tid: u32) {
     touch();
     let s = p.s;
@@ -445,7 +307,7 @@ fn attention_flash_v4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
             // @unroll
             for (var i = 0u; i < TM; i++) {
                 // @unroll
-                for (var j = 0u; j < TN; j++) {  // the FMA order of attention_flash's d loop
+                for (var j = 0u; j < TN; j++) {
                     var t = fma(a[i].x, b[j].x, sc[i][j]);
                     t = fma(a[i].y, b[j].y, t);
                     t = fma(a[i].z, b[j].z, t);

@@ -101,18 +101,18 @@ _DT = {"fp32": 0, "fp16": 1, "bf16": 2}
 #: flash tiles (BM, BN, TM, TN) in order of preference; the first whose local memory fits is used
 _FLASH_TILES = [(64, 32, 4, 4), (32, 32, 4, 4), (32, 16, 4, 2), (16, 16, 2, 2)]
 #: WGSL's: 2×2 score tiles per invocation first. NVIDIA's Vulkan compiler (H200, 580 driver; D = 64
-#: fp32, probes-20261202-session11/ddc7e6b) ran 64×32×2×2 (512 invocations) at 9.1 TFLOP/s,
-#: 32×32×2×2 at 8.4, against 4.9 for the 64×32×4×4 that NVIDIA's OpenCL runs at 19.4: fewer live
-#: accumulators per invocation are faster there. Devices with less workgroup memory or fewer
-#: invocations fall through to the smaller tiles.
-_WGSL_FLASH_TILES = [(64, 32, 2, 2), (32, 32, 2, 2)] + _FLASH_TILES
+#: fp32, probes-20261202-session12/6de880c) ran 32×32×2×2 at 12.5 TFLOP/s and 64×32×2×2 at 12.2,
+#: against 10.0 for the 64×32×4×4 that NVIDIA's OpenCL runs at 19.4: fewer live accumulators per
+#: invocation are faster there. Devices with less workgroup memory or fewer invocations fall
+#: through to the smaller tiles (lavapipe's 32 KiB: 32×16×4×2 at D = 128).
+_WGSL_FLASH_TILES = [(32, 32, 2, 2), (64, 32, 2, 2)] + _FLASH_TILES
 #: softmax work-group of the naive variant
 _NAIVE_WG = 64
 
 
 def _flash_local_bytes(hd: int, bm: int, bn: int, pad: int = 1) -> int:
     """Bytes of local memory of attention_flash (.cl/.wgsl): Q tile, K/V tile (rows padded to
-    HD + pad floats: 1, or 4 for attention_flash_v4's vec4 rows) and the BM×(BN+1) score tile."""
+    HD + pad floats: 1 in OpenCL C, 4 for WGSL's vec4 rows) and the BM×(BN+1) score tile."""
     return 4 * ((bm + bn) * (hd + pad) + bm * (bn + 1))
 
 
@@ -379,19 +379,17 @@ def webgpu_fused_rows(be, case):
 
 
 @kernel("attention", "webgpu", "flash")
-def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None, vec4: bool = False):
-    """attention.cl's flash in WGSL: BM query rows per workgroup, K/V tiles of BN keys through
-    workgroup memory, TM×TN score tiles, online softmax; the first of _WGSL_FLASH_TILES that the
-    adapter's workgroup-storage and invocation limits take (H200: 64×32×2×2 at D = 64; lavapipe's
-    32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN, TM, TN) instead, for
-    probes; ``vec4``: attention_flash_v4, the same with vec4 workgroup tiles, for probes)."""
+def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
+    """attention.cl's flash in WGSL with vec4 workgroup rows: BM query rows per workgroup, K/V
+    tiles of BN keys through workgroup memory, TM×TN score tiles, online softmax; the first of
+    _WGSL_FLASH_TILES that the adapter's workgroup-storage and invocation limits take (H200:
+    32×32×2×2; lavapipe's 32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN,
+    TM, TN) instead, for probes)."""
     b, h, s, d = _webgpu_case(be, case)
     lim = be.limits
     bm, bn, tm, tn = tiles or flash_tiles(d, lim["max-compute-workgroup-storage-size"],
-                                          lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES,
-                                          4 if vec4 else 1)
-    entry = "attention_flash_v4" if vec4 else "attention_flash"
-    k = be.compile(_WGSL, entry, _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
+                                          lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES, 4)
+    k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
     dummy = be.empty((4,), np.float32)
     prm = _wgsl_params(case)
 

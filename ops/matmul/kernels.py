@@ -446,11 +446,10 @@ def triton_grouped(be, case):
 
 
 @kernel("matmul", "triton", "persistent")
-def triton_persistent(be, case, flatten: bool = False):
+def triton_persistent(be, case):
     """One program per SM walking C tiles in grouped order; A, B, C through TMA tensor
     descriptors (host-built, block shapes set by the autotuner's pre-hook); operands padded to
-    16-byte row strides inside the timed call where the shape needs it. ``flatten`` (probes):
-    the tile and K loops pipelined as one (matmul_persistent's FLATTEN)."""
+    16-byte row strides inside the timed call where the shape needs it."""
     import triton
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -484,7 +483,7 @@ def triton_persistent(be, case, flatten: bool = False):
         bd = TensorDescriptor(b, [k, n], [b.stride(0), 1], [blk[1], blk[0]] if interp else blk)
         cd = TensorDescriptor(c, [m, n], [c.stride(0), 1], [blk[0], blk[0]] if interp else blk)
         grid = lambda meta: (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)  # noqa: E731
-        kern[grid](ad, bd, cd, m, n, k, GROUP_M=8, NUM_SMS=sms, PRECISION=prec, FLATTEN=flatten, **meta)
+        kern[grid](ad, bd, cd, m, n, k, GROUP_M=8, NUM_SMS=sms, PRECISION=prec, **meta)
         return kern
 
     return _triton_runner(be, case, launch, pad=True)  # TMA needs 16-byte row strides

@@ -87,13 +87,10 @@ def matmul_grouped(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm
 def matmul_persistent(a_desc, b_desc, c_desc, M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr, PRECISION: tl.constexpr,
-                      UPCAST: tl.constexpr = False, FLATTEN: tl.constexpr = False):
-    """FLATTEN (probes): Triton flattens the tile and K loops into one software pipeline, so the
-    next tile's first loads are in flight during this tile's epilogue (the form Triton's
-    persistent-matmul tutorial uses on Hopper)."""
+                      UPCAST: tl.constexpr = False):
     num_pid_m, num_pid_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
-    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=FLATTEN):
+    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS):
         pid_m, pid_n = _tile_of(tile_id, num_pid_m, num_pid_n, GROUP_M)
         om, on = pid_m * BLOCK_M, pid_n * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)

@@ -398,15 +398,13 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, nc: int = 0, maxnreg: int | None = None):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``nc`` (probes):
-    1: the part loaded through ld.global.nc.v4, 2: with L1::no_allocate (softmax_split's NC; fp32,
-    compiled CUDA only), ``maxnreg``: Triton's register cap for the launch."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -425,14 +423,8 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
         backoff = 0
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
-    if nc and (interp or torch.version.hip or case.dtype != "fp32" or chunk % 4 or n % 4):
-        from backends.base import Unsupported
-
-        raise Unsupported("split_row nc: PTX vector loads of fp32 parts whose length is a multiple of 4")
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "NC": nc}
-    if maxnreg:
-        kw["maxnreg"] = maxnreg
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):

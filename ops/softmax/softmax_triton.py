@@ -21,9 +21,6 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
-  NC (probes; PHASE 0, fp32; 2: with L1::no_allocate): the part as 16-byte vectors loaded
-  through ld.global.nc.v4, the non-coherent path CUDA's __ldg takes (CUDA's split_row, 93 %, loads
-  x that way; this kernel's plain ld.global.v4 otherwise), stored with st.global.v4.
 """
 
 import triton
@@ -118,63 +115,20 @@ def _untag(w):
 
 
 @triton.jit
-def _publish(slot_ptr, row, part, m, s, epoch, G: tl.constexpr):
+def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
     """This part's (max, Σ exp) into its two epoch-tagged slot words."""
+    m = tl.max(x, axis=0)
+    s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
     base = slot_ptr + 2 * (row * G)
     tl.atomic_xchg(base + 2 * part, _tag(epoch, m), sem="relaxed")
     tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
 
 
 @triton.jit
-def _ld_nc4(ptrs, mask, NOALLOC: tl.constexpr):
-    """Four consecutive fp32 values at each pointer (16-byte aligned) through the non-coherent
-    path, ld.global.nc.v4 (CUDA's __ldg; x is read-only for the launch; NOALLOC: not kept in L1);
-    −inf where masked."""
-    if NOALLOC:
-        ld: tl.constexpr = "ld.global.nc.L1::no_allocate.v4.b32"
-    else:
-        ld: tl.constexpr = "ld.global.nc.v4.b32"
-    return tl.inline_asm_elementwise(
-        "{ .reg .pred p; setp.ne.b32 p, $5, 0; mov.b32 $0, 0xff800000; mov.b32 $1, 0xff800000; "
-        "mov.b32 $2, 0xff800000; mov.b32 $3, 0xff800000; @p " + ld + " {$0, $1, $2, $3}, [$4]; }",
-        "=r,=r,=r,=r,l,r", [ptrs, mask.to(tl.int32)], dtype=(tl.int32, tl.int32, tl.int32, tl.int32),
-        is_pure=True, pack=1)
-
-
-@triton.jit
-def _st4(ptrs, e0, e1, e2, e3, mask):
-    """st.global.v4 of four fp32 values at each pointer (16-byte aligned) where mask."""
-    tl.inline_asm_elementwise(
-        "{ .reg .pred p; setp.ne.b32 p, $6, 0; @p st.global.v4.b32 [$1], {$2, $3, $4, $5}; mov.u32 $0, 0; }",
-        "=r,l,r,r,r,r,r", [ptrs, e0.to(tl.int32, bitcast=True), e1.to(tl.int32, bitcast=True),
-                           e2.to(tl.int32, bitcast=True), e3.to(tl.int32, bitcast=True), mask.to(tl.int32)],
-        dtype=tl.int32, is_pure=False, pack=1)
-
-
-@triton.jit
-def _split_nc(x_ptr, y_ptr, slot_ptr, t, row, part, N, chunk, epoch, G: tl.constexpr, GP: tl.constexpr,
-              BLOCK: tl.constexpr, BACKOFF: tl.constexpr, NOALLOC: tl.constexpr):
-    """softmax_split's PHASE 0 with the part held as four [BLOCK/4] tensors of 16-byte vectors,
-    loaded through ld.global.nc.v4 and stored with st.global.v4 (fp32; chunk and N multiples of 4)."""
-    vi = tl.arange(0, BLOCK // 4)
-    voffs = part * chunk + vi * 4
-    vmask = (vi * 4 < chunk) & (voffs < N)
-    w0, w1, w2, w3 = _ld_nc4(x_ptr + row * N + voffs, vmask, NOALLOC)
-    x0, x1 = w0.to(tl.float32, bitcast=True), w1.to(tl.float32, bitcast=True)
-    x2, x3 = w2.to(tl.float32, bitcast=True), w3.to(tl.float32, bitcast=True)
-    m = tl.max(tl.maximum(tl.maximum(x0, x1), tl.maximum(x2, x3)), axis=0)
-    s = tl.sum((tl.exp2((x0 - m) * LOG2E) + tl.exp2((x1 - m) * LOG2E))
-               + (tl.exp2((x2 - m) * LOG2E) + tl.exp2((x3 - m) * LOG2E)), axis=0)
-    _publish(slot_ptr, row, part, m, s, epoch, G)
-    mt, inv = _combine(slot_ptr, t, row, epoch, G, GP, BACKOFF)
-    _st4(y_ptr + row * N + voffs, tl.exp2((x0 - mt) * LOG2E) * inv, tl.exp2((x1 - mt) * LOG2E) * inv,
-         tl.exp2((x2 - mt) * LOG2E) * inv, tl.exp2((x3 - mt) * LOG2E) * inv, vmask)
-
-
-@triton.jit
-def _combine(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF: tl.constexpr):
+def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
+            BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls) and combine them in part order: the row's (max, 1 / Σ)."""
+    polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -194,14 +148,15 @@ def _combine(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF
     mk = tl.where(kmask, _untag(a), NEG)
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
-    return mt, 1.0 / st
+    e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
+    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
 
 
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, NC: tl.constexpr = 0):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -211,17 +166,11 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         t = tl.program_id(0).to(tl.int64)
     row = t // G
     part = t % G
-    if NC and PHASE == 0:
-        _split_nc(x_ptr, y_ptr, slot_ptr, t, row, part, N, chunk, epoch, G, GP, BLOCK, BACKOFF, NC == 2)
-    else:
-        cols = tl.arange(0, BLOCK)
-        offs = part * chunk + cols
-        mask = (cols < chunk) & (offs < N)
-        x = _load_row(x_ptr + row * N, offs, mask)
-        if PHASE != 2:
-            m = tl.max(x, axis=0)
-            _publish(slot_ptr, row, part, m, tl.sum(tl.exp2((x - m) * LOG2E), axis=0), epoch, G)
-        if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-            mt, inv = _combine(slot_ptr, t, row, epoch, G, GP, BACKOFF * (PHASE == 0))
-            e = tl.exp2((x - mt) * LOG2E) * inv
-            tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
+    cols = tl.arange(0, BLOCK)
+    offs = part * chunk + cols
+    mask = (cols < chunk) & (offs < N)
+    x = _load_row(x_ptr + row * N, offs, mask)
+    if PHASE != 2:
+        _publish(slot_ptr, row, part, x, epoch, G)
+    if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

@@ -112,7 +112,8 @@ def _attention_webgpu():
     # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (32×32×2×2
     # where 22 KiB of workgroup memory and 256 invocations are allowed)
     return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
-            for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 4), (32, 16, 2, 2), (32, 32, 1, 2))]
+            for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 4), (32, 16, 2, 2), (32, 32, 1, 2), (32, 64, 2, 4),
+                      (32, 64, 1, 4), (16, 32, 1, 2))]
 
 
 def _gemv_cuda():
@@ -122,6 +123,25 @@ def _gemv_cuda():
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes]
+
+
+def _gemv_opencl():
+    import ops.gemv_lowbit.kernels as gk
+
+    # fused_vec (U words per row and step, RPT rows per team of 32, teams per work-group) beside the
+    # registered (4, 4) with 4 teams
+    return [(f"fused_vec U={u} RPT={r} TEAMS={t}",
+             lambda be, c, u=u, r=r, t=t: gk.opencl_fused_vec(be, c, (u, r), t))
+            for u, r, t in ((4, 8, 4), (4, 2, 4), (8, 4, 4), (8, 2, 4), (4, 4, 2), (4, 4, 8), (4, 8, 2))]
+
+
+def _gemv_webgpu():
+    import ops.gemv_lowbit.kernels as gk
+
+    # fused_vec (U, RPT, TEAM, TEAMS) beside the registered (4, 4, 32, 2)
+    return [(f"fused_vec shape={s}", lambda be, c, s=s: gk.webgpu_fused_vec(be, c, s))
+            for s in ((4, 8, 32, 2), (4, 2, 32, 2), (8, 4, 32, 2), (8, 2, 32, 2), (4, 4, 32, 4), (4, 4, 32, 1),
+                      (4, 8, 32, 1))]
 
 
 def _attention_cuda():
@@ -135,7 +155,8 @@ def _attention_cuda():
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
-           ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu}
+           ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
+           ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu}
 
 
 def main() -> None:

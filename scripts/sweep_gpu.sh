@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,21 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+next12c)  # ~6 min: OpenCL / WebGPU GEMV shapes (rows per team, words per step, teams per group)
+    # with x read 16 bytes per load (int8: two words per load), probes then harness rows beside
+    # tinygemm; the vec4 WGSL flash as a harness row beside OpenCL and SDPA, and its tiles with 64 keys
+    for be in opencl webgpu; do
+        for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
+            probe 60 "gemv_${be}_${c}" gemv_lowbit $be --case $c --cap 1
+        done
+    done
+    cli 120 gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
+        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
+        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    cli 90 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
+        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    probe 90 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
+    ;;
 next12)  # for session 12, ~8 min (under 9.5 with every step at its limit): Triton softmax split_row
     # loading its part through ld.global.nc.v4 (CUDA's __ldg path, LDG.E.128.CONSTANT in its SASS;
     # the registered form's loads are plain LDG.E.128), with and without a 64-register cap, beside the

@@ -6,8 +6,8 @@
 // top half of a float, rounded to nearest even in integer arithmetic. Bytes: packed W + scales + x + y (dequant_then_gemv adds the dense W
 // written and read, 2·2·N·K); flops 2·N·K·B. K is a multiple of 128.
 //
-// Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per load: 1, or 4 =
-// one 16-byte uint4 load), RPT (rows per team), TEAM (work-items per team, a power of two),
+// Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per row and step: 1, or a
+// multiple of 4 = 16-byte uint4 loads), RPT (rows per team), TEAM (work-items per team, a power of two),
 // TEAMS (teams per work-group), MAGIC (0/1), SUBGROUPS (0 tree, 2 NVIDIA shuffles).
 // Thread → data: team t of work-group g owns rows n = (g·TEAMS + t)·RPT + r, r < RPT; its
 // work-item l loads units l, l+TEAM, ... of each row (unit = U words = U·32/BITS k values, inside
@@ -18,8 +18,7 @@
 // sub-group there); work-item 0 of the team rounds once to fp16 and stores.
 // fused_vec (MAGIC=1) unpacks with the 2^23 magic (FIELD below: one AND/OR and one subtraction per
 // weight, x pre-scaled by 2^-SH per field position, exact) instead of shift, mask, subtract and
-// int→float. x is read one weight word's values at a time (ldx: one 16-, 8- or 4-byte load), once
-// per unit for the RPT rows.
+// int→float. x is read 8 values per 16-byte load (ldx), once per unit for the RPT rows.
 // Launch: groups = (⌈N / (TEAMS·RPT)⌉), block = (TEAM·TEAMS).
 //
 //   gemv_lowbit      the GEMV above (fused: U=1, RPT=1, TEAM=64; fused_vec: U=4, RPT=4, TEAM=32)
@@ -69,15 +68,24 @@ inline float ld16(size_t i, __global const ushort* p) {
 #endif
 }
 
-// x[i .. i+VPW-1] (the values of one weight word; i a multiple of VPW) as floats, exact: one
-// aligned 16-, 8- or 4-byte vector load. Scalar 2-byte loads here made the x reads the limiter on
-// NVIDIA: a warp's lanes read units 64 bytes apart, so each scalar load touched 32 sectors.
+// x values per vector load: one 16-byte load of 8, or the whole unit where it holds fewer (fused
+// int8: 4); XW weight words share one load. Scalar 2-byte loads here (before session 12) made the
+// x reads the limiter on NVIDIA: a warp's lanes read units 64 bytes apart, so each scalar load
+// touched 32 sectors (w4a16 19.8 % of the ceiling; 40.0 % with one vector load per word).
+#if U * VPW >= 8
+#define XC 8
+#else
+#define XC 4
+#endif
+#define XW (XC / VPW)
+
+// x[i .. i+XC-1] (i a multiple of XC) as floats, exact: one aligned 16- or 8-byte load
 inline void ldx(size_t i, __global const ushort* p, float* out) {
 #if DT == 2
-    const CAT(uint, VPW) u = CAT(convert_uint, VPW)(*((__global const CAT(ushort, VPW)*)(p + i))) << 16;
-    CAT(vstore, VPW)(CAT(as_float, VPW)(u), 0, out);
+    const CAT(uint, XC) u = CAT(convert_uint, XC)(*((__global const CAT(ushort, XC)*)(p + i))) << 16;
+    CAT(vstore, XC)(CAT(as_float, XC)(u), 0, out);
 #else
-    CAT(vstore, VPW)(CAT(vloada_half, VPW)(i / VPW, (__global const half*)p), 0, out);
+    CAT(vstore, XC)(CAT(vloada_half, XC)(i / XC, (__global const half*)p), 0, out);
 #endif
 }
 
@@ -174,9 +182,11 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
             for (int r = 0; r < RPT; ++r) {
                 const int n = min(n0 + r, N - 1);  // rows past N recompute row N-1, never stored
                 const size_t w0 = (size_t)n * wpr + (size_t)u * U;
-#if U == 4
-                const uint4 v = *((__global const uint4*)(wq + w0));  // one 16-byte load
-                wr[r][0] = v.x; wr[r][1] = v.y; wr[r][2] = v.z; wr[r][3] = v.w;
+#if U % 4 == 0
+                for (int q = 0; q < U / 4; ++q) {  // 16-byte loads
+                    const uint4 v = *((__global const uint4*)(wq + w0) + q);
+                    wr[r][4 * q] = v.x; wr[r][4 * q + 1] = v.y; wr[r][4 * q + 2] = v.z; wr[r][4 * q + 3] = v.w;
+                }
 #else
                 for (int j = 0; j < U; ++j) wr[r][j] = wq[w0 + j];
 #endif
@@ -184,9 +194,10 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
             float part[RPT][NB];
             for (int r = 0; r < RPT; ++r)
                 for (int b = 0; b < NB; ++b) part[r][b] = 0.0f;
+            float xw[NB][XC];  // x of XW words, loaded once for the RPT rows
             for (int j = 0; j < U; ++j) {
-                float xw[NB][VPW];
-                for (int b = 0; b < NB; ++b) ldx((size_t)b * K + k0 + j * VPW, x, xw[b]);
+                if (j % XW == 0)
+                    for (int b = 0; b < NB; ++b) ldx((size_t)b * K + k0 + j * VPW, x, xw[b]);
 #if MAGIC
                 uint src[RPT], hiw[RPT];
                 for (int r = 0; r < RPT; ++r) {
@@ -201,7 +212,7 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
                     const float pre = 1.0f;
 #endif
                     float xv[NB];
-                    for (int b = 0; b < NB; ++b) xv[b] = xw[b][e] * pre;
+                    for (int b = 0; b < NB; ++b) xv[b] = xw[b][(j % XW) * VPW + e] * pre;
                     for (int r = 0; r < RPT; ++r) {
 #if MAGIC
                         const float w = FIELD(FSRC(src[r], hiw[r], e), e);

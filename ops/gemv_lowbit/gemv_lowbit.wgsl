@@ -11,7 +11,7 @@
 // Core WGSL only (no shader-f16, no subgroups): fp16 is read with unpack2x16float (exact) and
 // written by f2h (round to nearest even in integer arithmetic; WGSL leaves pack2x16float's
 // rounding open). The weights are bound as array<vec4<u32>> (every row starts on 16 bytes), so
-// U = 4 is one 16-byte load and U = 1 one word of it. y cannot be stored element-wise (16-bit
+// U = 4 is one 16-byte load (U = 8: two) and U = 1 one word of it. y cannot be stored element-wise (16-bit
 // halves of a shared word, odd N, rows of B straddling words), so gemv_lowbit writes fp32 sums
 // to `acc` and gemv_pack rounds word pairs to fp16. Every entry point touches every binding
 // (arrayLength) so all share one bind-group layout.
@@ -65,14 +65,20 @@ fn half_of(w: u32, hi: bool) -> f32 {
 
 fn scale(i: u32) -> f32 { return half_of(sc[i >> 1u], (i & 1u) == 1u); }
 
-// the VPW x values of one weight word (flat index i, a multiple of VPW) as packed 16-bit pairs in
-// .x (dense), .xy (int8) or all four words (int4): one 16-byte load. Loading x a 32-bit word at a
-// time made its reads the limiter on NVIDIA (a team's lanes read units 64 bytes apart).
+// x values per load: 8 (one vec4<u32>), or the whole unit where it holds fewer (fused int8: 4);
+// XW weight words share one load. Loading x a 32-bit word at a time (before session 12) made its
+// reads the limiter on NVIDIA: a team's lanes read units 64 bytes apart.
+const XC: u32 = min(8u, U * VPW);
+const XW: u32 = XC / VPW;
+const UV: u32 = (U + 3u) / 4u;  // vec4 weight loads per row and step
+
+// x[i .. i+XC-1] (flat index i, a multiple of XC) as packed 16-bit pairs in .x (2 values), .xy
+// (4) or all four words (8): one 16-byte load
 fn xchunk(i: u32) -> vec4<u32> {
     let q = xs[i >> 3u];
-    if (VPW == 8u) { return q; }
-    let s = (i >> 1u) & 3u;  // word of q where the chunk starts: 0 (int4), 0 or 2 (int8), 0-3 (dense)
-    if (VPW == 4u) { return select(q, q.zwxy, s == 2u); }
+    if (XC == 8u) { return q; }
+    let s = (i >> 1u) & 3u;  // word of q where the chunk starts
+    if (XC == 4u) { return select(q, q.zwxy, s == 2u); }
     return vec4<u32>(q[s], 0u, 0u, 0u);
 }
 
@@ -123,30 +129,38 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     if (n0 < n_rows) {
         for (var u = lane; u < upr; u += TEAM) {
             let k0 = u * U * VPW;
-            var ws: array<vec4<u32>, RPT>;
+            var ws: array<vec4<u32>, RPT * UV>;
             // @unroll
             for (var r = 0u; r < RPT; r++) {
                 let base = min(n0 + r, n_rows - 1u) * wpr + u * U;  // rows past N recompute row N-1, never stored
-                if (U == 4u) { ws[r] = wq[base >> 2u]; } else { ws[r] = vec4<u32>(wword(base), 0u, 0u, 0u); }
+                if (U >= 4u) {
+                    // @unroll
+                    for (var q = 0u; q < UV; q++) { ws[r * UV + q] = wq[(base >> 2u) + q]; }
+                } else {
+                    ws[r] = vec4<u32>(wword(base), 0u, 0u, 0u);
+                }
             }
             var part: array<f32, RN>;
             // zeroed explicitly: lavapipe (Naga → SPIR-V) keeps the values of the previous
             // iteration in a loop-scoped var without an initializer
             // @unroll
             for (var i = 0u; i < RN; i++) { part[i] = 0.0; }
+            var xc: array<vec4<u32>, NB>;  // x of XW words, loaded once for the RPT rows
             // @unroll
             for (var j = 0u; j < U; j++) {
-                var xc: array<vec4<u32>, NB>;  // x of this word, loaded once for the RPT rows
-                // @unroll
-                for (var b = 0u; b < NB; b++) { xc[b] = xchunk(b * k_len + k0 + j * VPW); }
+                if (j % XW == 0u) {
+                    // @unroll
+                    for (var b = 0u; b < NB; b++) { xc[b] = xchunk(b * k_len + k0 + j * VPW); }
+                }
                 // @unroll
                 for (var e = 0u; e < VPW; e++) {
+                    let h = (j % XW) * VPW + e;  // x value of the chunk
                     var xv: array<f32, NB>;
                     // @unroll
-                    for (var b = 0u; b < NB; b++) { xv[b] = half_of(xc[b][e >> 1u], (e & 1u) == 1u); }
+                    for (var b = 0u; b < NB; b++) { xv[b] = half_of(xc[b][h >> 1u], (h & 1u) == 1u); }
                     // @unroll
                     for (var r = 0u; r < RPT; r++) {
-                        let wv = wval(ws[r][j], e);
+                        let wv = wval(ws[r * UV + j / 4u][j % 4u], e);
                         // @unroll
                         for (var b = 0u; b < NB; b++) { part[r * NB + b] = fma(wv, xv[b], part[r * NB + b]); }
                     }

@@ -191,9 +191,10 @@ _CU = source(__file__, "gemv_lowbit.cu")
 _CL = source(__file__, "gemv_lowbit.cl")
 
 
-def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool, extra: dict | None = None):
+def _c_gemv(be, case, path, shape, team: int, teams: int, dense: bool, extra: dict | None = None):
+    """``shape``: a key of _SHAPES or (U, RPT) itself (probes)."""
     n, k, b, bits = _dims(case)
-    u, rpt = _SHAPES[shape]
+    u, rpt = _SHAPES[shape] if isinstance(shape, str) else shape
     defs = {"BITS": 16 if dense else bits, "NB": b, "U": u, "RPT": rpt, "DT": _dt(case), **(extra or {})}
     defs.update({"WARPS": teams} if path == _CU else {"TEAM": team, "TEAMS": teams})
     prog = be.compile(path, "gemv_lowbit", defs)
@@ -201,7 +202,7 @@ def _c_gemv(be, case, path, shape: str, team: int, teams: int, dense: bool, extr
     return prog, grid, block
 
 
-def _c_kernels(be, case, path, variant: str):
+def _c_kernels(be, case, path, variant: str, shape=None, teams: int | None = None):
     n, k, b, bits = _dims(case)
     nn, kk = np.int32(n), np.int32(k)
     if variant == "dequant_then_gemv":
@@ -220,7 +221,7 @@ def _c_kernels(be, case, path, variant: str):
         prog, grid, block = _c_gemv(be, case, path, "fused", 32 if path == _CU else 64,
                                     4 if path == _CU else 2, False)
     else:  # OpenCL fused_vec (CUDA's is gemv_lowbit_tc, _cuda_tc)
-        prog, grid, block = _c_gemv(be, case, path, "fused_vec", 32, _cl_teams(be), False,
+        prog, grid, block = _c_gemv(be, case, path, shape or "fused_vec", 32, teams or _cl_teams(be), False,
                                     _cl_vec_defines(be))
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
                                                            nn, kk])
@@ -320,12 +321,13 @@ def opencl_fused(be, case):
 
 
 @kernel("gemv_lowbit", "opencl", "fused_vec")
-def opencl_fused_vec(be, case):
+def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int | None = None):
     """Team of 32 work-items per 4 rows, one 16-byte (uint4) packed load per row per step, x
     shared by the rows (pre-scaled per field position), 2^23-magic unpack (one AND/OR and one
     subtraction per weight); warp shuffles on NVIDIA, else a local-memory tree; up to 4 teams per
-    work-group (the device's max work-group size permitting)."""
-    return _c_kernels(be, case, _CL, "fused_vec")
+    work-group (the device's max work-group size permitting). ``shape`` (U, RPT) and ``teams``
+    instead of the registered ones: probes."""
+    return _c_kernels(be, case, _CL, "fused_vec", shape, teams)
 
 
 # ---- triton ---------------------------------------------------------------------------------
@@ -472,7 +474,7 @@ _WGSL = source(__file__, "gemv_lowbit.wgsl")
 _WGSL_SHAPES = {"fused": (1, 1, 64, 1), "fused_vec": (4, 4, 32, 2), "dense": (4, 1, 64, 1)}
 
 
-def _webgpu(be, case, variant: str):
+def _webgpu(be, case, variant: str, shape: tuple[int, int, int, int] | None = None):
     n, k, b, bits = _dims(case)
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
@@ -480,8 +482,8 @@ def _webgpu(be, case, variant: str):
     dummy = be.empty((4,), np.uint32)
     prm = np.array([n, k, b * n, 0], np.uint32)
 
-    def gemv(shape: str, wbits: int):
-        u, rpt, team, teams = _WGSL_SHAPES[shape]
+    def gemv(name: str, wbits: int):
+        u, rpt, team, teams = shape or _WGSL_SHAPES[name]
         defs = {"BITS": wbits, "NB": b, "U": u, "RPT": rpt, "TEAM": team, "WG": team * teams, "DT": _dt(case)}
         prog = be.compile(_WGSL, "gemv_lowbit", defs)
         pack = be.compile(_WGSL, "gemv_pack", defs)
@@ -525,7 +527,8 @@ def webgpu_fused(be, case):
 
 
 @kernel("gemv_lowbit", "webgpu", "fused_vec")
-def webgpu_fused_vec(be, case):
+def webgpu_fused_vec(be, case, shape: tuple[int, int, int, int] | None = None):
     """Team of 32 invocations per 4 rows, one 16-byte (vec4<u32>) packed load per row per step,
-    workgroup-memory tree (core WGSL has no subgroups); gemv_pack as in fused."""
-    return _webgpu(be, case, "fused_vec")
+    workgroup-memory tree (core WGSL has no subgroups); gemv_pack as in fused. ``shape`` (U, RPT,
+    TEAM, TEAMS) instead of the registered one: probes."""
+    return _webgpu(be, case, "fused_vec", shape)

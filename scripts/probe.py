@@ -112,8 +112,8 @@ def _attention_webgpu():
     # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (32×32×2×2
     # where 22 KiB of workgroup memory and 256 invocations are allowed)
     return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
-            for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 4), (32, 16, 2, 2), (32, 32, 1, 2), (32, 64, 2, 4),
-                      (32, 64, 1, 4), (16, 32, 1, 2))]
+            for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 4), (32, 16, 2, 2), (32, 32, 1, 2),
+                      (32, 64, 2, 4), (32, 64, 1, 4), (16, 32, 1, 2))]
 
 
 def _gemv_cuda():
@@ -140,8 +140,8 @@ def _gemv_webgpu():
 
     # fused_vec (U, RPT, TEAM, TEAMS) beside the registered (4, 4, 32, 2)
     return [(f"fused_vec shape={s}", lambda be, c, s=s: gk.webgpu_fused_vec(be, c, s))
-            for s in ((4, 8, 32, 2), (4, 2, 32, 2), (8, 4, 32, 2), (8, 2, 32, 2), (4, 4, 32, 4), (4, 4, 32, 1),
-                      (4, 8, 32, 1))]
+            for s in ((4, 8, 32, 2), (4, 2, 32, 2), (8, 4, 32, 2), (8, 2, 32, 2), (4, 4, 32, 4),
+                      (4, 4, 32, 1), (4, 8, 32, 1))]
 
 
 def _attention_cuda():

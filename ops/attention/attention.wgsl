@@ -242,11 +242,14 @@ fn attention_fused_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_in
 // output columns tx·DN .. tx·DN + DN − 1 (contiguous: vec4 accumulators) and writes them to O from
 // registers. Needs DN % 4 == 0 (the tile list keeps DN ≥ 4, a power of two). On the H200 (580
 // driver, D = 64 fp32, probes-20261202-session12/6de880c) this ran at 12.2–12.5 TFLOP/s against
-// 9.1 for the same tiles with scalar f32 rows (OpenCL's layout, measured and removed).
+// 9.1 for the same tiles with scalar f32 rows (OpenCL's layout, measured and removed). The score /
+// P tile has vec4 rows too (BN + 4 floats), so the row max and the P·V loop read 4 keys per load
+// (after that probe: 1 instead of 4 P loads per row and 4 keys there).
 // Every loop over a register tile (TM, TN, DN) is unrolled at compile time (// @unroll,
 // backends/wgsl_unroll.py): indexed by a loop counter, the tiles stay in local memory on NVIDIA's
 // Vulkan driver (measured before this: 0.25 TFLOP/s fp32 at B1 H16 S4096 D64, 0.5 % of the peak).
-var<workgroup> ps: array<f32, BM * (BN + 1u)>;  // scores, then exp2(t − m); at the end the row sums
+const PW: u32 = BN / 4u + 1u;  // row stride of ps4 in vec4s (BN + 4 floats)
+var<workgroup> ps4: array<vec4<f32>, BM * PW>;  // scores, then exp2(t − m); at the end the row sums
 const HP4: u32 = HD / 4u + 1u;  // row stride in vec4s
 const DN4: u32 = DN / 4u;
 var<workgroup> qs4: array<vec4<f32>, BM * HP4>;
@@ -324,7 +327,7 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                 var v = sc[i][j] * qk;
                 if (key >= s || (CAUSAL && key > row)) { v = bitcast<f32>(NEG_INF_BITS); }
                 sc[i][j] = v;
-                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = v;
+                ps4[(ty + i * NY) * PW + (tx + j * NX) / 4u][(tx + j * NX) % 4u] = v;
             }
         }
         workgroupBarrier();  // scores complete; K no longer read
@@ -337,7 +340,10 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         for (var i = 0u; i < TM; i++) {  // new running max of each row from the score tile
             var rm = NEG;
             // @unroll
-            for (var c = 0u; c < BN; c++) { rm = max(rm, ps[(ty + i * NY) * (BN + 1u) + c]); }
+            for (var c4 = 0u; c4 < BN / 4u; c4++) {
+                let v = ps4[(ty + i * NY) * PW + c4];
+                rm = max(rm, max(max(v.x, v.y), max(v.z, v.w)));
+            }
             let mn = max(m[i], rm);
             let alpha = exp2(m[i] - mn);
             m[i] = mn;
@@ -352,32 +358,37 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             for (var j = 0u; j < TN; j++) {
                 let e = exp2(sc[i][j] - m[i]);
                 l[i] += e;
-                ps[(ty + i * NY) * (BN + 1u) + tx + j * NX] = e;
+                ps4[(ty + i * NY) * PW + (tx + j * NX) / 4u][(tx + j * NX) % 4u] = e;
             }
         }
         workgroupBarrier();  // P and the V tile complete
         // @unroll
-        for (var c = 0u; c < BN; c++) {
-            var vv: array<vec4<f32>, DN4>;
+        for (var c4 = 0u; c4 < BN / 4u; c4++) {  // P read 4 keys per load
+            var pe: array<vec4<f32>, TM>;
             // @unroll
-            for (var j = 0u; j < DN4; j++) { vv[j] = kv4[c * HP4 + tx * DN4 + j]; }
+            for (var i = 0u; i < TM; i++) { pe[i] = ps4[(ty + i * NY) * PW + c4]; }
             // @unroll
-            for (var i = 0u; i < TM; i++) {
-                let pe = vec4<f32>(ps[(ty + i * NY) * (BN + 1u) + c]);
+            for (var cc = 0u; cc < 4u; cc++) {
+                var vv: array<vec4<f32>, DN4>;
                 // @unroll
-                for (var j = 0u; j < DN4; j++) { acc[i][j] = fma(pe, vv[j], acc[i][j]); }
+                for (var j = 0u; j < DN4; j++) { vv[j] = kv4[(4u * c4 + cc) * HP4 + tx * DN4 + j]; }
+                // @unroll
+                for (var i = 0u; i < TM; i++) {
+                    // @unroll
+                    for (var j = 0u; j < DN4; j++) { acc[i][j] = fma(vec4<f32>(pe[i][cc]), vv[j], acc[i][j]); }
+                }
             }
         }
     }
-    workgroupBarrier();  // ps is free: the NX partial sums of each row meet there
+    workgroupBarrier();  // ps4 is free: the NX partial sums of each row meet there
     // @unroll
-    for (var i = 0u; i < TM; i++) { ps[(ty + i * NY) * (BN + 1u) + tx] = l[i]; }
+    for (var i = 0u; i < TM; i++) { ps4[(ty + i * NY) * PW + tx / 4u][tx % 4u] = l[i]; }
     workgroupBarrier();
     // @unroll
     for (var i = 0u; i < TM; i++) {  // normalise and write the invocation's DN columns of O
         let r = ty + i * NY;
         var sum = 0.0;
-        for (var x = 0u; x < NX; x++) { sum += ps[r * (BN + 1u) + x]; }
+        for (var x = 0u; x < NX; x++) { sum += ps4[r * PW + x / 4u][x % 4u]; }
         let inv = 1.0 / sum;
         if (m0 + r < s) {
             let o = head + (m0 + r) * HD + tx * DN;  // element index of the first column

@@ -111,9 +111,9 @@ _NAIVE_WG = 64
 
 
 def _flash_local_bytes(hd: int, bm: int, bn: int, pad: int = 1) -> int:
-    """Bytes of local memory of attention_flash (.cl/.wgsl): Q tile, K/V tile (rows padded to
-    HD + pad floats: 1 in OpenCL C, 4 for WGSL's vec4 rows) and the BM×(BN+1) score tile."""
-    return 4 * ((bm + bn) * (hd + pad) + bm * (bn + 1))
+    """Bytes of local memory of attention_flash (.cl/.wgsl): Q tile, K/V tile and the BM×BN score
+    tile, rows padded by ``pad`` floats (1 in OpenCL C, 4 for WGSL's vec4 rows)."""
+    return 4 * ((bm + bn) * (hd + pad) + bm * (bn + pad))
 
 
 def flash_tiles(hd: int, local_bytes: int, max_threads: int, tiles=_FLASH_TILES,

@@ -50,6 +50,9 @@ next12c)  # ~6 min: OpenCL / WebGPU GEMV shapes (rows per team, words per step, 
     cli 90 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
         --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
     probe 90 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
+    step "opencl gemv PTX"  # what NVIDIA's OpenCL compiler made of fused_vec (w4a16 bf16, batch 1)
+    timeout 60 "$PY" -m suite.cli inspect gemv_lowbit --backend opencl --variant fused_vec --stage binary \
+        --case w4a16,n16384,k16384,b1,bf16 > "$W/gemv_opencl_w4.ptx.txt" 2>&1
     ;;
 next12)  # for session 12, ~8 min (under 9.5 with every step at its limit): Triton softmax split_row
     # loading its part through ld.global.nc.v4 (CUDA's __ldg path, LDG.E.128.CONSTANT in its SASS;

@@ -36,23 +36,25 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
-next12c)  # ~6 min: OpenCL / WebGPU GEMV shapes (rows per team, words per step, teams per group)
-    # with x read 16 bytes per load (int8: two words per load), probes then harness rows beside
-    # tinygemm; the vec4 WGSL flash as a harness row beside OpenCL and SDPA, and its tiles with 64 keys
+next12c)  # ~7 min: OpenCL / WebGPU GEMV shapes (rows per team, words per step, teams per group,
+    # PF: the next unit's words prefetched) with x read 16 bytes per load (int8: two words per
+    # load), probes then harness rows beside tinygemm; the vec4 WGSL flash (P tile in vec4 rows
+    # too) as a harness row beside OpenCL and SDPA, and its tiles; NVIDIA OpenCL's PTX of the GEMV
     for be in opencl webgpu; do
-        for c in w4a16,n16384,k16384,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
-            probe 60 "gemv_${be}_${c}" gemv_lowbit $be --case $c --cap 1
-        done
+        probe 80 "gemv_${be}_w4" gemv_lowbit $be --case w4a16,n16384,k16384,b1,bf16 --cap 0.5
     done
     cli 120 gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
         --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
     cli 90 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
         --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
-    probe 90 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
+    probe 70 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 0.5
     step "opencl gemv PTX"  # what NVIDIA's OpenCL compiler made of fused_vec (w4a16 bf16, batch 1)
     timeout 60 "$PY" -m suite.cli inspect gemv_lowbit --backend opencl --variant fused_vec --stage binary \
         --case w4a16,n16384,k16384,b1,bf16 > "$W/gemv_opencl_w4.ptx.txt" 2>&1
+    for be in opencl webgpu; do
+        probe 60 "gemv_${be}_w8" gemv_lowbit $be --case w8a16,n16384,k16384,b1,bf16 --cap 0.5
+    done
     ;;
 next12)  # for session 12, ~8 min (under 9.5 with every step at its limit): Triton softmax split_row
     # loading its part through ld.global.nc.v4 (CUDA's __ldg path, LDG.E.128.CONSTANT in its SASS;

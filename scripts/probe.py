@@ -134,7 +134,8 @@ def _gemv_opencl():
     return [(f"fused_vec U={u} RPT={r} TEAMS={t} PF={pf}",
              lambda be, c, u=u, r=r, t=t, pf=pf: gk.opencl_fused_vec(be, c, (u, r), t, PF=pf))
             for u, r, t, pf in ((4, 4, 4, 1), (4, 8, 4, 0), (4, 8, 4, 1), (4, 2, 4, 0), (4, 2, 4, 1),
-                                (8, 4, 4, 0), (8, 4, 4, 1), (8, 2, 4, 0), (4, 4, 2, 0), (4, 4, 8, 0), (4, 8, 2, 1))]
+                                (8, 4, 4, 0), (8, 4, 4, 1), (8, 2, 4, 0), (4, 4, 2, 0), (4, 4, 8, 0),
+                                (4, 8, 2, 1))]
 
 
 def _gemv_webgpu():

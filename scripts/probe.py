@@ -130,22 +130,17 @@ def _gemv_opencl():
 
     # fused_vec (U words per row and step, RPT rows per team of 32, teams per work-group) beside the
     # registered (4, 4) with 4 teams
-    # (PF=1: the next unit's words prefetched before this unit is summed)
-    return [(f"fused_vec U={u} RPT={r} TEAMS={t} PF={pf}",
-             lambda be, c, u=u, r=r, t=t, pf=pf: gk.opencl_fused_vec(be, c, (u, r), t, PF=pf))
-            for u, r, t, pf in ((4, 4, 4, 1), (4, 8, 4, 0), (4, 8, 4, 1), (4, 2, 4, 0), (4, 2, 4, 1),
-                                (8, 4, 4, 0), (8, 4, 4, 1), (8, 2, 4, 0), (4, 4, 2, 0), (4, 4, 8, 0),
-                                (4, 8, 2, 1))]
+    return [(f"fused_vec U={u} RPT={r} TEAMS={t}",
+             lambda be, c, u=u, r=r, t=t: gk.opencl_fused_vec(be, c, (u, r), t))
+            for u, r, t in ((4, 8, 4), (4, 2, 4), (8, 4, 4), (4, 4, 2), (4, 4, 8))]
 
 
 def _gemv_webgpu():
     import ops.gemv_lowbit.kernels as gk
 
     # fused_vec (U, RPT, TEAM, TEAMS) beside the registered (4, 4, 32, 2)
-    return [(f"fused_vec shape={s} pf={pf}", lambda be, c, s=s, pf=pf: gk.webgpu_fused_vec(be, c, s, pf))
-            for s, pf in (((4, 4, 32, 2), 1), ((4, 8, 32, 2), 0), ((4, 8, 32, 2), 1), ((4, 2, 32, 2), 0),
-                          ((4, 2, 32, 2), 1), ((8, 4, 32, 2), 0), ((8, 4, 32, 2), 1), ((8, 2, 32, 2), 0),
-                          ((4, 4, 32, 4), 0), ((4, 4, 32, 1), 0), ((4, 8, 32, 1), 1))]
+    return [(f"fused_vec shape={s}", lambda be, c, s=s: gk.webgpu_fused_vec(be, c, s))
+            for s in ((4, 8, 32, 2), (4, 2, 32, 2), (8, 4, 32, 2), (4, 4, 32, 4), (4, 4, 32, 1))]
 
 
 def _attention_cuda():

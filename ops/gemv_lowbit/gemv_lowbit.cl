@@ -153,25 +153,6 @@ inline float team_sum(float v) {  // NVIDIA: a team of 32 is one warp
 }
 #endif
 
-#ifndef PF
-#define PF 0  // 1: software prefetch, the next unit's words loaded before this unit is summed
-#endif
-
-// w[r·U + j] = word j of unit u of row n0 + r, r < RPT (rows past N: row N-1, never stored)
-inline void load_unit(__global const uint* wq, int n0, int N, int wpr, int u, uint* w) {
-    for (int r = 0; r < RPT; ++r) {
-        const size_t w0 = (size_t)min(n0 + r, N - 1) * wpr + (size_t)u * U;
-#if U % 4 == 0
-        for (int q = 0; q < U / 4; ++q) {  // 16-byte loads
-            const uint4 v = *((__global const uint4*)(wq + w0) + q);
-            w[r * U + 4 * q] = v.x; w[r * U + 4 * q + 1] = v.y; w[r * U + 4 * q + 2] = v.z; w[r * U + 4 * q + 3] = v.w;
-        }
-#else
-        for (int j = 0; j < U; ++j) w[r * U + j] = wq[w0 + j];
-#endif
-    }
-}
-
 // y[b, n] from the fp32 total of row n (w8a16: times the row's scale; w4a16 applied its group
 // scales in the sum)
 void store_total(float total, int n, int b, int N, __global const ushort* scales, __global ushort* y) {
@@ -195,20 +176,21 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
         for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
 
     if (n0 < N) {
-        uint wn[RPT * U];  // PF: the next unit's words, in flight while this unit is summed
-#if PF
-        load_unit(wq, n0, N, wpr, min(lane, upr - 1), wn);
-#endif
         for (int u = lane; u < upr; u += TEAM) {
             const int k0 = u * U * VPW;
             uint wr[RPT][U];
-#if PF
-            for (int i = 0; i < RPT * U; ++i) wr[i / U][i % U] = wn[i];
-            if (u + TEAM < upr) load_unit(wq, n0, N, wpr, u + TEAM, wn);
+            for (int r = 0; r < RPT; ++r) {
+                const int n = min(n0 + r, N - 1);  // rows past N recompute row N-1, never stored
+                const size_t w0 = (size_t)n * wpr + (size_t)u * U;
+#if U % 4 == 0
+                for (int q = 0; q < U / 4; ++q) {  // 16-byte loads
+                    const uint4 v = *((__global const uint4*)(wq + w0) + q);
+                    wr[r][4 * q] = v.x; wr[r][4 * q + 1] = v.y; wr[r][4 * q + 2] = v.z; wr[r][4 * q + 3] = v.w;
+                }
 #else
-            load_unit(wq, n0, N, wpr, u, wn);
-            for (int i = 0; i < RPT * U; ++i) wr[i / U][i % U] = wn[i];
+                for (int j = 0; j < U; ++j) wr[r][j] = wq[w0 + j];
 #endif
+            }
             float part[RPT][NB];
             for (int r = 0; r < RPT; ++r)
                 for (int b = 0; b < NB; ++b) part[r][b] = 0.0f;

@@ -43,7 +43,6 @@ const BITS: u32 = {{BITS}}u;
 const NB: u32 = {{NB}}u;
 const U: u32 = {{U}}u;
 const RPT: u32 = {{RPT}}u;
-const PF: bool = {{PF}} == 1;  // software prefetch of the next unit's words
 const TEAM: u32 = {{TEAM}}u;
 const WG: u32 = {{WG}}u;
 const TEAMS: u32 = WG / TEAM;
@@ -95,23 +94,6 @@ fn wval(w: u32, e: u32) -> f32 {
     return half_of(w, e == 1u);
 }
 
-// the U words of unit u of rows n0 .. n0 + RPT − 1 as UV vec4s per row (rows past N: row N − 1,
-// never stored)
-fn load_unit(n0: u32, u: u32, wpr: u32) -> array<vec4<u32>, RPT * UV> {
-    var ws: array<vec4<u32>, RPT * UV>;
-    // @unroll
-    for (var r = 0u; r < RPT; r++) {
-        let base = min(n0 + r, p.n - 1u) * wpr + u * U;
-        if (U >= 4u) {
-            // @unroll
-            for (var q = 0u; q < UV; q++) { ws[r * UV + q] = wq[(base >> 2u) + q]; }
-        } else {
-            ws[r] = vec4<u32>(wword(base), 0u, 0u, 0u);
-        }
-    }
-    return ws;
-}
-
 // f32 → fp16 (DT 1) or bf16 (DT 2) bits, round to nearest even (NaN → quiet NaN, fp16 ≥ 65520 → inf)
 fn f2h(f: f32) -> u32 {
     let u = bitcast<u32>(f);
@@ -145,16 +127,18 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     let upr = wpr / U;
     var acc: array<f32, RN>;
     if (n0 < n_rows) {
-        var wn: array<vec4<u32>, RPT * UV>;  // PF: the next unit's words, in flight while this one is summed
-        if (PF) { wn = load_unit(n0, min(lane, upr - 1u), wpr); }
         for (var u = lane; u < upr; u += TEAM) {
             let k0 = u * U * VPW;
             var ws: array<vec4<u32>, RPT * UV>;
-            if (PF) {
-                ws = wn;
-                if (u + TEAM < upr) { wn = load_unit(n0, u + TEAM, wpr); }
-            } else {
-                ws = load_unit(n0, u, wpr);
+            // @unroll
+            for (var r = 0u; r < RPT; r++) {
+                let base = min(n0 + r, n_rows - 1u) * wpr + u * U;  // rows past N recompute row N-1, never stored
+                if (U >= 4u) {
+                    // @unroll
+                    for (var q = 0u; q < UV; q++) { ws[r * UV + q] = wq[(base >> 2u) + q]; }
+                } else {
+                    ws[r] = vec4<u32>(wword(base), 0u, 0u, 0u);
+                }
             }
             var part: array<f32, RN>;
             // zeroed explicitly: lavapipe (Naga → SPIR-V) keeps the values of the previous

@@ -202,7 +202,7 @@ def _c_gemv(be, case, path, shape, team: int, teams: int, dense: bool, extra: di
     return prog, grid, block
 
 
-def _c_kernels(be, case, path, variant: str, shape=None, teams: int | None = None, **defines):
+def _c_kernels(be, case, path, variant: str, shape=None, teams: int | None = None):
     n, k, b, bits = _dims(case)
     nn, kk = np.int32(n), np.int32(k)
     if variant == "dequant_then_gemv":
@@ -222,7 +222,7 @@ def _c_kernels(be, case, path, variant: str, shape=None, teams: int | None = Non
                                     4 if path == _CU else 2, False)
     else:  # OpenCL fused_vec (CUDA's is gemv_lowbit_tc, _cuda_tc)
         prog, grid, block = _c_gemv(be, case, path, shape or "fused_vec", 32, teams or _cl_teams(be), False,
-                                    {**_cl_vec_defines(be), **defines})
+                                    _cl_vec_defines(be))
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
                                                            nn, kk])
 
@@ -321,13 +321,13 @@ def opencl_fused(be, case):
 
 
 @kernel("gemv_lowbit", "opencl", "fused_vec")
-def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int | None = None, **defines):
+def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int | None = None):
     """Team of 32 work-items per 4 rows, one 16-byte (uint4) packed load per row per step, x
     shared by the rows (pre-scaled per field position), 2^23-magic unpack (one AND/OR and one
     subtraction per weight); warp shuffles on NVIDIA, else a local-memory tree; up to 4 teams per
-    work-group (the device's max work-group size permitting). ``shape`` (U, RPT), ``teams`` and
-    ``defines`` (e.g. PF) instead of the registered ones: probes."""
-    return _c_kernels(be, case, _CL, "fused_vec", shape, teams, **defines)
+    work-group (the device's max work-group size permitting). ``shape`` (U, RPT) and ``teams``
+    instead of the registered ones: probes."""
+    return _c_kernels(be, case, _CL, "fused_vec", shape, teams)
 
 
 # ---- triton ---------------------------------------------------------------------------------
@@ -474,7 +474,7 @@ _WGSL = source(__file__, "gemv_lowbit.wgsl")
 _WGSL_SHAPES = {"fused": (1, 1, 64, 1), "fused_vec": (4, 4, 32, 2), "dense": (4, 1, 64, 1)}
 
 
-def _webgpu(be, case, variant: str, shape: tuple[int, int, int, int] | None = None, pf: int = 0):
+def _webgpu(be, case, variant: str, shape: tuple[int, int, int, int] | None = None):
     n, k, b, bits = _dims(case)
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
@@ -484,8 +484,7 @@ def _webgpu(be, case, variant: str, shape: tuple[int, int, int, int] | None = No
 
     def gemv(name: str, wbits: int):
         u, rpt, team, teams = shape or _WGSL_SHAPES[name]
-        defs = {"BITS": wbits, "NB": b, "U": u, "RPT": rpt, "TEAM": team, "WG": team * teams, "DT": _dt(case),
-                "PF": pf}
+        defs = {"BITS": wbits, "NB": b, "U": u, "RPT": rpt, "TEAM": team, "WG": team * teams, "DT": _dt(case)}
         prog = be.compile(_WGSL, "gemv_lowbit", defs)
         pack = be.compile(_WGSL, "gemv_pack", defs)
         pgrid = be.grid_2d(cdiv(cdiv(b * n, 2), team * teams))
@@ -528,9 +527,8 @@ def webgpu_fused(be, case):
 
 
 @kernel("gemv_lowbit", "webgpu", "fused_vec")
-def webgpu_fused_vec(be, case, shape: tuple[int, int, int, int] | None = None, pf: int = 0):
+def webgpu_fused_vec(be, case, shape: tuple[int, int, int, int] | None = None):
     """Team of 32 invocations per 4 rows, one 16-byte (vec4<u32>) packed load per row per step,
     workgroup-memory tree (core WGSL has no subgroups); gemv_pack as in fused. ``shape`` (U, RPT,
-    TEAM, TEAMS) and ``pf`` (1: the next unit's words prefetched) instead of the registered ones:
-    probes."""
-    return _webgpu(be, case, "fused_vec", shape, pf)
+    TEAM, TEAMS) instead of the registered one: probes."""
+    return _webgpu(be, case, "fused_vec", shape)

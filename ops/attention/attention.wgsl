@@ -244,12 +244,16 @@ fn attention_fused_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_in
 // driver, D = 64 fp32, probes-20261202-session12/6de880c) this ran at 12.2–12.5 TFLOP/s against
 // 9.1 for the same tiles with scalar f32 rows (OpenCL's layout, measured and removed). The score /
 // P tile has vec4 rows too (BN + 4 floats), so the row max and the P·V loop read 4 keys per load
-// (after that probe: 1 instead of 4 P loads per row and 4 keys there).
+// (after that probe: 1 instead of 4 P loads per row and 4 keys there; 14.2 TFLOP/s in e50ef7).
 // Every loop over a register tile (TM, TN, DN) is unrolled at compile time (// @unroll,
 // backends/wgsl_unroll.py): indexed by a loop counter, the tiles stay in local memory on NVIDIA's
 // Vulkan driver (measured before this: 0.25 TFLOP/s fp32 at B1 H16 S4096 D64, 0.5 % of the peak).
 const PW: u32 = BN / 4u + 1u;  // row stride of ps4 in vec4s (BN + 4 floats)
-var<workgroup> ps4: array<vec4<f32>, BM * PW>;  // scores, then exp2(t − m); at the end the row sums
+var<workgroup> ps4: array<vec4<f32>, BM * PW>;  // scores (PSB 0: then exp2(t − m)); at the end the row sums
+// PSB 1: P = exp2(t − m) in a second tile, so no barrier separates the row max's reads of the
+// scores from the writes of P (4 barriers per K/V tile instead of 5)
+const PSB: bool = {{PSB}} == 1;
+var<workgroup> pb4: array<vec4<f32>, select(1u, BM * PW, PSB)>;
 const HP4: u32 = HD / 4u + 1u;  // row stride in vec4s
 const DN4: u32 = DN / 4u;
 var<workgroup> qs4: array<vec4<f32>, BM * HP4>;
@@ -286,7 +290,7 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     let kend = select(s, min(s, m0 + BM), CAUSAL);
     for (var n0 = 0u; n0 < kend; n0 += BN) {
-        workgroupBarrier();  // the last tile's P·V is done with kv4 and ps
+        workgroupBarrier();  // the last tile's P·V is done with kv4 and P
         for (var e = tid; e < BN * (HD / 4u); e += NT) {  // read K tile
             let c = e / (HD / 4u);
             let d4 = e % (HD / 4u);
@@ -351,14 +355,15 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             // @unroll
             for (var j = 0u; j < DN4; j++) { acc[i][j] *= alpha; }
         }
-        workgroupBarrier();  // every row max read before ps is overwritten
+        if (!PSB) { workgroupBarrier(); }  // every row max read before the scores are overwritten
         // @unroll
         for (var i = 0u; i < TM; i++) {
             // @unroll
             for (var j = 0u; j < TN; j++) {
                 let e = exp2(sc[i][j] - m[i]);
                 l[i] += e;
-                ps4[(ty + i * NY) * PW + (tx + j * NX) / 4u][(tx + j * NX) % 4u] = e;
+                let at = (ty + i * NY) * PW + (tx + j * NX) / 4u;
+                if (PSB) { pb4[at][(tx + j * NX) % 4u] = e; } else { ps4[at][(tx + j * NX) % 4u] = e; }
             }
         }
         workgroupBarrier();  // P and the V tile complete
@@ -366,7 +371,9 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         for (var c4 = 0u; c4 < BN / 4u; c4++) {  // P read 4 keys per load
             var pe: array<vec4<f32>, TM>;
             // @unroll
-            for (var i = 0u; i < TM; i++) { pe[i] = ps4[(ty + i * NY) * PW + c4]; }
+            for (var i = 0u; i < TM; i++) {
+                if (PSB) { pe[i] = pb4[(ty + i * NY) * PW + c4]; } else { pe[i] = ps4[(ty + i * NY) * PW + c4]; }
+            }
             // @unroll
             for (var cc = 0u; cc < 4u; cc++) {
                 var vv: array<vec4<f32>, DN4>;

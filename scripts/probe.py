@@ -111,9 +111,9 @@ def _attention_webgpu():
 
     # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (32×32×2×2
     # where 22 KiB of workgroup memory and 256 invocations are allowed)
-    return [("flash psb=0", lambda be, c: ak.webgpu_flash(be, c, psb=0))] + [
-        (f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
-        for t in ((64, 32, 2, 2), (32, 16, 2, 2), (32, 64, 2, 4))]
+    return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
+            for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 4), (32, 16, 2, 2), (32, 32, 1, 2),
+                      (32, 64, 2, 4), (32, 64, 1, 4), (16, 32, 1, 2))]
 
 
 def _gemv_cuda():

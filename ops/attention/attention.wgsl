@@ -245,15 +245,13 @@ fn attention_fused_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_in
 // 9.1 for the same tiles with scalar f32 rows (OpenCL's layout, measured and removed). The score /
 // P tile has vec4 rows too (BN + 4 floats), so the row max and the P·V loop read 4 keys per load
 // (after that probe: 1 instead of 4 P loads per row and 4 keys there; 14.2 TFLOP/s in e50ef7).
+// P written to a second tile instead of over the scores (one barrier fewer per K/V tile) ran at
+// 10.7 TFLOP/s against 14.3 (probes-20261202-session12/26fef62): removed.
 // Every loop over a register tile (TM, TN, DN) is unrolled at compile time (// @unroll,
 // backends/wgsl_unroll.py): indexed by a loop counter, the tiles stay in local memory on NVIDIA's
 // Vulkan driver (measured before this: 0.25 TFLOP/s fp32 at B1 H16 S4096 D64, 0.5 % of the peak).
 const PW: u32 = BN / 4u + 1u;  // row stride of ps4 in vec4s (BN + 4 floats)
-var<workgroup> ps4: array<vec4<f32>, BM * PW>;  // scores (PSB 0: then exp2(t − m)); at the end the row sums
-// PSB 1: P = exp2(t − m) in a second tile, so no barrier separates the row max's reads of the
-// scores from the writes of P (4 barriers per K/V tile instead of 5)
-const PSB: bool = {{PSB}} == 1;
-var<workgroup> pb4: array<vec4<f32>, select(1u, BM * PW, PSB)>;
+var<workgroup> ps4: array<vec4<f32>, BM * PW>;  // scores, then exp2(t − m); at the end the row sums
 const HP4: u32 = HD / 4u + 1u;  // row stride in vec4s
 const DN4: u32 = DN / 4u;
 var<workgroup> qs4: array<vec4<f32>, BM * HP4>;
@@ -290,7 +288,7 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     let kend = select(s, min(s, m0 + BM), CAUSAL);
     for (var n0 = 0u; n0 < kend; n0 += BN) {
-        workgroupBarrier();  // the last tile's P·V is done with kv4 and P
+        workgroupBarrier();  // the last tile's P·V is done with kv4 and ps
         for (var e = tid; e < BN * (HD / 4u); e += NT) {  // read K tile
             let c = e / (HD / 4u);
             let d4 = e % (HD / 4u);
@@ -355,15 +353,14 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             // @unroll
             for (var j = 0u; j < DN4; j++) { acc[i][j] *= alpha; }
         }
-        if (!PSB) { workgroupBarrier(); }  // every row max read before the scores are overwritten
+        workgroupBarrier();  // every row max read before ps is overwritten
         // @unroll
         for (var i = 0u; i < TM; i++) {
             // @unroll
             for (var j = 0u; j < TN; j++) {
                 let e = exp2(sc[i][j] - m[i]);
                 l[i] += e;
-                let at = (ty + i * NY) * PW + (tx + j * NX) / 4u;
-                if (PSB) { pb4[at][(tx + j * NX) % 4u] = e; } else { ps4[at][(tx + j * NX) % 4u] = e; }
+                ps4[(ty + i * NY) * PW + (tx + j * NX) / 4u][(tx + j * NX) % 4u] = e;
             }
         }
         workgroupBarrier();  // P and the V tile complete
@@ -371,9 +368,7 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         for (var c4 = 0u; c4 < BN / 4u; c4++) {  // P read 4 keys per load
             var pe: array<vec4<f32>, TM>;
             // @unroll
-            for (var i = 0u; i < TM; i++) {
-                if (PSB) { pe[i] = pb4[(ty + i * NY) * PW + c4]; } else { pe[i] = ps4[(ty + i * NY) * PW + c4]; }
-            }
+            for (var i = 0u; i < TM; i++) { pe[i] = ps4[(ty + i * NY) * PW + c4]; }
             // @unroll
             for (var cc = 0u; cc < 4u; cc++) {
                 var vv: array<vec4<f32>, DN4>;

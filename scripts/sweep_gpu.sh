@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -36,6 +36,14 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+final12)  # ~1.5 min: the registered OpenCL/WebGPU GEMV and flash at session 12's last commit, beside
+    # tinygemm and SDPA (harness rows only)
+    cli 100 gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
+        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
+        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    cli 80 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
+        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    ;;
 next12d)  # ~5 min: WebGPU flash with P in its own tile (4 barriers per K/V tile instead of 5) as a
     # harness row beside OpenCL and SDPA, probed beside the one-tile form; issue 8's two short cells
     # measured again (Triton persistent beside cuBLAS, Triton split_row beside torch.compile)

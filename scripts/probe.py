@@ -76,6 +76,16 @@ def _matmul_cuda():
     return mma + simt + wg
 
 
+def _matmul_triton():
+    import ops.matmul.kernels as mk
+
+    # the persistent kernel storing C in two halves, with the registered configs, then with 4-stage
+    # rings the halved epilogue buffer leaves room for (128×256×64: 4 × 48 + 32 KiB)
+    return [("persistent subtile", lambda be, c: mk.triton_persistent(be, c, subtile=True)),
+            ("persistent subtile 4 stages", lambda be, c: mk.triton_persistent(
+                be, c, subtile=True, configs=[(128, 256, 64, 8, 4), (256, 128, 64, 8, 4)]))]
+
+
 def _matmul_webgpu():
     import ops.matmul.kernels as mk
 
@@ -155,6 +165,7 @@ CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_c
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
+           ("matmul", "triton"): _matmul_triton,
            ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu}
 
 

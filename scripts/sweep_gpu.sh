@@ -28,6 +28,15 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
     echo "rc=$?" >> "$W/$name.txt"
     tail -n 40 "$W/$name.txt" >> "$OUT/log-$PART.txt"
 }
+simt_gemv_rows() {  # simt_gemv_rows SECONDS: OpenCL / WebGPU fused_vec GEMV beside tinygemm (issue 12's shapes)
+    cli "$1" gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
+        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
+        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+}
+simt_flash_rows() {  # simt_flash_rows SECONDS: WebGPU / OpenCL flash beside SDPA (fp32 b1h16s4096d64, both masks)
+    cli "$1" attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
+        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+}
 probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, its table to the log
     local t=$1 name=$2; shift 2
     step "probe $*"
@@ -47,17 +56,13 @@ next13)  # for session 13, ~6 min: Triton persistent storing C in two halves (SU
     ;;
 final12)  # ~1.5 min: the registered OpenCL/WebGPU GEMV and flash at session 12's last commit, beside
     # tinygemm and SDPA (harness rows only)
-    cli 100 gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
-    cli 80 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
-        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    simt_gemv_rows 100
+    simt_flash_rows 80
     ;;
 next12d)  # ~5 min: WebGPU flash with P in its own tile (4 barriers per K/V tile instead of 5) as a
     # harness row beside OpenCL and SDPA, probed beside the one-tile form; issue 8's two short cells
     # measured again (Triton persistent beside cuBLAS, Triton split_row beside torch.compile)
-    cli 90 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
-        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    simt_flash_rows 90
     probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 0.5
     cli 120 matmul_triton run --op matmul --backend triton --backend torch --variant persistent \
         --variant matmul --case 8192³,bf16 --case 8192³,fp16 --timeout 60
@@ -71,11 +76,8 @@ next12c)  # ~7 min: OpenCL / WebGPU GEMV shapes (rows per team, words per step, 
     for be in opencl webgpu; do
         probe 80 "gemv_${be}_w4" gemv_lowbit $be --case w4a16,n16384,k16384,b1,bf16 --cap 0.5
     done
-    cli 120 gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
-    cli 90 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
-        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    simt_gemv_rows 120
+    simt_flash_rows 90
     probe 70 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 0.5
     step "opencl gemv PTX"  # what NVIDIA's OpenCL compiler made of fused_vec (w4a16 bf16, batch 1)
     timeout 60 "$PY" -m suite.cli inspect gemv_lowbit --backend opencl --variant fused_vec --stage binary \
@@ -97,32 +99,26 @@ next12)  # for session 12, ~8 min (under 9.5 with every step at its limit): Trit
     cli 200 attention_triton run --op attention --backend triton --backend torch --variant flash --variant sdpa \
         --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --case b16h16s2048d64,bf16 \
         --case b16h16s2048d64,causal,bf16 --timeout 100
-    cli 100 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
-        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    simt_flash_rows 100
     probe 90 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
     ;;
 next12b)  # ~3 min: OpenCL and WebGPU GEMV with x read one weight word's values per vector load
     # (16 bytes for int4; were 2-byte / 4-byte scalar loads 64 bytes apart across a warp) beside
     # tinygemm at the issue's shapes
-    cli 170 gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    simt_gemv_rows 170
     ;;
 session11e)  # ~5 min: Triton flash D128 with 256-row configs in its autotune list beside SDPA; the
     # OpenCL and WebGPU GEMV rows (not run since the read flush) beside tinygemm; WebGPU flash
     # tiles with fewer rows per invocation
     cli 150 attention_d128 run --op attention --backend triton --backend torch --variant flash --variant sdpa \
         --case b4h32s8192d128,bf16 --case b4h32s8192d128,causal,bf16 --timeout 100
-    cli 130 gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+    simt_gemv_rows 130
     probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
     ;;
 session11d)  # ~3 min: WebGPU flash with its inner loops unrolled at compile time (the score loop over
     # HD, the row max and P·V loops over BN), probe then harness rows beside OpenCL and SDPA
     probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
-    cli 150 attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
-        --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
+    simt_flash_rows 150
     ;;
 session11c)  # ~4 min: the new wgmma_tma variant (TMA producer warpgroup, mbarriers) beside wgmma and
     # cuBLAS as harness rows (8192³ bf16/fp16, 4097³ and 500×600×300 padded, 2048³); WebGPU flash

@@ -263,7 +263,7 @@ fn ldv4(e: u32) -> vec4<f32> { return vec4<f32>(ldv(e), ldv(e + 1u), ldv(e + 2u)
 
 @compute @workgroup_size(NT)
 fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                      @builtin(local_invocation_index) tid: u32) {
+                   @builtin(local_invocation_index) tid: u32) {
     touch();
     let s = p.s;
     let qk = bitcast<f32>(p.qk);

@@ -120,10 +120,11 @@ def _attention_webgpu():
     import ops.attention.kernels as ak
 
     # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (32×32×2×2
-    # where 22 KiB of workgroup memory and 256 invocations are allowed)
-    return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
-            for t in ((64, 32, 2, 2), (64, 32, 4, 4), (32, 32, 2, 4), (32, 16, 2, 2), (32, 32, 1, 2),
-                      (32, 64, 2, 4), (32, 64, 1, 4), (16, 32, 1, 2))]
+    # where 22 KiB of workgroup memory and 256 invocations are allowed); pmax: the row max through
+    # per-invocation partial maxima (attention.wgsl's PMAX)
+    return [("flash pmax", lambda be, c: ak.webgpu_flash(be, c, pmax=1))] + [
+        (f"flash{' pmax' * p} tiles={t}", lambda be, c, t=t, p=p: ak.webgpu_flash(be, c, t, p))
+        for t, p in (((64, 32, 2, 2), 1), ((64, 32, 2, 2), 0), ((32, 16, 2, 2), 0), ((32, 64, 2, 4), 0))]
 
 
 def _gemv_cuda():

@@ -315,7 +315,7 @@ def _wgsl_defs(case, **over) -> dict:
     """Every placeholder of attention.wgsl (the variant's own in ``over``; the others get small
     valid values: a workgroup array an entry does not use takes no memory)."""
     defs = {"DT": _DT[case.dtype], "HD": case["d"], "CAUSAL": int(causal(case)), "WG": _NAIVE_WG,
-            "SEQ": 1, "ROWS": 1, "BM": 16, "BN": 16, "TM": 2, "TN": 2}
+            "SEQ": 1, "ROWS": 1, "BM": 16, "BN": 16, "TM": 2, "TN": 2, "PMAX": 0}
     return {**defs, **over}
 
 
@@ -379,17 +379,18 @@ def webgpu_fused_rows(be, case):
 
 
 @kernel("attention", "webgpu", "flash")
-def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
+def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None, pmax: int = 0):
     """attention.cl's flash in WGSL with vec4 workgroup rows: BM query rows per workgroup, K/V
     tiles of BN keys through workgroup memory, TM×TN score tiles, online softmax; the first of
     _WGSL_FLASH_TILES that the adapter's workgroup-storage and invocation limits take (H200:
     32×32×2×2; lavapipe's 32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN,
-    TM, TN) instead, for probes)."""
+    TM, TN) instead, for probes; ``pmax``: the row max through per-invocation partial maxima,
+    attention.wgsl's PMAX, for probes)."""
     b, h, s, d = _webgpu_case(be, case)
     lim = be.limits
     bm, bn, tm, tn = tiles or flash_tiles(d, lim["max-compute-workgroup-storage-size"],
                                           lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES, 4)
-    k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
+    k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn, PMAX=pmax))
     dummy = be.empty((4,), np.float32)
     prm = _wgsl_params(case)
 

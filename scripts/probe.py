@@ -111,9 +111,12 @@ def _softmax_triton():
     import ops.softmax.kernels as sk
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
-    # TRITON_SPLIT_BACKOFF_NS between polls
-    return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)]
+    # TRITON_SPLIT_BACKOFF_NS between polls; geometries under that protocol (part values, warps) and
+    # warp 0 polling alone (POLL1) beside it
+    return [(f"split_row poll1 backoff={b}",
+             lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b, poll1=True)) for b in (1000, 250)] + [
+        (f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, part=p, warps=w))
+        for p, w in ((16384, 8), (16384, 32), (8192, 4), (8192, 8), (32768, 16))]
 
 
 def _attention_webgpu():

@@ -49,10 +49,12 @@ next13)  # for session 13, ~6 min: Triton persistent storing C in two halves (SU
     # rings, 229 KiB of shared memory, compiled for sm_90 with Triton 3.6: 154-162 registers, no
     # spills) beside the registered form, probes at 8192³ bf16 and fp16; Triton split_row beside
     # torch.compile at 4096×131072 with room for torch.compile's compile (timed out at 100 s in next12d);
-    # WebGPU flash with the row max through per-invocation partial maxima (PMAX) beside the registered form
+    # WebGPU flash with the row max through per-invocation partial maxima (PMAX) beside the registered form;
+    # Triton split_row with warp 0 polling alone (POLL1) and part/warp geometries under today's protocol
     probe 80 matmul_triton_bf16 matmul triton --case 8192³,bf16 --only persistent --cap 2
     probe 80 matmul_triton_fp16 matmul triton --case 8192³,fp16 --only persistent --cap 2
     probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 0.5
+    probe 150 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 2
     cli 200 softmax_131072_triton run --op softmax --backend triton --backend torch --case 4096x131072 \
         --variant split_row --variant compile --timeout 180 --time-cap 2
     ;;

@@ -165,11 +165,19 @@ def _attention_cuda():
 
 
 #: (op, backend) → extra configurations beyond the registered variants
+def _gemv_triton():
+    import ops.gemv_lowbit.kernels as gk
+
+    # w4a16 on tensor cores (gemv_lowbit_dot: (BN rows, warps, stages)) beside the registered fused_vec
+    return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, t))
+            for t in ((64, 4, 3), (64, 4, 5), (128, 4, 3), (128, 8, 4), (32, 4, 4))]
+
+
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
-           ("matmul", "triton"): _matmul_triton,
+           ("matmul", "triton"): _matmul_triton, ("gemv_lowbit", "triton"): _gemv_triton,
            ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu}
 
 

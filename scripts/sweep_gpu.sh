@@ -50,11 +50,15 @@ next13)  # for session 13, ~6 min: Triton persistent storing C in two halves (SU
     # spills) beside the registered form, probes at 8192³ bf16 and fp16; Triton split_row beside
     # torch.compile at 4096×131072 with room for torch.compile's compile (timed out at 100 s in next12d);
     # WebGPU flash with the row max through per-invocation partial maxima (PMAX) beside the registered form;
-    # Triton split_row with warp 0 polling alone (POLL1) and part/warp geometries under today's protocol
+    # Triton split_row with warp 0 polling alone (POLL1) and part/warp geometries under today's protocol;
+    # Triton w4a16 GEMV on tensor cores (gemv_lowbit_dot) beside fused_vec
     probe 80 matmul_triton_bf16 matmul triton --case 8192³,bf16 --only persistent --cap 2
     probe 80 matmul_triton_fp16 matmul triton --case 8192³,fp16 --only persistent --cap 2
     probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 0.5
     probe 150 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 2
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16 w4a16,n8192,k8192,b8; do
+        probe 90 "gemv_triton_${c//,/_}" gemv_lowbit triton --case $c --only "fused_vec|dot" --cap 0.5
+    done
     cli 200 softmax_131072_triton run --op softmax --backend triton --backend torch --case 4096x131072 \
         --variant split_row --variant compile --timeout 180 --time-cap 2
     ;;

@@ -203,3 +203,78 @@ def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
     omask = bmask[:, None] & rmask[None, :]
     o = _out(out, OUT_BF16).to(y_ptr.dtype.element_ty)
     tl.store(y_ptr + bi[:, None] * N + rows[None, :], o, mask=omask)
+
+
+@triton.jit
+def _bits16(t, dt: tl.constexpr, F32: tl.constexpr):
+    """The low 16 bits of the int32 tile t read as dt (bf16 / fp16); F32: widened to fp32 (exact)."""
+    v = t.to(tl.int16).to(dt, bitcast=True)
+    return v.to(tl.float32) if F32 else v
+
+
+@triton.jit
+def _xdot(q, xe, d, F32: tl.constexpr):
+    """d + q·xeᵀ, fp32 accumulation; F32 (the interpreter, whose bf16 dot is wrong): in fp32, exact
+    products as on the tensor cores."""
+    if F32:
+        return tl.dot(q, tl.trans(xe.to(tl.float32)), d, input_precision="ieee")
+    return tl.dot(q, tl.trans(xe), d)
+
+
+@triton.jit
+def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BN: tl.constexpr, BB: tl.constexpr,
+                    OUT_BF16: tl.constexpr, F32: tl.constexpr = False):
+    """w4a16 on tensor cores (probe form): program = BN rows × BB ≥ 16 batch columns (those past B
+    are zeros, never stored); per 128-k group one [BN, 16] int32 word tile. Nibbles e and e + 4 of
+    a word sit at bits 4e and 16 + 4e, so ((w >> 4e) & 0x000F000F) | M, M = two 16-bit magic
+    words (bf16 0x4300 = 128, fp16 0x6400 = 1024: one unit of mantissa per integer), is two exact
+    16-bit values OFF0 + n (n = q + 8) in one shift and one LOP3 per two weights, no int→float
+    conversion. Each half is a [BN, 16] dot operand against the x values of its field (k = 8w + e,
+    the [BB, 128] x tile split in registers), fp32 accumulation: d = Σ (q + OFF)·x with OFF =
+    OFF0 + 8; the group's result is (d − OFF·Σ_k x)·s (Σ x in fp32 per batch column). The offset
+    costs accuracy in proportion to OFF·Σ|x| (2^-24 relative per term): far below the output's
+    16-bit rounding at these K (spec.tolerance)."""
+    pid = tl.program_id(0)
+    rows = pid * BN + tl.arange(0, BN)
+    rmask = rows < N
+    rows_ld = tl.minimum(rows, N - 1)  # rows past N reload row N-1, never stored
+    bi = tl.arange(0, BB)
+    bmask = bi < B
+    wi = tl.arange(0, 16)
+    wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
+    xdt: tl.constexpr = x_ptr.dtype.element_ty
+    MAGIC: tl.constexpr = 0x43004300 if OUT_BF16 else 0x64006400
+    OFF: tl.constexpr = 136.0 if OUT_BF16 else 1032.0
+    ng = K // 128
+    acc = tl.zeros((BN, BB), dtype=tl.float32)
+    for g in range(0, ng):
+        words = tl.load(wrow + g * 16)
+        kt = g * 128 + tl.arange(0, 128)
+        xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None], other=0.0)
+        x4 = tl.reshape(xt, (BB, 16, 2, 2, 2))  # k = 8w + e, e = 4·e2 + 2·e1 + e0
+        xa, xb = tl.split(x4)
+        xaa, xab = tl.split(xa)
+        xba, xbb = tl.split(xb)
+        x0, x4_ = tl.split(xaa)
+        x2, x6 = tl.split(xab)
+        x1, x5 = tl.split(xba)
+        x3, x7 = tl.split(xbb)
+        d = tl.zeros((BN, BB), dtype=tl.float32)
+        t = (words & 0x000F000F) | MAGIC
+        d = _xdot(_bits16(t, xdt, F32), x0, d, F32)
+        d = _xdot(_bits16(t >> 16, xdt, F32), x4_, d, F32)
+        t = ((words >> 4) & 0x000F000F) | MAGIC
+        d = _xdot(_bits16(t, xdt, F32), x1, d, F32)
+        d = _xdot(_bits16(t >> 16, xdt, F32), x5, d, F32)
+        t = ((words >> 8) & 0x000F000F) | MAGIC
+        d = _xdot(_bits16(t, xdt, F32), x2, d, F32)
+        d = _xdot(_bits16(t >> 16, xdt, F32), x6, d, F32)
+        t = ((words >> 12) & 0x000F000F) | MAGIC
+        d = _xdot(_bits16(t, xdt, F32), x3, d, F32)
+        d = _xdot(_bits16(t >> 16, xdt, F32), x7, d, F32)
+        xs = tl.sum(xt.to(tl.float32), axis=1)
+        s = tl.load(s_ptr + rows_ld * ng + g).to(tl.float32)
+        acc += (d - OFF * xs[None, :]) * s[:, None]
+    omask = rmask[:, None] & bmask[None, :]
+    o = _out(acc, OUT_BF16).to(y_ptr.dtype.element_ty)
+    tl.store(y_ptr + bi[None, :] * N + rows[:, None], o, mask=omask)

@@ -49,11 +49,12 @@ next13)  # for session 13, ~7 min: Triton persistent storing C in two halves (SU
     # rings, 229 KiB of shared memory, compiled for sm_90 with Triton 3.6: 154-162 registers, no
     # spills) beside the registered form, probes at 8192³ bf16 and fp16; Triton split_row with warp 0
     # polling alone (POLL1) and part/warp geometries under today's protocol; Triton w4a16 GEMV on
-    # tensor cores (gemv_lowbit_dot) beside fused_vec
+    # tensor cores (gemv_lowbit_dot, w4a16 and w8a16) beside fused_vec
     probe 80 matmul_triton_bf16 matmul triton --case 8192³,bf16 --only persistent --cap 2
     probe 80 matmul_triton_fp16 matmul triton --case 8192³,fp16 --only persistent --cap 2
     probe 150 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 2
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16 w4a16,n8192,k8192,b8; do
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16 w8a16,n16384,k16384,b1,bf16 \
+        w8a16,n28672,k8192,b1,bf16 w4a16,n8192,k8192,b8; do
         probe 90 "gemv_triton_${c//,/_}" gemv_lowbit triton --case $c --only "fused_vec|dot" --cap 0.5
     done
     ;;

@@ -135,12 +135,45 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
     assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
 
 
+def _triton_dot_child():
+    """gemv_lowbit_dot (the tensor-core probe form) in the Triton interpreter, w4a16/w8a16 in fp16 and
+    bf16, odd N and every batch size (its own process: one LLVM per process)."""
+    from ops.gemv_lowbit import kernels as gk
+    from tests.spawn import open_backend
+
+    be, skip = open_backend("triton")
+    if skip:
+        return skip
+    fails = []
+    for dt in ("fp16", "bf16"):
+        for bits, n, k, b in ((4, 37, 256, 1), (4, 70, 384, 8), (8, 37, 256, 4), (8, 70, 128, 1)):
+            case = Case(f"w{bits}a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": bits}, dt, 5)
+            x = SPEC.inputs(case)
+            ins = {name: be.upload(v) for name, v in x.items()}
+            ref = SPEC.reference(case, x)
+            y = be.empty(ref["y"].shape, x["x"].dtype)
+            gk.triton_dot(be, case)(ins, {"y": y})
+            got = be.download(y)
+            got = decode(got, dt) if dt == "bf16" else got
+            ok = SPEC.verify(case, x, {"y": got}, ref, SPEC.tolerance(case))
+            if not ok.ok:
+                fails.append(f"{case.name}: {ok.message[:300]}")
+    return {"fails": fails}
+
+
+def test_triton_dot_probe_form_is_right_in_the_interpreter():
+    from tests.spawn import check_in_process
+
+    check_in_process(_triton_dot_child)
+
+
 def test_triton_kernels_compile_for_hopper():
-    """fused (fp16; byte-indexed nibbles) and fused_vec (bf16; int32 word tiles, which must become
-    16-byte loads, also the prefetched next tile) compile for sm_90 without spills (about 3 s each
-    on 2 cores; the other modes run in the interpreter)."""
+    """fused (fp16; byte-indexed nibbles), fused_vec (bf16; int32 word tiles, which must become
+    16-byte loads, also the prefetched next tile) and the tensor-core probe form (w8a16 bf16, wgmma)
+    compile for sm_90 without spills (about 3 s each on 2 cores; the other modes run in the
+    interpreter)."""
     from backends.triton import compile_many_for_hopper
-    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit, gemv_lowbit_vec
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit, gemv_lowbit_dot, gemv_lowbit_vec
 
     sig = {"s_ptr": "*fp16", "x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32", "K": "i32", "B": "i32",
            "W_STRIDE": "i32"}
@@ -150,9 +183,12 @@ def test_triton_kernels_compile_for_hopper():
         (gemv_lowbit, {"w_ptr": "*u8", **sig}, {"BITS": 4, "BN": 32, "BK": 128, "BB": 1, "MODE": 1,
                                                 "OUT_BF16": False}, opts),
         (gemv_lowbit_vec, {"w_ptr": "*i32", **sig_bf16}, {"BITS": 4, "BN": 16, "BK": 512, "BB": 1,
-                                                          "EVEN_K": True, "OUT_BF16": True}, opts)])
+                                                          "EVEN_K": True, "OUT_BF16": True}, opts),
+        (gemv_lowbit_dot, {"w_ptr": "*i32", **sig_bf16}, {"BITS": 8, "BN": 64, "BB": 16, "OUT_BF16": True,
+                                                          "F32": False}, opts)])
     for o in out:
         assert "error" not in o, o.get("error")
+    assert "wgmma.mma_async" in out[2]["ptx"] and out[2]["spill_bytes"] == 0  # the tensor-core probe form
     vec = out[1]
     assert vec["global_accesses"].get("ld.global.v4.b32", 0) >= 4, vec["global_accesses"]  # 2 tiles × 2
     assert vec["spill_bytes"] == 0

@@ -222,59 +222,88 @@ def _xdot(q, xe, d, F32: tl.constexpr):
 
 
 @triton.jit
-def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BN: tl.constexpr, BB: tl.constexpr,
-                    OUT_BF16: tl.constexpr, F32: tl.constexpr = False):
-    """w4a16 on tensor cores (probe form): program = BN rows × BB ≥ 16 batch columns (those past B
-    are zeros, never stored); per 128-k group one [BN, 16] int32 word tile. Nibbles e and e + 4 of
-    a word sit at bits 4e and 16 + 4e, so ((w >> 4e) & 0x000F000F) | M, M = two 16-bit magic
-    words (bf16 0x4300 = 128, fp16 0x6400 = 1024: one unit of mantissa per integer), is two exact
-    16-bit values OFF0 + n (n = q + 8) in one shift and one LOP3 per two weights, no int→float
-    conversion. Each half is a [BN, 16] dot operand against the x values of its field (k = 8w + e,
-    the [BB, 128] x tile split in registers), fp32 accumulation: d = Σ (q + OFF)·x with OFF =
-    OFF0 + 8; the group's result is (d − OFF·Σ_k x)·s (Σ x in fp32 per batch column). The offset
-    costs accuracy in proportion to OFF·Σ|x| (2^-24 relative per term): far below the output's
-    16-bit rounding at these K (spec.tolerance)."""
+def _pair(d, t, xa, xb, dt: tl.constexpr, F32: tl.constexpr):
+    """d + lo·xaᵀ + hi·xbᵀ: the two 16-bit halves of the int32 tile t against their x field tiles."""
+    return _xdot(_bits16(t >> 16, dt, F32), xb, _xdot(_bits16(t, dt, F32), xa, d, F32), F32)
+
+
+@triton.jit
+def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
+                    BB: tl.constexpr, OUT_BF16: tl.constexpr, F32: tl.constexpr = False):
+    """fused_vec on tensor cores (probe form): program = BN rows × BB ≥ 16 batch columns (those past
+    B are zeros, never stored); per 128-k group one [BN, 128·BITS/32] int32 word tile and the
+    [BB, 128] x tile, split in registers into one tile per field position e of a word (k = VPW·w + e).
+    Weights become exact 16-bit dot operands without int→float conversion: with M two 16-bit magic
+    words (bf16 0x4300 = 128, fp16 0x6400 = 1024: one mantissa unit per integer), (v & F) | M
+    holds OFF0 + f for a field f < 2^7 (bf16) / 2^10 (fp16) in each half — two weights per shift
+    and LOP3. w4a16: nibbles e and e + 4 sit at bits 4e and 16 + 4e (F = 0x000F000F), f = q + 8.
+    w8a16 (bytes two's complement: u = w ^ 0x80808080 holds q + 128): fp16 takes bytes e and e + 2
+    whole (F = 0x00FF00FF); bf16's 8 bits hold 128 + f only for f < 128, so it takes the low and
+    the high nibble of each byte as two operands, d = 16·d_hi + d_lo. fp32 accumulation: the
+    group's d = Σ (q + OFF)·x; (d − OFF·Σ_k x) is the group's exact-product sum (Σ x in fp32 per
+    batch column), times the group scale (w4a16) or, at the end, the row scale (w8a16). The offset
+    costs accuracy in proportion to OFF·Σ|x| over one group (2^-24 relative per term): far below
+    the output's 16-bit rounding (spec.tolerance)."""
     pid = tl.program_id(0)
     rows = pid * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)  # rows past N reload row N-1, never stored
     bi = tl.arange(0, BB)
     bmask = bi < B
-    wi = tl.arange(0, 16)
+    BW: tl.constexpr = 128 * BITS // 32  # words per group
+    wi = tl.arange(0, BW)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
     xdt: tl.constexpr = x_ptr.dtype.element_ty
     MAGIC: tl.constexpr = 0x43004300 if OUT_BF16 else 0x64006400
-    OFF: tl.constexpr = 136.0 if OUT_BF16 else 1032.0
+    NIB: tl.constexpr = 0x000F000F
+    if BITS == 4:
+        OFF: tl.constexpr = 136.0 if OUT_BF16 else 1032.0  # 128 / 1024 + 8
+    else:
+        OFF: tl.constexpr = 2304.0 if OUT_BF16 else 1152.0  # 17·128 + 128 / 1024 + 128
     ng = K // 128
     acc = tl.zeros((BN, BB), dtype=tl.float32)
     for g in range(0, ng):
-        words = tl.load(wrow + g * 16)
+        words = tl.load(wrow + g * BW)
         kt = g * 128 + tl.arange(0, 128)
         xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None], other=0.0)
-        x4 = tl.reshape(xt, (BB, 16, 2, 2, 2))  # k = 8w + e, e = 4·e2 + 2·e1 + e0
-        xa, xb = tl.split(x4)
-        xaa, xab = tl.split(xa)
-        xba, xbb = tl.split(xb)
-        x0, x4_ = tl.split(xaa)
-        x2, x6 = tl.split(xab)
-        x1, x5 = tl.split(xba)
-        x3, x7 = tl.split(xbb)
         d = tl.zeros((BN, BB), dtype=tl.float32)
-        t = (words & 0x000F000F) | MAGIC
-        d = _xdot(_bits16(t, xdt, F32), x0, d, F32)
-        d = _xdot(_bits16(t >> 16, xdt, F32), x4_, d, F32)
-        t = ((words >> 4) & 0x000F000F) | MAGIC
-        d = _xdot(_bits16(t, xdt, F32), x1, d, F32)
-        d = _xdot(_bits16(t >> 16, xdt, F32), x5, d, F32)
-        t = ((words >> 8) & 0x000F000F) | MAGIC
-        d = _xdot(_bits16(t, xdt, F32), x2, d, F32)
-        d = _xdot(_bits16(t >> 16, xdt, F32), x6, d, F32)
-        t = ((words >> 12) & 0x000F000F) | MAGIC
-        d = _xdot(_bits16(t, xdt, F32), x3, d, F32)
-        d = _xdot(_bits16(t >> 16, xdt, F32), x7, d, F32)
+        if BITS == 4:
+            x4 = tl.reshape(xt, (BB, BW, 2, 2, 2))  # e = 4·e2 + 2·e1 + e0
+            xa, xb = tl.split(x4)
+            xaa, xab = tl.split(xa)
+            xba, xbb = tl.split(xb)
+            x0, x4_ = tl.split(xaa)
+            x2, x6 = tl.split(xab)
+            x1, x5 = tl.split(xba)
+            x3, x7 = tl.split(xbb)
+            d = _pair(d, (words & NIB) | MAGIC, x0, x4_, xdt, F32)
+            d = _pair(d, ((words >> 4) & NIB) | MAGIC, x1, x5, xdt, F32)
+            d = _pair(d, ((words >> 8) & NIB) | MAGIC, x2, x6, xdt, F32)
+            d = _pair(d, ((words >> 12) & NIB) | MAGIC, x3, x7, xdt, F32)
+        else:
+            u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
+            x4 = tl.reshape(xt, (BB, BW, 2, 2))  # e = 2·e1 + e0
+            xa, xb = tl.split(x4)
+            x0, x2 = tl.split(xa)
+            x1, x3 = tl.split(xb)
+            if OUT_BF16:
+                dh = tl.zeros((BN, BB), dtype=tl.float32)
+                d = _pair(d, (u & NIB) | MAGIC, x0, x2, xdt, F32)
+                d = _pair(d, ((u >> 8) & NIB) | MAGIC, x1, x3, xdt, F32)
+                dh = _pair(dh, ((u >> 4) & NIB) | MAGIC, x0, x2, xdt, F32)
+                dh = _pair(dh, ((u >> 12) & NIB) | MAGIC, x1, x3, xdt, F32)
+                d = d + 16.0 * dh
+            else:
+                d = _pair(d, (u & 0x00FF00FF) | MAGIC, x0, x2, xdt, F32)
+                d = _pair(d, ((u >> 8) & 0x00FF00FF) | MAGIC, x1, x3, xdt, F32)
         xs = tl.sum(xt.to(tl.float32), axis=1)
-        s = tl.load(s_ptr + rows_ld * ng + g).to(tl.float32)
-        acc += (d - OFF * xs[None, :]) * s[:, None]
+        if BITS == 4:
+            s = tl.load(s_ptr + rows_ld * ng + g).to(tl.float32)
+            acc += (d - OFF * xs[None, :]) * s[:, None]
+        else:
+            acc += d - OFF * xs[None, :]
+    if BITS == 8:
+        acc = acc * tl.load(s_ptr + rows_ld).to(tl.float32)[:, None]
     omask = rmask[:, None] & bmask[None, :]
     o = _out(acc, OUT_BF16).to(y_ptr.dtype.element_ty)
     tl.store(y_ptr + bi[None, :] * N + rows[:, None], o, mask=omask)

@@ -457,22 +457,21 @@ TRITON_DOT_SHAPE = (64, 4, 3)
 
 
 def triton_dot(be, case, shape: tuple[int, int, int] | None = None):
-    """gemv_lowbit_dot (w4a16): program per BN rows, tl.dot against the batch padded to 16 columns."""
+    """gemv_lowbit_dot: program per BN rows, tl.dot against the batch padded to 16 columns."""
     import torch
 
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_dot
 
     n, k, b, bits = _dims(case)
-    if bits != 4:
-        raise Unsupported("gemv_lowbit_dot takes w4a16 only")
     bn, w, st = shape or TRITON_DOT_SHAPE
     grid = (cdiv(n, bn),)
 
+    meta = {"BITS": bits, "BN": bn, "BB": max(16, _pow2(b)), "OUT_BF16": case.dtype == "bf16",
+            "F32": be.device.mode == "interpret", "num_warps": w, "num_stages": st}
+
     def run(ins, outs):
         gemv_lowbit_dot[grid](ins["qweight"].view(torch.int32), _tv(ins["scales"], case), _tv(ins["x"], case),
-                              _tv(outs["y"], case), n, k, b, k // 8, BN=bn, BB=max(16, _pow2(b)),
-                              OUT_BF16=case.dtype == "bf16", F32=be.device.mode == "interpret", num_warps=w,
-                              num_stages=st)
+                              _tv(outs["y"], case), n, k, b, k * bits // 32, **meta)
 
     return run
 

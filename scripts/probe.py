@@ -134,9 +134,11 @@ def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
-    return [(f"fused_vec KW={kw} US={us} STAGES={st}",
-             lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-            for kw, us, st in shapes]
+    # OFFMMA (w4a16): the magic offset left in the weights and removed by a second mma per k16
+    return [("fused_vec OFFMMA=1", lambda be, c: gk._cuda_tc(be, c, OFFMMA=1))] + [
+        (f"fused_vec KW={kw} US={us} STAGES={st}",
+         lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
+        for kw, us, st in shapes]
 
 
 def _gemv_opencl():

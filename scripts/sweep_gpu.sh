@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next13 | next13b | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -45,20 +45,25 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
-next13)  # for session 13, ~7 min: Triton persistent storing C in two halves (SUBTILE; with 4-stage
+next13)  # for session 13, ~6 min: Triton persistent storing C in two halves (SUBTILE; with 4-stage
     # rings, 229 KiB of shared memory, compiled for sm_90 with Triton 3.6: 154-162 registers, no
     # spills) beside the registered form, probes at 8192³ bf16 and fp16; Triton split_row with warp 0
-    # polling alone (POLL1) and part/warp geometries under today's protocol; Triton w4a16 GEMV on
-    # tensor cores (gemv_lowbit_dot, w4a16 and w8a16) beside fused_vec
+    # polling alone (POLL1) and part/warp geometries under today's protocol; CUDA w4a16 fused_vec
+    # with the magic offset removed by a second mma (OFFMMA) beside the registered form
     probe 80 matmul_triton_bf16 matmul triton --case 8192³,bf16 --only persistent --cap 2
     probe 80 matmul_triton_fp16 matmul triton --case 8192³,fp16 --only persistent --cap 2
     probe 150 softmax_triton softmax triton --case 4096x131072 --only split_row --cap 2
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 60 "gemv_cuda_${c//,/_}" gemv_lowbit cuda --case $c --only 'fused_vec$|OFFMMA' --cap 0.5
+    done
+    ;;
+next13b)  # ~5 min: Triton GEMV on tensor cores (gemv_lowbit_dot, w4a16 and w8a16) beside fused_vec
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16 w8a16,n16384,k16384,b1,bf16 \
         w8a16,n28672,k8192,b1,bf16 w4a16,n8192,k8192,b8; do
         probe 90 "gemv_triton_${c//,/_}" gemv_lowbit triton --case $c --only "fused_vec|dot" --cap 0.5
     done
     ;;
-next13b)  # ~4 min: WebGPU flash with the row max through per-invocation partial maxima (PMAX) beside
+next13c)  # ~4 min: WebGPU flash with the row max through per-invocation partial maxima (PMAX) beside
     # the registered form; Triton split_row beside torch.compile at 4096×131072 with room for
     # torch.compile's compile (timed out at 100 s in next12d)
     probe 60 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 0.5

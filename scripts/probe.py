@@ -76,16 +76,6 @@ def _matmul_cuda():
     return mma + simt + wg
 
 
-def _matmul_triton():
-    import ops.matmul.kernels as mk
-
-    # the persistent kernel storing C in two halves, with the registered configs, then with 4-stage
-    # rings the halved epilogue buffer leaves room for (128×256×64: 4 × 48 + 32 KiB)
-    return [("persistent subtile", lambda be, c: mk.triton_persistent(be, c, subtile=True)),
-            ("persistent subtile 4 stages", lambda be, c: mk.triton_persistent(
-                be, c, subtile=True, configs=[(128, 256, 64, 8, 4), (256, 128, 64, 8, 4)]))]
-
-
 def _matmul_webgpu():
     import ops.matmul.kernels as mk
 
@@ -111,34 +101,27 @@ def _softmax_triton():
     import ops.softmax.kernels as sk
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
-    # TRITON_SPLIT_BACKOFF_NS between polls; geometries under that protocol (part values, warps) and
-    # warp 0 polling alone (POLL1) beside it
-    return [(f"split_row poll1 backoff={b}",
-             lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b, poll1=True)) for b in (1000, 250)] + [
-        (f"split_row part={p} warps={w}", lambda be, c, p=p, w=w: sk.triton_split_row(be, c, part=p, warps=w))
-        for p, w in ((16384, 8), (16384, 32), (8192, 4), (8192, 8), (32768, 16))]
+    # TRITON_SPLIT_BACKOFF_NS between polls
+    return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
+            for b in (0, 500, 2000)]
 
 
 def _attention_webgpu():
     import ops.attention.kernels as ak
 
     # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (32×32×2×2
-    # where 22 KiB of workgroup memory and 256 invocations are allowed); pmax: the row max through
-    # per-invocation partial maxima (attention.wgsl's PMAX)
-    return [("flash pmax", lambda be, c: ak.webgpu_flash(be, c, pmax=1))] + [
-        (f"flash{' pmax' * p} tiles={t}", lambda be, c, t=t, p=p: ak.webgpu_flash(be, c, t, p))
-        for t, p in (((64, 32, 2, 2), 1), ((64, 32, 2, 2), 0), ((32, 16, 2, 2), 0), ((32, 64, 2, 4), 0))]
+    # on the H200)
+    return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
+            for t in ((64, 32, 2, 2), (32, 16, 2, 2), (32, 64, 2, 4))]
 
 
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
-    # OFFMMA (w4a16): the magic offset left in the weights and removed by a second mma per k16
-    return [("fused_vec OFFMMA=1", lambda be, c: gk._cuda_tc(be, c, OFFMMA=1))] + [
-        (f"fused_vec KW={kw} US={us} STAGES={st}",
-         lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-        for kw, us, st in shapes]
+    return [(f"fused_vec KW={kw} US={us} STAGES={st}",
+             lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
+            for kw, us, st in shapes]
 
 
 def _gemv_opencl():
@@ -170,16 +153,17 @@ def _attention_cuda():
 def _gemv_triton():
     import ops.gemv_lowbit.kernels as gk
 
-    # w4a16 on tensor cores (gemv_lowbit_dot: (BN rows, warps, stages)) beside the registered fused_vec
-    return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, t))
-            for t in ((64, 4, 3), (64, 4, 5), (128, 4, 3), (128, 8, 4), (32, 4, 4))]
+    # gemv_lowbit_dot at one (BN rows, warps, stages) each, beside the registered fused_vec (w4a16:
+    # the same kernel autotuned over TRITON_DOT_CONFIGS; w8a16: gemv_lowbit_vec)
+    return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
+            for t in ((64, 4, 3), (64, 4, 5), (128, 4, 3), (128, 8, 4), (256, 8, 3))]
 
 
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
-           ("matmul", "triton"): _matmul_triton, ("gemv_lowbit", "triton"): _gemv_triton,
+           ("gemv_lowbit", "triton"): _gemv_triton,
            ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu}
 
 

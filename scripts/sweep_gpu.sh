@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -45,6 +45,16 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+final13)  # ~5 min: harness rows of session 13's registered changes — Triton fused_vec (w4a16 now
+    # gemv_lowbit_dot on tensor cores, w8a16 gemv_lowbit_vec) beside tinygemm and the dense GEMV;
+    # WebGPU flash with the partial row maxima beside OpenCL and SDPA; one probe of the dot shapes
+    cli 200 gemv_triton run --op gemv_lowbit --backend triton --backend torch --variant fused_vec \
+        --variant tinygemm --variant dense --timeout 90 --case w4a16,n16384,k16384,b1,bf16 \
+        --case w4a16,n28672,k8192,b1,bf16 --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16 \
+        --case w4a16,n8192,k8192,b8
+    simt_flash_rows 90
+    probe 60 gemv_triton_w4 gemv_lowbit triton --case w4a16,n16384,k16384,b1,bf16 --only dot --cap 0.5
+    ;;
 next13)  # for session 13, ~6 min: Triton persistent storing C in two halves (SUBTILE; with 4-stage
     # rings, 229 KiB of shared memory, compiled for sm_90 with Triton 3.6: 154-162 registers, no
     # spills) beside the registered form, probes at 8192³ bf16 and fp16; Triton split_row with warp 0

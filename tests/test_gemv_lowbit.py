@@ -136,8 +136,8 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
 
 
 def _triton_dot_child():
-    """gemv_lowbit_dot (the tensor-core probe form) in the Triton interpreter, w4a16/w8a16 in fp16 and
-    bf16, odd N and every batch size (its own process: one LLVM per process)."""
+    """gemv_lowbit_dot (fused_vec's w4a16 kernel; for w8a16 a probe form) in the Triton interpreter,
+    w4a16/w8a16 in fp16 and bf16, odd N and every batch size (its own process: one LLVM each)."""
     from ops.gemv_lowbit import kernels as gk
     from tests.spawn import open_backend
 
@@ -161,7 +161,7 @@ def _triton_dot_child():
     return {"fails": fails}
 
 
-def test_triton_dot_probe_form_is_right_in_the_interpreter():
+def test_triton_dot_is_right_in_the_interpreter():
     from tests.spawn import check_in_process
 
     check_in_process(_triton_dot_child)
@@ -169,8 +169,8 @@ def test_triton_dot_probe_form_is_right_in_the_interpreter():
 
 def test_triton_kernels_compile_for_hopper():
     """fused (fp16; byte-indexed nibbles), fused_vec (bf16; int32 word tiles, which must become
-    16-byte loads, also the prefetched next tile) and the tensor-core probe form (w8a16 bf16, wgmma)
-    compile for sm_90 without spills (about 3 s each on 2 cores; the other modes run in the
+    16-byte loads, also the prefetched next tile) and gemv_lowbit_dot (w8a16 bf16: wgmma) compile
+    for sm_90 without spills (about 3 s each on 2 cores; the other modes run in the
     interpreter)."""
     from backends.triton import compile_many_for_hopper
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit, gemv_lowbit_dot, gemv_lowbit_vec
@@ -188,15 +188,14 @@ def test_triton_kernels_compile_for_hopper():
                                                           "F32": False}, opts)])
     for o in out:
         assert "error" not in o, o.get("error")
-    assert "wgmma.mma_async" in out[2]["ptx"] and out[2]["spill_bytes"] == 0  # the tensor-core probe form
+    assert "wgmma.mma_async" in out[2]["ptx"] and out[2]["spill_bytes"] == 0  # gemv_lowbit_dot
     vec = out[1]
     assert vec["global_accesses"].get("ld.global.v4.b32", 0) >= 4, vec["global_accesses"]  # 2 tiles × 2
     assert vec["spill_bytes"] == 0
 
 
 @pytest.mark.parametrize("defines", [{"BITS": 8, "DT": 2, "KW": 1, "US": 4},
-                                     {"BITS": 4, "DT": 2, "KW": 4, "US": 2},
-                                     {"BITS": 4, "DT": 2, "OFFMMA": 1}, {"BITS": 4, "DT": 1, "OFFMMA": 1}])
+                                     {"BITS": 4, "DT": 2, "KW": 4, "US": 2}])
 def test_cuda_tc_probe_forms_compile_without_spills(defines):
     """The probe-only forms of gemv_lowbit_tc (scripts/probe.py) compile for sm_80 and sm_90."""
     from backends.base import read_source

@@ -163,12 +163,11 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         split_io = {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32", "n_blocks": "i64",
                     "epoch": "i64"}
-        for poll1 in (0, 1):  # registered; the probe form whose warp 0 alone polls (its PTX assembles)
-            jobs.append((st.softmax_split, split_io,
-                         {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
-                          "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS, "POLL1": poll1},
-                         {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
-            names.append(f"softmax_split/{dt}/phase0{' poll1' * poll1}")
+        jobs.append((st.softmax_split, split_io,
+                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
+                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
+                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
+        names.append(f"softmax_split/{dt}/phase0")
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:

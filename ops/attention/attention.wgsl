@@ -251,15 +251,13 @@ fn attention_fused_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_in
 // backends/wgsl_unroll.py): indexed by a loop counter, the tiles stay in local memory on NVIDIA's
 // Vulkan driver (measured before this: 0.25 TFLOP/s fp32 at B1 H16 S4096 D64, 0.5 % of the peak).
 const PW: u32 = BN / 4u + 1u;  // row stride of ps4 in vec4s (BN + 4 floats)
-var<workgroup> ps4: array<vec4<f32>, BM * PW>;  // scores, then exp2(t − m); at the end the row sums
-// PMAX (probes): each invocation writes its TN scores' max per row to pm4 (BM × NX) instead of the
-// scores to ps4, so the row max reads NX instead of BN values and P may be written without a
-// barrier after those reads (4 barriers per K/V tile instead of 5)
-const PMAXU: u32 = {{PMAX}}u;
-const PMAX: bool = PMAXU == 1u;
-const RMC: u32 = (PMAXU * NX + (1u - PMAXU) * BN) / 4u;  // vec4s the row max reads per row
+var<workgroup> ps4: array<vec4<f32>, BM * PW>;  // P = exp2(t − m); at the end the row sums
+// the row max: each invocation writes its TN scores' max per row to pm4 (BM × NX partial maxima),
+// so the running max reads NX instead of BN values per row, and the scores stay in registers until
+// P overwrites ps4 (4 barriers per K/V tile; scores through ps4 and a barrier before P: 5, and
+// 14.3 against 15.0 TFLOP/s on the H200, probes-20261202-session13)
 const PMW: u32 = NX / 4u + 1u;  // row stride of pm4 in vec4s (NX ≥ 4 in every listed tile)
-var<workgroup> pm4: array<vec4<f32>, select(1u, BM * PMW, PMAX)>;
+var<workgroup> pm4: array<vec4<f32>, BM * PMW>;
 const HP4: u32 = HD / 4u + 1u;  // row stride in vec4s
 const DN4: u32 = DN / 4u;
 var<workgroup> qs4: array<vec4<f32>, BM * HP4>;
@@ -337,16 +335,13 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                 var v = sc[i][j] * qk;
                 if (key >= s || (CAUSAL && key > row)) { v = bitcast<f32>(NEG_INF_BITS); }
                 sc[i][j] = v;
-                if (!PMAX) { ps4[(ty + i * NY) * PW + (tx + j * NX) / 4u][(tx + j * NX) % 4u] = v; }
             }
-            if (PMAX) {  // this invocation's max of the row, from registers
-                var pmx = sc[i][0];
-                // @unroll
-                for (var j = 1u; j < TN; j++) { pmx = max(pmx, sc[i][j]); }
-                pm4[(ty + i * NY) * PMW + tx / 4u][tx % 4u] = pmx;
-            }
+            var pmx = sc[i][0];  // this invocation's max of the row, from registers
+            // @unroll
+            for (var j = 1u; j < TN; j++) { pmx = max(pmx, sc[i][j]); }
+            pm4[(ty + i * NY) * PMW + tx / 4u][tx % 4u] = pmx;
         }
-        workgroupBarrier();  // scores (PMAX: partial maxima) complete; K no longer read
+        workgroupBarrier();  // partial maxima complete; K no longer read
         for (var e = tid; e < BN * (HD / 4u); e += NT) {  // read V tile
             let c = e / (HD / 4u);
             let d4 = e % (HD / 4u);
@@ -356,9 +351,8 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         for (var i = 0u; i < TM; i++) {  // new running max of each row from the score tile
             var rm = NEG;
             // @unroll
-            for (var c4 = 0u; c4 < RMC; c4++) {
-                var v: vec4<f32>;
-                if (PMAX) { v = pm4[(ty + i * NY) * PMW + c4]; } else { v = ps4[(ty + i * NY) * PW + c4]; }
+            for (var c4 = 0u; c4 < NX / 4u; c4++) {
+                let v = pm4[(ty + i * NY) * PMW + c4];
                 rm = max(rm, max(max(v.x, v.y), max(v.z, v.w)));
             }
             let mn = max(m[i], rm);
@@ -368,7 +362,6 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             // @unroll
             for (var j = 0u; j < DN4; j++) { acc[i][j] *= alpha; }
         }
-        if (!PMAX) { workgroupBarrier(); }  // every row max read before the scores are overwritten
         // @unroll
         for (var i = 0u; i < TM; i++) {
             // @unroll

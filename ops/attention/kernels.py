@@ -110,19 +110,22 @@ _WGSL_FLASH_TILES = [(32, 32, 2, 2), (64, 32, 2, 2)] + _FLASH_TILES
 _NAIVE_WG = 64
 
 
-def _flash_local_bytes(hd: int, bm: int, bn: int, pad: int = 1) -> int:
+def _flash_local_bytes(hd: int, bm: int, bn: int, pad: int = 1, nx: int = 0) -> int:
     """Bytes of local memory of attention_flash (.cl/.wgsl): Q tile, K/V tile and the BM×BN score
-    tile, rows padded by ``pad`` floats (1 in OpenCL C, 4 for WGSL's vec4 rows)."""
-    return 4 * ((bm + bn) * (hd + pad) + bm * (bn + pad))
+    tile, rows padded by ``pad`` floats (1 in OpenCL C, 4 for WGSL's vec4 rows), and with ``nx``
+    the BM×nx partial row maxima (WGSL)."""
+    return 4 * ((bm + bn) * (hd + pad) + bm * (bn + pad) + (bm * (nx + pad) if nx else 0))
 
 
 def flash_tiles(hd: int, local_bytes: int, max_threads: int, tiles=_FLASH_TILES,
-                pad: int = 1) -> tuple[int, int, int, int]:
+                pad: int = 1, partial_max: bool = False) -> tuple[int, int, int, int]:
     """The first of ``tiles`` (BM, BN, TM, TN) that fits the device's local memory (rows padded by
-    ``pad`` floats) and work-group size, with ≥ 4 accumulator columns per thread (HD·TN/BN ≥ 4)."""
+    ``pad`` floats; ``partial_max``: with WGSL's BM × BN/TN partial row maxima) and work-group size,
+    with ≥ 4 accumulator columns per thread (HD·TN/BN ≥ 4)."""
     for bm, bn, tm, tn in tiles:
         nt = (bm // tm) * (bn // tn)
-        if _flash_local_bytes(hd, bm, bn, pad) <= local_bytes and nt <= max_threads and hd * tn // bn >= 4:
+        need = _flash_local_bytes(hd, bm, bn, pad, bn // tn if partial_max else 0)
+        if need <= local_bytes and nt <= max_threads and hd * tn // bn >= 4:
             return bm, bn, tm, tn
     raise Unsupported(f"flash: no tile fits {local_bytes} bytes of local memory at D = {hd} "
                       f"(needs {_flash_local_bytes(hd, 16, 16, pad)})")
@@ -315,7 +318,7 @@ def _wgsl_defs(case, **over) -> dict:
     """Every placeholder of attention.wgsl (the variant's own in ``over``; the others get small
     valid values: a workgroup array an entry does not use takes no memory)."""
     defs = {"DT": _DT[case.dtype], "HD": case["d"], "CAUSAL": int(causal(case)), "WG": _NAIVE_WG,
-            "SEQ": 1, "ROWS": 1, "BM": 16, "BN": 16, "TM": 2, "TN": 2, "PMAX": 0}
+            "SEQ": 1, "ROWS": 1, "BM": 16, "BN": 16, "TM": 2, "TN": 2}
     return {**defs, **over}
 
 
@@ -379,18 +382,18 @@ def webgpu_fused_rows(be, case):
 
 
 @kernel("attention", "webgpu", "flash")
-def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None, pmax: int = 0):
+def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
     """attention.cl's flash in WGSL with vec4 workgroup rows: BM query rows per workgroup, K/V
-    tiles of BN keys through workgroup memory, TM×TN score tiles, online softmax; the first of
-    _WGSL_FLASH_TILES that the adapter's workgroup-storage and invocation limits take (H200:
-    32×32×2×2; lavapipe's 32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN,
-    TM, TN) instead, for probes; ``pmax``: the row max through per-invocation partial maxima,
-    attention.wgsl's PMAX, for probes)."""
+    tiles of BN keys through workgroup memory, TM×TN score tiles, the row max through
+    per-invocation partial maxima, online softmax; the first of _WGSL_FLASH_TILES that the
+    adapter's workgroup-storage and invocation limits take (H200: 32×32×2×2; lavapipe's 32 KiB:
+    32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN, TM, TN) instead, for probes)."""
     b, h, s, d = _webgpu_case(be, case)
     lim = be.limits
     bm, bn, tm, tn = tiles or flash_tiles(d, lim["max-compute-workgroup-storage-size"],
-                                          lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES, 4)
-    k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn, PMAX=pmax))
+                                          lim["max-compute-invocations-per-workgroup"], _WGSL_FLASH_TILES, 4,
+                                          partial_max=True)
+    k = be.compile(_WGSL, "attention_flash", _wgsl_defs(case, BM=bm, BN=bn, TM=tm, TN=tn))
     dummy = be.empty((4,), np.float32)
     prm = _wgsl_params(case)
 

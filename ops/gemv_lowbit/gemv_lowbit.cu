@@ -244,6 +244,10 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 //               (u ≤ 255 fits the 10-bit mantissa), − 1152 → q.
 //   int8 bf16:  2^23 + u as an fp32 (prmt into 0x4B000000), − (2^23 + 128) → q exactly, then
 //               cvt.rn.bf16x2.f32 (|q| ≤ 128 has ≤ 8 significant bits: exact in bf16).
+// Tried (session 13, probes-20261202-session13/c71b162): int4 pairs left at q + offset (no HFMA2)
+// and a second mma per k16 with A = −offset adding −offset·Σx to the same accumulators (8 HMMA
+// instead of 32 HFMA2 per step): 61.7 / 62.4 % against 63.5 / 63.7 % (w4a16 bf16, N = 16384 /
+// 28672); removed.
 // Arithmetic: the tensor core forms the exact products q·x and sums them in fp32 accumulators;
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
@@ -296,28 +300,11 @@ __device__ __forceinline__ void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, 
 #endif
 }
 
-#ifndef OFFMMA
-#define OFFMMA 0
-#endif
 #if BITS == 4
 #define TC_PAIRS 4  // pairs per weight word
-// OFFMMA (w4a16 probe form): the pairs keep the magic offset (q + 136 bf16, q + 1032 fp16: no
-// HFMA2), and a second mma per k16 with A = −offset everywhere adds −offset·Σx to the same
-// accumulators (exact products, fp32 sums): 8 HMMA per step instead of 32 HFMA2
-#if DT == 2
-#define TC_NEGOFF 0xC308C308u  // bf16x2 −136
-#else
-#define TC_NEGOFF 0xE408E408u  // f16x2 −1032
-#endif
 // int4 word (k = e0..e7): p = (e0,e2), (e1,e3), (e4,e6), (e5,e7) as exact f16x2/bf16x2 q values
 __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
-#if OFFMMA  // q + offset: 1024 + n (fp16) / 128 + n (bf16), n = q + 8, both nibbles shifted to bits 0-3
-    const u32 lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu, m = DT == 2 ? 0x43434343u : 0x64646464u;
-    p[0] = __byte_perm(lo, m, 0x4140);
-    p[1] = __byte_perm(hi, m, 0x4140);
-    p[2] = __byte_perm(lo, m, 0x4342);
-    p[3] = __byte_perm(hi, m, 0x4342);
-#elif DT == 2
+#if DT == 2
     const u32 lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu, m = 0x43434343u;
     const u32 one = 0x3F803F80u, sub = 0xC308C308u;  // bf16x2 1.0, −136
     p[0] = h2fma(__byte_perm(lo, m, 0x4140), one, sub);
@@ -379,9 +366,6 @@ __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uin
                 mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
             else
                 mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
-#if OFFMMA
-            mma16816(j == 0 ? e : d, TC_NEGOFF, TC_NEGOFF, TC_NEGOFF, TC_NEGOFF, b0, b1);  // −offset·Σx
-#endif
 #else
             // int8: word 2h + j holds k = 8h + 4j + 0..3
             u32 pa[2], pb[2];

@@ -390,50 +390,50 @@ def triton_fused(be, case):
     return _triton(be, case, 1)
 
 
-#: fused_vec autotune configs (BN rows, BK k per tile, num_warps, num_stages): narrow row panels
-#: with long K tiles keep many 16-byte loads in flight (the kernel prefetches the next word tile
-#: itself: Triton's pipeliner does not stage loads that feed no tl.dot); the winner and the
-#: tuning time are recorded in the row (``kernel_info``)
+#: fused_vec w8a16 (gemv_lowbit_vec) autotune configs (BN rows, BK k per tile, num_warps,
+#: num_stages): narrow row panels with long K tiles keep many 16-byte loads in flight (the kernel
+#: prefetches the next word tile itself: Triton's pipeliner does not stage loads that feed no
+#: tl.dot); the winner and the tuning time are recorded in the row (``kernel_info``)
 TRITON_VEC_CONFIGS = [(16, 512, 4, 1), (32, 256, 4, 1), (16, 1024, 4, 1), (32, 512, 8, 1), (8, 512, 2, 1),
                       (64, 256, 8, 1), (8, 1024, 4, 1)]
 #: the interpreter's one config (its cost is per program and per tile, not per element)
 TRITON_VEC_INTERPRET = (128, 128, 4, 1)
+#: fused_vec w4a16 (gemv_lowbit_dot, tensor cores) autotune configs (BN rows, num_warps,
+#: num_stages). H200, bf16 B = 1 (probes-20261202-session13/c71b162): K=N=16384 28.8 % (128, 8, 4)
+#: against 27.3 % for gemv_lowbit_vec; N=28672 32.8 % (128, 4, 3) against 27.0; B = 8 17.7 %
+#: (64, 4, 5) against 12.3. For w8a16 the same kernel ran at 42 % against gemv_lowbit_vec's 55 %.
+TRITON_DOT_CONFIGS = [(128, 8, 4), (128, 4, 3), (64, 4, 5)]
+TRITON_DOT_INTERPRET = (64, 4, 1)
 #: below this N·K no autotuning (test shapes): the first config is used
 TRITON_VEC_TUNE_MIN = 2**24
 
 
-def _triton_vec(be, case):
+def _triton_tuned(be, case, fn, configs, words_per_row: int, meta: dict):
+    """``fn`` (gemv_lowbit_vec or gemv_lowbit_dot) over the int32 view of qweight: one config in
+    the interpreter (``configs[0]``), else autotuned per (N, K, B) once here on scratch operands
+    of the case's shape (outside the timed runs; winner and tuning time in ``run.info``).
+    ``configs``: dicts of meta-parameters with ``num_warps`` / ``num_stages``; grid ⌈N / BN⌉."""
     import torch
     import triton
 
-    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_vec
-
-    n, k, b, bits = _dims(case)
-    interp = be.device.mode == "interpret"
-    bb = _pow2(b)
-    stride = k * bits // 32
+    n, k, b, _ = _dims(case)
     out_bf16 = case.dtype == "bf16"
-    heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
-    if interp:
-        bn, bk, w, st = TRITON_VEC_INTERPRET
-        kern, meta = heur(gemv_lowbit_vec), {"BN": bn, "BK": bk, "num_warps": w, "num_stages": st}
-        grid = (cdiv(n, bn),)
-    else:
-        cfgs = TRITON_VEC_CONFIGS if n * k >= TRITON_VEC_TUNE_MIN else TRITON_VEC_CONFIGS[:1]
-        kern = triton.autotune([triton.Config({"BN": bn, "BK": bk}, num_warps=w, num_stages=st)
-                                for bn, bk, w, st in cfgs], key=["N", "K", "B"])(heur(gemv_lowbit_vec))
-        meta = {}
-        grid = lambda m: (triton.cdiv(n, m["BN"]),)  # noqa: E731
+    if be.device.mode == "interpret" or n * k < TRITON_VEC_TUNE_MIN:
+        configs = configs[:1]
+    kern = triton.autotune([triton.Config({kk: v for kk, v in c.items() if not kk.startswith("num_")},
+                                          num_warps=c["num_warps"], num_stages=c["num_stages"])
+                            for c in configs], key=["N", "K", "B"])(fn)
+    grid = lambda m: (triton.cdiv(n, m["BN"]),)  # noqa: E731
 
     def launch(w, s, x, y):
-        kern[grid](w, s, x, y, n, k, b, stride, BITS=bits, BB=bb, OUT_BF16=out_bf16, **meta)
+        kern[grid](w, s, x, y, n, k, b, words_per_row, OUT_BF16=out_bf16, **meta)
 
     info = {}
-    if not interp:  # tune once here, on scratch operands of the case's shape (outside the timed runs)
+    if be.device.mode != "interpret":
         import time
 
         sdt = torch.bfloat16 if out_bf16 else torch.float16
-        ws = torch.zeros((n, stride), dtype=torch.int32, device=be.dev)
+        ws = torch.zeros((n, words_per_row), dtype=torch.int32, device=be.dev)
         ss = torch.ones(lowbit_scale_shape(case), dtype=sdt, device=be.dev)
         xs = torch.randn((b, k), device=be.dev).to(sdt)
         ys = torch.empty((b, n), dtype=sdt, device=be.dev)
@@ -452,28 +452,30 @@ def _triton_vec(be, case):
     return run
 
 
-#: w4a16 on tensor cores (gemv_lowbit_dot, probe form): (BN rows, num_warps, num_stages)
-TRITON_DOT_SHAPE = (64, 4, 3)
+def _triton_vec(be, case):
+    import triton
+
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_vec
+
+    n, k, b, bits = _dims(case)
+    shapes = [TRITON_VEC_INTERPRET] if be.device.mode == "interpret" else TRITON_VEC_CONFIGS
+    heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
+    return _triton_tuned(be, case, heur(gemv_lowbit_vec),
+                         [{"BN": bn, "BK": bk, "num_warps": w, "num_stages": st} for bn, bk, w, st in shapes],
+                         k * bits // 32, {"BITS": bits, "BB": _pow2(b)})
 
 
-def triton_dot(be, case, shape: tuple[int, int, int] | None = None):
-    """gemv_lowbit_dot: program per BN rows, tl.dot against the batch padded to 16 columns."""
-    import torch
-
+def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
+    """gemv_lowbit_dot: program per BN rows, tl.dot against the batch padded to 16 columns;
+    ``shapes``: (BN, num_warps, num_stages) to tune over instead of TRITON_DOT_CONFIGS (probes)."""
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_dot
 
     n, k, b, bits = _dims(case)
-    bn, w, st = shape or TRITON_DOT_SHAPE
-    grid = (cdiv(n, bn),)
-
-    meta = {"BITS": bits, "BN": bn, "BB": max(16, _pow2(b)), "OUT_BF16": case.dtype == "bf16",
-            "F32": be.device.mode == "interpret", "num_warps": w, "num_stages": st}
-
-    def run(ins, outs):
-        gemv_lowbit_dot[grid](ins["qweight"].view(torch.int32), _tv(ins["scales"], case), _tv(ins["x"], case),
-                              _tv(outs["y"], case), n, k, b, k * bits // 32, **meta)
-
-    return run
+    interp = be.device.mode == "interpret"
+    shapes = shapes or ([TRITON_DOT_INTERPRET] if interp else TRITON_DOT_CONFIGS)
+    return _triton_tuned(be, case, gemv_lowbit_dot,
+                         [{"BN": bn, "num_warps": w, "num_stages": st} for bn, w, st in shapes],
+                         k * bits // 32, {"BITS": bits, "BB": max(16, _pow2(b)), "F32": interp})
 
 
 def lowbit_scale_shape(case) -> tuple[int, ...]:
@@ -483,11 +485,12 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 
 @kernel("gemv_lowbit", "triton", "fused_vec")
 def triton_fused_vec(be, case):
-    """gemv_lowbit_vec: program per BN rows, [BN, BK·BITS/32] int32 word tiles (16-byte loads), one
-    tile per field position (never interleaved back to k order) times a strided x tile; the
-    2^23-magic unpack (one AND/OR + one subtraction per weight, x pre-scaled by 16^-e); fp32
-    accumulators, one tl.sum at the end; autotuned over (BN, BK, warps, stages) per (N, K, B)."""
-    return _triton_vec(be, case)
+    """w4a16: gemv_lowbit_dot — nibble pairs to exact 16-bit magic values (a shift and a LOP3 per
+    two weights), tensor-core dot products against the batch padded to 16 columns, the magic
+    offset removed through Σx per group. w8a16: gemv_lowbit_vec — [BN, BK/4] int32 word tiles
+    (16-byte loads), one tile per byte position times a strided x tile, the 2^23-magic unpack,
+    fp32 FMAs. Each autotuned over its configs per (N, K, B)."""
+    return triton_dot(be, case) if _dims(case)[3] == 4 else _triton_vec(be, case)
 
 
 # ---- webgpu ---------------------------------------------------------------------------------

@@ -336,6 +336,10 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: issued before a program's own load (commit 209105b): 63.6 / 63.4 / 53.7 % against 88.0 %; removed.
 #: PTX cache operators on the part's load / store (commit 46aa9a5): .cg/- 88.8 %, -/.cs 88.1 %,
 #: .cg/.cs 88.3 %, .ca/.wb 88.6 % against 88.4 % registered: noise; removed.
+#: session 13 (probes-20261202-session13/c71b162): warp 0 alone polling the siblings' words (a PTX
+#: spin, then a barrier; the other warps loaded the words once) 87.6 / 87.2 % at 1000 / 250 ns;
+#: parts × warps 16384 × 8 59.7 %, 16384 × 32 55.1 %, 8192 × 4 84.1 %, 8192 × 8 85.8 %, 32768 × 16
+#: 81.1 %, against 88.3 % registered beside them; removed.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -398,14 +402,13 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, poll1: bool = False):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``poll1``: only
-    warp 0 polls (PTX; a probe form, not in the interpreter)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -425,7 +428,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "POLL1": int(poll1 and not interp)}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):

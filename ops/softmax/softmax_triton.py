@@ -124,39 +124,11 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
     tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
 
 
-#: POLL1 (probe form): lanes of warp 0 with a real part ($2 ≠ 0) spin on their part's two words
-#: ($1, $1 + 8) until both carry epoch $3, $4 ns of nanosleep between polls; returns 0
-_POLL_WARP0 = tl.constexpr("""{
-.reg .pred pw, pr;
-.reg .b64 wd;
-.reg .b32 lo, hi, tx;
-mov.u32 tx, %tid.x;
-setp.lt.u32 pw, tx, 32;
-setp.ne.s32 pr, $2, 0;
-and.pred pw, pw, pr;
-@!pw bra DONE;
-WA:
-ld.volatile.global.b64 wd, [$1];
-mov.b64 {lo, hi}, wd;
-setp.ne.u32 pr, hi, $3;
-@pr nanosleep.u32 $4;
-@pr bra WA;
-WB:
-ld.volatile.global.b64 wd, [$1+8];
-mov.b64 {lo, hi}, wd;
-setp.ne.u32 pr, hi, $3;
-@pr nanosleep.u32 $4;
-@pr bra WB;
-DONE:
-mov.u32 $0, 0;
-}""")
-
-
 @triton.jit
 def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
-            BACKOFF: tl.constexpr, POLL1: tl.constexpr):
+            BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls; POLL1: only warp 0 polls), combine them in part order and write the part."""
+    polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -164,14 +136,6 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     done = t < 0  # a scalar tensor (False)
     a = tl.zeros((GP,), tl.int64)
     b = tl.zeros((GP,), tl.int64)
-    if POLL1:  # warp 0 alone spins (PTX), the others wait at a barrier, then all load the words once
-        args = [base + 2 * k, kmask.to(tl.int32), epoch.to(tl.int32) + tl.zeros((GP,), tl.int32),
-                tl.full((GP,), BACKOFF, tl.int32)]
-        ok = tl.inline_asm_elementwise(_POLL_WARP0, "=r,l,r,r,r", args, dtype=tl.int32, is_pure=False, pack=1)
-        tl.debug_barrier()
-        a = tl.load(base + 2 * k + ok, mask=kmask, other=0, volatile=True)
-        b = tl.load(base + 2 * k + 1 + ok, mask=kmask, other=0, volatile=True)
-        done = t >= 0
     while not done:  # all 2·G words in one round trip per poll
         a = tl.load(base + 2 * k, mask=kmask, other=0, volatile=True)
         b = tl.load(base + 2 * k + 1, mask=kmask, other=0, volatile=True)
@@ -192,7 +156,7 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, POLL1: tl.constexpr = 0):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -209,5 +173,4 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0),
-                POLL1 * (PHASE == 0))
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

@@ -76,6 +76,13 @@ def _matmul_cuda():
     return mma + simt + wg
 
 
+def _matmul_triton():
+    import ops.matmul.kernels as mk
+
+    # the persistent kernel storing C in two halves (SUBTILE), with the registered configs
+    return [("persistent subtile", lambda be, c: mk.triton_persistent(be, c, subtile=True))]
+
+
 def _matmul_webgpu():
     import ops.matmul.kernels as mk
 
@@ -163,7 +170,7 @@ CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_c
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
-           ("gemv_lowbit", "triton"): _gemv_triton,
+           ("matmul", "triton"): _matmul_triton, ("gemv_lowbit", "triton"): _gemv_triton,
            ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu}
 
 

@@ -188,3 +188,33 @@ def test_mma_shape_follows_the_problem_and_the_device():
     assert mma_shape(8192, 8192, 132, 99 * 1024) == _MMA_SHAPE  # sm_86/sm_89: 99 KiB per block
     assert mma_shape(8192, 8192, 132, 48 * 1024) == _MMA_SMALL
     assert _mma_smem(*_MMA_SMALL[:3]) <= 48 * 1024
+
+
+def _persistent_subtile() -> dict:
+    from tests.spawn import open_backend
+
+    be, skip = open_backend("triton")
+    if skip:
+        return skip
+    from ops.matmul import kernels as mk
+    from ops.matmul.spec import SPEC
+    from suite.check import checked_launch
+
+    fails = []
+    for case in SPEC.test_cases[:4]:
+        x = SPEC.inputs(case)
+        ins = {n: be.upload(x[n]) for n in ("A", "B")}
+        outs = {"C": be.empty((case["m"], case["n"]), x["A"].dtype)}
+        res = checked_launch(be, SPEC, case, mk.triton_persistent(be, case, subtile=True), ins, outs, x,
+                             SPEC.reference(case, x), SPEC.tolerance(case))
+        if not res.ok:
+            fails.append(f"{case.name}: {res.message}")
+    return {"fails": fails}
+
+
+def test_triton_persistent_subtile_is_right():
+    """matmul_persistent's SUBTILE probe form (C stored in two halves) in Triton's interpreter,
+    poisoned output, the spec's first test cases."""
+    from tests.spawn import check_in_process
+
+    check_in_process(_persistent_subtile)

@@ -356,12 +356,12 @@ def _padded_operands(be, case, align_elems: int):
     return prepare, finish, (ap, bp, cp)
 
 
-def _autotuned(fn, case, key, pre_hook=None):
-    """``fn`` autotuned over the configs of the case's kind (only the first below
+def _autotuned(fn, case, key, pre_hook=None, configs=None):
+    """``fn`` autotuned over the configs of the case's kind, or ``configs`` (only the first below
     ``_TRITON_TUNE_MIN``: test shapes are for correctness, not for tuning)."""
     import triton
 
-    configs = _TRITON_CONFIGS[_triton_kind(case)]
+    configs = configs or _TRITON_CONFIGS[_triton_kind(case)]
     if case["m"] * case["n"] * case["k"] < _TRITON_TUNE_MIN:
         configs = configs[:1]
     return triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=w,
@@ -446,10 +446,11 @@ def triton_grouped(be, case):
 
 
 @kernel("matmul", "triton", "persistent")
-def triton_persistent(be, case):
+def triton_persistent(be, case, subtile: bool = False, configs=None):
     """One program per SM walking C tiles in grouped order; A, B, C through TMA tensor
     descriptors (host-built, block shapes set by the autotuner's pre-hook); operands padded to
-    16-byte row strides inside the timed call where the shape needs it."""
+    16-byte row strides inside the timed call where the shape needs it. ``subtile`` and
+    ``configs`` (probes): C stored in two halves (matmul_persistent's SUBTILE), other configs."""
     import triton
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -467,23 +468,24 @@ def triton_persistent(be, case):
         bm, bn, bk = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
         nargs["a_desc"].block_shape = [bm, bk]
         nargs["b_desc"].block_shape = [bk, bn]
-        nargs["c_desc"].block_shape = [bm, bn]
+        nargs["c_desc"].block_shape = [bm, bn // 2 if subtile else bn]
 
     if interp:
         bm, bn, bk, w, st = _TRITON_INTERPRET
         kern, meta = matmul_persistent, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
                                          "num_stages": st, "UPCAST": True}
     else:
-        kern = _autotuned(matmul_persistent, case, ["M", "N", "K"], set_blocks)
+        kern = _autotuned(matmul_persistent, case, ["M", "N", "K"], set_blocks, configs)
         meta = {}
     blk = [_TRITON_INTERPRET[0], _TRITON_INTERPRET[2]] if interp else [1, 1]  # reset by the pre-hook
 
     def launch(a, b, c):
         ad = TensorDescriptor(a, [m, k], [a.stride(0), 1], blk)
         bd = TensorDescriptor(b, [k, n], [b.stride(0), 1], [blk[1], blk[0]] if interp else blk)
-        cd = TensorDescriptor(c, [m, n], [c.stride(0), 1], [blk[0], blk[0]] if interp else blk)
+        cblk = [blk[0], blk[0] // (2 if subtile else 1)] if interp else blk
+        cd = TensorDescriptor(c, [m, n], [c.stride(0), 1], cblk)
         grid = lambda meta: (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)  # noqa: E731
-        kern[grid](ad, bd, cd, m, n, k, GROUP_M=8, NUM_SMS=sms, PRECISION=prec, **meta)
+        kern[grid](ad, bd, cd, m, n, k, GROUP_M=8, NUM_SMS=sms, PRECISION=prec, SUBTILE=subtile, **meta)
         return kern
 
     return _triton_runner(be, case, launch, pad=True)  # TMA needs 16-byte row strides

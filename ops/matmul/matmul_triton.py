@@ -87,7 +87,9 @@ def matmul_grouped(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm
 def matmul_persistent(a_desc, b_desc, c_desc, M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr, PRECISION: tl.constexpr,
-                      UPCAST: tl.constexpr = False):
+                      UPCAST: tl.constexpr = False, SUBTILE: tl.constexpr = False):
+    """SUBTILE (probes): C stored as two BLOCK_M × BLOCK_N/2 halves (c_desc's block shape), so the
+    epilogue stages half the tile in shared memory and the K ring may keep a stage more."""
     num_pid_m, num_pid_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS):
@@ -100,7 +102,13 @@ def matmul_persistent(a_desc, b_desc, c_desc, M, N, K,
             if UPCAST:
                 a, b = a.to(tl.float32), b.to(tl.float32)
             acc = tl.dot(a, b, acc, input_precision=PRECISION)
-        c_desc.store([om, on], _epilogue(acc, c_desc.dtype, UPCAST))  # TMA store, clipped at M, N
+        if SUBTILE:
+            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+            c0, c1 = tl.split(halves)
+            c_desc.store([om, on], _epilogue(c0, c_desc.dtype, UPCAST))
+            c_desc.store([om, on + BLOCK_N // 2], _epilogue(c1, c_desc.dtype, UPCAST))
+        else:
+            c_desc.store([om, on], _epilogue(acc, c_desc.dtype, UPCAST))  # TMA store, clipped at M, N
 
 
 @triton.jit

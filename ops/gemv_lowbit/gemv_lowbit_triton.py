@@ -13,8 +13,10 @@ vector loads of the word tiles. Bytes: packed W + scales + x + y; 2·N·K·B flo
   [BB, BN] fp32 accumulator; w8a16 applies the row scale at the end; y is rounded once to fp16.
   Weight loads, by constexpr MODE: 0 dense fp16 W (dequant_then_gemv's second kernel); 1 packed
   bytes, each k's byte indexed and its nibble shifted out in registers (fused).
-- ``gemv_lowbit_vec`` (fused_vec): int32 word tiles, one tile per field position, the 2^23-magic
-  unpack, a loop-carried prefetch of the next word tile; see its docstring.
+- ``gemv_lowbit_vec`` (fused_vec w8a16): int32 word tiles, one tile per field position, the
+  2^23-magic unpack, a loop-carried prefetch of the next word tile; see its docstring.
+- ``gemv_lowbit_dot`` (fused_vec w4a16): weights as exact 16-bit magic values, tl.dot against the
+  batch padded to 16 columns (wgmma on sm_90), the magic offset removed through Σx per group.
 - ``dequant_lowbit``: program = BN rows × one 128-wide K tile; writes W_dense = fp16(q·s).
 """
 
@@ -230,7 +232,8 @@ def _pair(d, t, xa, xb, dt: tl.constexpr, F32: tl.constexpr):
 @triton.jit
 def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
                     BB: tl.constexpr, OUT_BF16: tl.constexpr, F32: tl.constexpr = False):
-    """fused_vec on tensor cores (probe form): program = BN rows × BB ≥ 16 batch columns (those past
+    """fused_vec's w4a16 kernel (for w8a16 a probe form: gemv_lowbit_vec is faster there), on tensor
+    cores: program = BN rows × BB ≥ 16 batch columns (those past
     B are zeros, never stored); per 128-k group one [BN, 128·BITS/32] int32 word tile and the
     [BB, 128] x tile, split in registers into one tile per field position e of a word (k = VPW·w + e).
     Weights become exact 16-bit dot operands without int→float conversion: with M two 16-bit magic

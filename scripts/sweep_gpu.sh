@@ -56,10 +56,10 @@ final13)  # ~5 min: harness rows of session 13's registered changes — Triton f
     probe 60 gemv_triton_w4 gemv_lowbit triton --case w4a16,n16384,k16384,b1,bf16 --only dot --cap 0.5
     # SUBTILE again, one configuration per process, it first (next13 ran the registered form first,
     # on the coolest GPU: bf16 hot 1.415 against 1.557 ms, fp16 1.646 against 1.484)
-    for dt in bf16 fp16; do
-        probe 60 "matmul_subtile_$dt" matmul triton --case "8192³,$dt" --only 'subtile$' --cap 2
-        probe 60 "matmul_persistent_$dt" matmul triton --case "8192³,$dt" --only 'persistent$' --cap 2
-    done
+    probe 60 matmul_subtile_bf16 matmul triton --case 8192³,bf16 --only 'subtile$' --cap 2
+    probe 60 matmul_persistent_bf16 matmul triton --case 8192³,bf16 --only 'persistent$' --cap 2
+    probe 60 matmul_subtile_fp16 matmul triton --case 8192³,fp16 --only 'subtile$' --cap 2
+    probe 60 matmul_persistent_fp16 matmul triton --case 8192³,fp16 --only 'persistent$' --cap 2
     ;;
 next13)  # for session 13, ~6 min: Triton persistent storing C in two halves (SUBTILE; with 4-stage
     # rings, 229 KiB of shared memory, compiled for sm_90 with Triton 3.6: 154-162 registers, no

@@ -53,7 +53,8 @@ final13)  # ~5 min: harness rows of session 13's registered changes — Triton f
         --case w4a16,n28672,k8192,b1,bf16 --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16 \
         --case w4a16,n8192,k8192,b8
     simt_flash_rows 90
-    probe 60 gemv_triton_w4 gemv_lowbit triton --case w4a16,n16384,k16384,b1,bf16 --only dot --cap 0.5
+    probe 60 gemv_triton_w4 gemv_lowbit triton --case w4a16,n16384,k16384,b1,bf16 --only 'fused_vec|dot' --cap 0.5
+    probe 60 gemv_triton_w8 gemv_lowbit triton --case w8a16,n16384,k16384,b1,bf16 --only 'fused_vec|dot' --cap 0.5
     # SUBTILE again, one configuration per process, it first (next13 ran the registered form first,
     # on the coolest GPU: bf16 hot 1.415 against 1.557 ms, fp16 1.646 against 1.484)
     probe 60 matmul_subtile_bf16 matmul triton --case 8192³,bf16 --only 'subtile$' --cap 2

@@ -230,8 +230,33 @@ def _pair(d, t, xa, xb, dt: tl.constexpr, F32: tl.constexpr):
 
 
 @triton.jit
+def _w4_group(wrow, x_ptr, bi, bmask, K, g, BN: tl.constexpr, BB: tl.constexpr, BW: tl.constexpr,
+              MAGIC: tl.constexpr, xdt: tl.constexpr, F32: tl.constexpr):
+    """w4a16 group g: (Σ_k (q + OFF)·x over its 128 k as a [BN, BB] fp32 tile, Σ_k x per column)."""
+    words = tl.load(wrow + g * BW)
+    kt = g * 128 + tl.arange(0, 128)
+    xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None], other=0.0)
+    x4 = tl.reshape(xt, (BB, BW, 2, 2, 2))  # e = 4·e2 + 2·e1 + e0
+    xa, xb = tl.split(x4)
+    xaa, xab = tl.split(xa)
+    xba, xbb = tl.split(xb)
+    x0, x4_ = tl.split(xaa)
+    x2, x6 = tl.split(xab)
+    x1, x5 = tl.split(xba)
+    x3, x7 = tl.split(xbb)
+    NIB: tl.constexpr = 0x000F000F
+    d = tl.zeros((BN, BB), dtype=tl.float32)
+    d = _pair(d, (words & NIB) | MAGIC, x0, x4_, xdt, F32)
+    d = _pair(d, ((words >> 4) & NIB) | MAGIC, x1, x5, xdt, F32)
+    d = _pair(d, ((words >> 8) & NIB) | MAGIC, x2, x6, xdt, F32)
+    d = _pair(d, ((words >> 12) & NIB) | MAGIC, x3, x7, xdt, F32)
+    return d, tl.sum(xt.to(tl.float32), axis=1)
+
+
+@triton.jit
 def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
-                    BB: tl.constexpr, OUT_BF16: tl.constexpr, F32: tl.constexpr = False):
+                    BB: tl.constexpr, OUT_BF16: tl.constexpr, F32: tl.constexpr = False,
+                    GPI: tl.constexpr = 1):
     """fused_vec's w4a16 kernel (for w8a16 a probe form: gemv_lowbit_vec is faster there), on tensor
     cores: program = BN rows × BB ≥ 16 batch columns (those past
     B are zeros, never stored); per 128-k group one [BN, 128·BITS/32] int32 word tile and the
@@ -244,9 +269,10 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
     whole (F = 0x00FF00FF); bf16's 8 bits hold 128 + f only for f < 128, so it takes the low and
     the high nibble of each byte as two operands, d = 16·d_hi + d_lo. fp32 accumulation: the
     group's d = Σ (q + OFF)·x; (d − OFF·Σ_k x) is the group's exact-product sum (Σ x in fp32 per
-    batch column), times the group scale (w4a16) or, at the end, the row scale (w8a16). The offset
-    costs accuracy in proportion to OFF·Σ|x| over one group (2^-24 relative per term): far below
-    the output's 16-bit rounding (spec.tolerance)."""
+    batch column), times the group scale (w4a16: GPI groups per loop iteration, their dots issued
+    before either result is used). w8a16 has one scale per row: its dot accumulators run over all
+    of K, then (d − OFF·Σx)·s. The offset costs accuracy in proportion to OFF·|partial Σx| (2^-24
+    relative per addition): far below the output's 16-bit rounding at these K (spec.tolerance)."""
     pid = tl.program_id(0)
     rows = pid * BN + tl.arange(0, BN)
     rmask = rows < N
@@ -265,48 +291,39 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
         OFF: tl.constexpr = 2304.0 if OUT_BF16 else 1152.0  # 17·128 + 128 / 1024 + 128
     ng = K // 128
     acc = tl.zeros((BN, BB), dtype=tl.float32)
-    for g in range(0, ng):
-        words = tl.load(wrow + g * BW)
-        kt = g * 128 + tl.arange(0, 128)
-        xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None], other=0.0)
-        d = tl.zeros((BN, BB), dtype=tl.float32)
-        if BITS == 4:
-            x4 = tl.reshape(xt, (BB, BW, 2, 2, 2))  # e = 4·e2 + 2·e1 + e0
-            xa, xb = tl.split(x4)
-            xaa, xab = tl.split(xa)
-            xba, xbb = tl.split(xb)
-            x0, x4_ = tl.split(xaa)
-            x2, x6 = tl.split(xab)
-            x1, x5 = tl.split(xba)
-            x3, x7 = tl.split(xbb)
-            d = _pair(d, (words & NIB) | MAGIC, x0, x4_, xdt, F32)
-            d = _pair(d, ((words >> 4) & NIB) | MAGIC, x1, x5, xdt, F32)
-            d = _pair(d, ((words >> 8) & NIB) | MAGIC, x2, x6, xdt, F32)
-            d = _pair(d, ((words >> 12) & NIB) | MAGIC, x3, x7, xdt, F32)
-        else:
+    if BITS == 4:  # a fresh accumulator per group (its scale), GPI groups' dots issued back to back
+        sg = s_ptr + rows_ld * ng
+        for g0 in range(0, ng - GPI + 1, GPI):
+            d0, x0 = _w4_group(wrow, x_ptr, bi, bmask, K, g0, BN, BB, BW, MAGIC, xdt, F32)
+            if GPI == 2:
+                d1, x1 = _w4_group(wrow, x_ptr, bi, bmask, K, g0 + 1, BN, BB, BW, MAGIC, xdt, F32)
+                acc += (d1 - OFF * x1[None, :]) * tl.load(sg + g0 + 1).to(tl.float32)[:, None]
+            acc += (d0 - OFF * x0[None, :]) * tl.load(sg + g0).to(tl.float32)[:, None]
+        if GPI == 2 and ng % 2 == 1:  # the odd last group
+            d0, x0 = _w4_group(wrow, x_ptr, bi, bmask, K, ng - 1, BN, BB, BW, MAGIC, xdt, F32)
+            acc += (d0 - OFF * x0[None, :]) * tl.load(sg + ng - 1).to(tl.float32)[:, None]
+    else:  # one scale per row: the dot accumulators run over all of K (Σx too), scaled at the end
+        dh = tl.zeros((BN, BB), dtype=tl.float32)
+        xs = tl.zeros((BB,), dtype=tl.float32)
+        for g in range(0, ng):
+            words = tl.load(wrow + g * BW)
+            kt = g * 128 + tl.arange(0, 128)
+            xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None], other=0.0)
             u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
             x4 = tl.reshape(xt, (BB, BW, 2, 2))  # e = 2·e1 + e0
             xa, xb = tl.split(x4)
             x0, x2 = tl.split(xa)
             x1, x3 = tl.split(xb)
             if OUT_BF16:
-                dh = tl.zeros((BN, BB), dtype=tl.float32)
-                d = _pair(d, (u & NIB) | MAGIC, x0, x2, xdt, F32)
-                d = _pair(d, ((u >> 8) & NIB) | MAGIC, x1, x3, xdt, F32)
+                acc = _pair(acc, (u & NIB) | MAGIC, x0, x2, xdt, F32)
+                acc = _pair(acc, ((u >> 8) & NIB) | MAGIC, x1, x3, xdt, F32)
                 dh = _pair(dh, ((u >> 4) & NIB) | MAGIC, x0, x2, xdt, F32)
                 dh = _pair(dh, ((u >> 12) & NIB) | MAGIC, x1, x3, xdt, F32)
-                d = d + 16.0 * dh
             else:
-                d = _pair(d, (u & 0x00FF00FF) | MAGIC, x0, x2, xdt, F32)
-                d = _pair(d, ((u >> 8) & 0x00FF00FF) | MAGIC, x1, x3, xdt, F32)
-        xs = tl.sum(xt.to(tl.float32), axis=1)
-        if BITS == 4:
-            s = tl.load(s_ptr + rows_ld * ng + g).to(tl.float32)
-            acc += (d - OFF * xs[None, :]) * s[:, None]
-        else:
-            acc += d - OFF * xs[None, :]
-    if BITS == 8:
-        acc = acc * tl.load(s_ptr + rows_ld).to(tl.float32)[:, None]
+                acc = _pair(acc, (u & 0x00FF00FF) | MAGIC, x0, x2, xdt, F32)
+                acc = _pair(acc, ((u >> 8) & 0x00FF00FF) | MAGIC, x1, x3, xdt, F32)
+            xs += tl.sum(xt.to(tl.float32), axis=1)
+        acc = (acc + 16.0 * dh - OFF * xs[None, :]) * tl.load(s_ptr + rows_ld).to(tl.float32)[:, None]
     omask = rmask[:, None] & bmask[None, :]
     o = _out(acc, OUT_BF16).to(y_ptr.dtype.element_ty)
     tl.store(y_ptr + bi[None, :] * N + rows[:, None], o, mask=omask)

@@ -164,7 +164,8 @@ def _gemv_triton():
     # iteration, beside the registered fused_vec (w4a16: the same kernel autotuned over
     # TRITON_DOT_CONFIGS, one group per iteration; w8a16: gemv_lowbit_vec)
     return [(f"dot gpi={g} shape={t}", lambda be, c, t=t, g=g: gk.triton_dot(be, c, [t], g))
-            for g, t in ((1, (128, 8, 4)), (1, (128, 4, 3)), (2, (128, 8, 4)), (2, (128, 4, 3)), (2, (64, 4, 4)))]
+            for g, t in ((1, (128, 8, 4)), (1, (128, 4, 3)), (2, (128, 8, 4)), (2, (128, 4, 3)),
+                         (2, (64, 4, 4)))]
 
 
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,

@@ -79,8 +79,8 @@ def _matmul_cuda():
 def _matmul_triton():
     import ops.matmul.kernels as mk
 
-    # the persistent kernel storing C in two halves (SUBTILE), with the registered configs
-    return [("persistent subtile", lambda be, c: mk.triton_persistent(be, c, subtile=True))]
+    # the persistent kernel storing C whole (the registered form stores it in two halves, SUBTILE)
+    return [("persistent whole C", lambda be, c: mk.triton_persistent(be, c, subtile=False))]
 
 
 def _matmul_webgpu():

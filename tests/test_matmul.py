@@ -190,7 +190,7 @@ def test_mma_shape_follows_the_problem_and_the_device():
     assert _mma_smem(*_MMA_SMALL[:3]) <= 48 * 1024
 
 
-def _persistent_subtile() -> dict:
+def _persistent_whole_c() -> dict:
     from tests.spawn import open_backend
 
     be, skip = open_backend("triton")
@@ -205,16 +205,16 @@ def _persistent_subtile() -> dict:
         x = SPEC.inputs(case)
         ins = {n: be.upload(x[n]) for n in ("A", "B")}
         outs = {"C": be.empty((case["m"], case["n"]), x["A"].dtype)}
-        res = checked_launch(be, SPEC, case, mk.triton_persistent(be, case, subtile=True), ins, outs, x,
+        res = checked_launch(be, SPEC, case, mk.triton_persistent(be, case, subtile=False), ins, outs, x,
                              SPEC.reference(case, x), SPEC.tolerance(case))
         if not res.ok:
             fails.append(f"{case.name}: {res.message}")
     return {"fails": fails}
 
 
-def test_triton_persistent_subtile_is_right():
-    """matmul_persistent's SUBTILE probe form (C stored in two halves) in Triton's interpreter,
-    poisoned output, the spec's first test cases."""
+def test_triton_persistent_whole_c_is_right():
+    """matmul_persistent's probe form storing C as one tile (the registered form stores it in
+    two halves) in Triton's interpreter, poisoned output, the spec's first test cases."""
     from tests.spawn import check_in_process
 
-    check_in_process(_persistent_subtile)
+    check_in_process(_persistent_whole_c)

@@ -88,7 +88,7 @@ def matmul_persistent(a_desc, b_desc, c_desc, M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr, PRECISION: tl.constexpr,
                       UPCAST: tl.constexpr = False, SUBTILE: tl.constexpr = False):
-    """SUBTILE (probes): C stored as two BLOCK_M × BLOCK_N/2 halves (c_desc's block shape), so the
+    """SUBTILE (registered): C stored as two BLOCK_M × BLOCK_N/2 halves (c_desc's block shape), so the
     epilogue stages half the tile in shared memory and the K ring may keep a stage more."""
     num_pid_m, num_pid_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)

@@ -160,12 +160,10 @@ def _attention_cuda():
 def _gemv_triton():
     import ops.gemv_lowbit.kernels as gk
 
-    # gemv_lowbit_dot at one (BN rows, warps, stages) each, and (w4a16) two groups per loop
-    # iteration, beside the registered fused_vec (w4a16: the same kernel autotuned over
-    # TRITON_DOT_CONFIGS, one group per iteration; w8a16: gemv_lowbit_vec)
-    return [(f"dot gpi={g} shape={t}", lambda be, c, t=t, g=g: gk.triton_dot(be, c, [t], g))
-            for g, t in ((1, (128, 8, 4)), (1, (128, 4, 3)), (2, (128, 8, 4)), (2, (128, 4, 3)),
-                         (2, (64, 4, 4)))]
+    # gemv_lowbit_dot at one (BN rows, warps, stages) each, beside the registered fused_vec (w4a16:
+    # the same kernel autotuned over TRITON_DOT_CONFIGS; w8a16: gemv_lowbit_vec)
+    return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
+            for t in ((128, 8, 4), (128, 4, 3), (64, 4, 5), (64, 4, 3))]
 
 
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,

@@ -255,8 +255,7 @@ def _w4_group(wrow, x_ptr, bi, bmask, K, g, BN: tl.constexpr, BB: tl.constexpr, 
 
 @triton.jit
 def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
-                    BB: tl.constexpr, OUT_BF16: tl.constexpr, F32: tl.constexpr = False,
-                    GPI: tl.constexpr = 1):
+                    BB: tl.constexpr, OUT_BF16: tl.constexpr, F32: tl.constexpr = False):
     """fused_vec's w4a16 kernel (for w8a16 a probe form: gemv_lowbit_vec is faster there), on tensor
     cores: program = BN rows × BB ≥ 16 batch columns (those past
     B are zeros, never stored); per 128-k group one [BN, 128·BITS/32] int32 word tile and the
@@ -269,10 +268,11 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
     whole (F = 0x00FF00FF); bf16's 8 bits hold 128 + f only for f < 128, so it takes the low and
     the high nibble of each byte as two operands, d = 16·d_hi + d_lo. fp32 accumulation: the
     group's d = Σ (q + OFF)·x; (d − OFF·Σ_k x) is the group's exact-product sum (Σ x in fp32 per
-    batch column), times the group scale (w4a16: GPI groups per loop iteration, their dots issued
-    before either result is used). w8a16 has one scale per row: its dot accumulators run over all
-    of K, then (d − OFF·Σx)·s. The offset costs accuracy in proportion to OFF·|partial Σx| (2^-24
-    relative per addition): far below the output's 16-bit rounding at these K (spec.tolerance)."""
+    batch column), times the group scale (w4a16; two groups' dots issued per loop iteration before
+    either result was used: 28.1 against 27.6 %, within the spread, removed). w8a16 has one scale
+    per row: its dot accumulators run over all of K, then (d − OFF·Σx)·s. The offset costs
+    accuracy in proportion to OFF·|partial Σx| (2^-24 relative per addition): far below the
+    output's 16-bit rounding at these K (spec.tolerance)."""
     pid = tl.program_id(0)
     rows = pid * BN + tl.arange(0, BN)
     rmask = rows < N
@@ -291,17 +291,10 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
         OFF: tl.constexpr = 2304.0 if OUT_BF16 else 1152.0  # 17·128 + 128 / 1024 + 128
     ng = K // 128
     acc = tl.zeros((BN, BB), dtype=tl.float32)
-    if BITS == 4:  # a fresh accumulator per group (its scale), GPI groups' dots issued back to back
-        sg = s_ptr + rows_ld * ng
-        for g0 in range(0, ng - GPI + 1, GPI):
-            d0, x0 = _w4_group(wrow, x_ptr, bi, bmask, K, g0, BN, BB, BW, MAGIC, xdt, F32)
-            if GPI == 2:
-                d1, x1 = _w4_group(wrow, x_ptr, bi, bmask, K, g0 + 1, BN, BB, BW, MAGIC, xdt, F32)
-                acc += (d1 - OFF * x1[None, :]) * tl.load(sg + g0 + 1).to(tl.float32)[:, None]
-            acc += (d0 - OFF * x0[None, :]) * tl.load(sg + g0).to(tl.float32)[:, None]
-        if GPI == 2 and ng % 2 == 1:  # the odd last group
-            d0, x0 = _w4_group(wrow, x_ptr, bi, bmask, K, ng - 1, BN, BB, BW, MAGIC, xdt, F32)
-            acc += (d0 - OFF * x0[None, :]) * tl.load(sg + ng - 1).to(tl.float32)[:, None]
+    if BITS == 4:  # a fresh accumulator per group (its scale)
+        for g in range(0, ng):
+            d, xs = _w4_group(wrow, x_ptr, bi, bmask, K, g, BN, BB, BW, MAGIC, xdt, F32)
+            acc += (d - OFF * xs[None, :]) * tl.load(s_ptr + rows_ld * ng + g).to(tl.float32)[:, None]
     else:  # one scale per row: the dot accumulators run over all of K (Σx too), scaled at the end
         dh = tl.zeros((BN, BB), dtype=tl.float32)
         xs = tl.zeros((BB,), dtype=tl.float32)

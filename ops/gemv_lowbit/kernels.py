@@ -465,10 +465,9 @@ def _triton_vec(be, case):
                          k * bits // 32, {"BITS": bits, "BB": _pow2(b)})
 
 
-def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None, gpi: int = 1):
+def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
     """gemv_lowbit_dot: program per BN rows, tl.dot against the batch padded to 16 columns;
-    ``shapes``: (BN, num_warps, num_stages) to tune over instead of TRITON_DOT_CONFIGS, ``gpi``:
-    w4a16 groups per loop iteration (probes)."""
+    ``shapes``: (BN, num_warps, num_stages) to tune over instead of TRITON_DOT_CONFIGS (probes)."""
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_dot
 
     n, k, b, bits = _dims(case)
@@ -476,7 +475,7 @@ def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None, gpi: 
     shapes = shapes or ([TRITON_DOT_INTERPRET] if interp else TRITON_DOT_CONFIGS)
     return _triton_tuned(be, case, gemv_lowbit_dot,
                          [{"BN": bn, "num_warps": w, "num_stages": st} for bn, w, st in shapes],
-                         k * bits // 32, {"BITS": bits, "BB": max(16, _pow2(b)), "F32": interp, "GPI": gpi})
+                         k * bits // 32, {"BITS": bits, "BB": max(16, _pow2(b)), "F32": interp})
 
 
 def lowbit_scale_shape(case) -> tuple[int, ...]:

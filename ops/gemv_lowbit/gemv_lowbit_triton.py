@@ -25,6 +25,39 @@ import triton.language as tl
 
 
 @triton.jit
+def _program_rows(N, B, BN: tl.constexpr, BB: tl.constexpr):
+    """This program's BN rows (their mask, and the rows to load: past N row N-1 again, never
+    stored) and the BB batch columns with their mask."""
+    rows = tl.program_id(0) * BN + tl.arange(0, BN)
+    bi = tl.arange(0, BB)
+    return rows, rows < N, tl.minimum(rows, N - 1), bi, bi < B
+
+
+@triton.jit
+def _fields8(xt, BB: tl.constexpr, BW: tl.constexpr):
+    """The [BB, 8·BW] x tile as its 8 field tiles [BB, BW] (k = 8w + e, e = 0..7), split in
+    registers: e = 4·e2 + 2·e1 + e0, each split takes the last axis of size 2."""
+    x4 = tl.reshape(xt, (BB, BW, 2, 2, 2))
+    xa, xb = tl.split(x4)  # e0 = 0, 1: [BB, BW, 2, 2] over (e2, e1)
+    xaa, xab = tl.split(xa)  # e1 = 0, 1: [BB, BW, 2] over e2
+    xba, xbb = tl.split(xb)
+    x0, x4_ = tl.split(xaa)
+    x2, x6 = tl.split(xab)
+    x1, x5 = tl.split(xba)
+    x3, x7 = tl.split(xbb)
+    return x0, x1, x2, x3, x4_, x5, x6, x7
+
+
+@triton.jit
+def _fields4(xt, BB: tl.constexpr, BW: tl.constexpr):
+    """The [BB, 4·BW] x tile as its 4 field tiles (k = 4w + e, e = 2·e1 + e0)."""
+    xa, xb = tl.split(tl.reshape(xt, (BB, BW, 2, 2)))  # e0 = 0, 1: [BB, BW, 2] over e1
+    x0, x2 = tl.split(xa)
+    x1, x3 = tl.split(xb)
+    return x0, x1, x2, x3
+
+
+@triton.jit
 def _q_tile(w_ptr, rows, k0, ws, BITS: tl.constexpr, MODE: tl.constexpr, BK: tl.constexpr):
     """[BN, BK] weights of the rows at k0.. as fp32 (integers q, or dense fp16 values for MODE 0)."""
     if MODE == 0:
@@ -55,12 +88,7 @@ def _out(v, OUT_BF16: tl.constexpr):
 @triton.jit
 def gemv_lowbit(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, MODE: tl.constexpr,
                 BN: tl.constexpr, BK: tl.constexpr, BB: tl.constexpr, OUT_BF16: tl.constexpr):
-    pid = tl.program_id(0)
-    rows = pid * BN + tl.arange(0, BN)
-    rmask = rows < N
-    rows_ld = tl.minimum(rows, N - 1)  # rows past N reload row N-1, never stored
-    bi = tl.arange(0, BB)
-    bmask = bi < B
+    rows, rmask, rows_ld, bi, bmask = _program_rows(N, B, BN, BB)
     acc = tl.zeros((BB, BN), dtype=tl.float32)
     for k0 in range(0, K, BK):
         ks = k0 + tl.arange(0, BK)
@@ -132,12 +160,7 @@ def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
     w4a16 scales (one per 128 k: loaded once per group and repeated over its 16 words) multiplied
     per word tile, w8a16 row scale at the end;
     one tl.sum over the words at the end."""
-    pid = tl.program_id(0)
-    rows = pid * BN + tl.arange(0, BN)
-    rmask = rows < N
-    rows_ld = tl.minimum(rows, N - 1)  # rows past N reload row N-1, never stored
-    bi = tl.arange(0, BB)
-    bmask = bi < B
+    rows, rmask, rows_ld, bi, bmask = _program_rows(N, B, BN, BB)
     VPW: tl.constexpr = 32 // BITS  # values per word
     BW: tl.constexpr = BK // VPW  # words per tile
     wi = tl.arange(0, BW)
@@ -162,15 +185,7 @@ def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
                      other=0.0).to(tl.float32)
         part = tl.zeros((BB, BN, BW), dtype=tl.float32)
         if BITS == 4:
-            # e = 4·e2 + 2·e1 + e0: each split takes the last axis of size 2
-            x4 = tl.reshape(xt, (BB, BW, 2, 2, 2))
-            xa, xb = tl.split(x4)  # e0 = 0, 1: [BB, BW, 2, 2] over (e2, e1)
-            xaa, xab = tl.split(xa)  # e1 = 0, 1: [BB, BW, 2] over e2
-            xba, xbb = tl.split(xb)
-            x0, x4_ = tl.split(xaa)
-            x2, x6 = tl.split(xab)
-            x1, x5 = tl.split(xba)
-            x3, x7 = tl.split(xbb)
+            x0, x1, x2, x3, x4_, x5, x6, x7 = _fields8(xt, BB, BW)
             hi = words >> 12  # nibbles 5, 6, 7 at bits 8, 12, 16 (arithmetic shift: high bits masked)
             part += _term(words, x0, 0, 15, 8.0)
             part += _term(words, x1, 4, 15, 8.0)
@@ -190,10 +205,7 @@ def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
         else:
             u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
             hi = u >> 16  # bytes 2, 3 at bits 0, 8
-            x4 = tl.reshape(xt, (BB, BW, 2, 2))  # e = 2·e1 + e0
-            xa, xb = tl.split(x4)  # e0 = 0, 1: [BB, BW, 2] over e1
-            x0, x2 = tl.split(xa)
-            x1, x3 = tl.split(xb)
+            x0, x1, x2, x3 = _fields4(xt, BB, BW)
             part += _term(u, x0, 0, 255, 128.0)
             part += _term(u, x1, 8, 255, 128.0)
             part += _term(hi, x2, 0, 255, 128.0)
@@ -236,14 +248,7 @@ def _w4_group(wrow, x_ptr, bi, bmask, K, g, BN: tl.constexpr, BB: tl.constexpr, 
     words = tl.load(wrow + g * BW)
     kt = g * 128 + tl.arange(0, 128)
     xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None], other=0.0)
-    x4 = tl.reshape(xt, (BB, BW, 2, 2, 2))  # e = 4·e2 + 2·e1 + e0
-    xa, xb = tl.split(x4)
-    xaa, xab = tl.split(xa)
-    xba, xbb = tl.split(xb)
-    x0, x4_ = tl.split(xaa)
-    x2, x6 = tl.split(xab)
-    x1, x5 = tl.split(xba)
-    x3, x7 = tl.split(xbb)
+    x0, x1, x2, x3, x4_, x5, x6, x7 = _fields8(xt, BB, BW)
     NIB: tl.constexpr = 0x000F000F
     d = tl.zeros((BN, BB), dtype=tl.float32)
     d = _pair(d, (words & NIB) | MAGIC, x0, x4_, xdt, F32)
@@ -273,12 +278,7 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
     per row: its dot accumulators run over all of K, then (d − OFF·Σx)·s. The offset costs
     accuracy in proportion to OFF·|partial Σx| (2^-24 relative per addition): far below the
     output's 16-bit rounding at these K (spec.tolerance)."""
-    pid = tl.program_id(0)
-    rows = pid * BN + tl.arange(0, BN)
-    rmask = rows < N
-    rows_ld = tl.minimum(rows, N - 1)  # rows past N reload row N-1, never stored
-    bi = tl.arange(0, BB)
-    bmask = bi < B
+    rows, rmask, rows_ld, bi, bmask = _program_rows(N, B, BN, BB)
     BW: tl.constexpr = 128 * BITS // 32  # words per group
     wi = tl.arange(0, BW)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
@@ -303,10 +303,7 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
             kt = g * 128 + tl.arange(0, 128)
             xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None], other=0.0)
             u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
-            x4 = tl.reshape(xt, (BB, BW, 2, 2))  # e = 2·e1 + e0
-            xa, xb = tl.split(x4)
-            x0, x2 = tl.split(xa)
-            x1, x3 = tl.split(xb)
+            x0, x1, x2, x3 = _fields4(xt, BB, BW)
             if OUT_BF16:
                 acc = _pair(acc, (u & NIB) | MAGIC, x0, x2, xdt, F32)
                 acc = _pair(acc, ((u >> 8) & NIB) | MAGIC, x1, x3, xdt, F32)

@@ -156,7 +156,6 @@ def _attention_cuda():
             for w, bn in ((8, 64), (4, 64))]  # registered flash: 8 warps × 128 keys where it fits
 
 
-#: (op, backend) → extra configurations beyond the registered variants
 def _gemv_triton():
     import ops.gemv_lowbit.kernels as gk
 
@@ -166,6 +165,7 @@ def _gemv_triton():
             for t in ((128, 8, 4), (128, 4, 3), (64, 4, 5), (64, 4, 3))]
 
 
+#: (op, backend) → extra configurations beyond the registered variants
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,

@@ -139,6 +139,7 @@ def _triton_dot_child():
     """gemv_lowbit_dot (fused_vec's w4a16 kernel; for w8a16 a probe form) in the Triton interpreter,
     w4a16/w8a16 in fp16 and bf16, odd N and every batch size (its own process: one LLVM each)."""
     from ops.gemv_lowbit import kernels as gk
+    from suite.check import checked_launch
     from tests.spawn import open_backend
 
     be, skip = open_backend("triton")
@@ -149,15 +150,12 @@ def _triton_dot_child():
         for bits, n, k, b in ((4, 37, 256, 1), (4, 70, 384, 8), (8, 37, 256, 4), (8, 70, 128, 1)):
             case = Case(f"w{bits}a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": bits}, dt, 5)
             x = SPEC.inputs(case)
-            ins = {name: be.upload(v) for name, v in x.items()}
-            ref = SPEC.reference(case, x)
-            y = be.empty(ref["y"].shape, x["x"].dtype)
-            gk.triton_dot(be, case)(ins, {"y": y})
-            got = be.download(y)
-            got = decode(got, dt) if dt == "bf16" else got
-            ok = SPEC.verify(case, x, {"y": got}, ref, SPEC.tolerance(case))
-            if not ok.ok:
-                fails.append(f"{case.name}: {ok.message[:300]}")
+            ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
+            outs = {"y": be.empty((b, n), x["x"].dtype)}
+            res = checked_launch(be, SPEC, case, gk.triton_dot(be, case), ins, outs, x,
+                                 SPEC.reference(case, x), SPEC.tolerance(case))
+            if not res.ok:
+                fails.append(f"{case.name}: {res.message[:300]}")
     return {"fails": fails}
 
 

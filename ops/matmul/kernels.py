@@ -356,12 +356,12 @@ def _padded_operands(be, case, align_elems: int):
     return prepare, finish, (ap, bp, cp)
 
 
-def _autotuned(fn, case, key, pre_hook=None, configs=None):
-    """``fn`` autotuned over the configs of the case's kind, or ``configs`` (only the first below
+def _autotuned(fn, case, key, pre_hook=None):
+    """``fn`` autotuned over the configs of the case's kind (only the first below
     ``_TRITON_TUNE_MIN``: test shapes are for correctness, not for tuning)."""
     import triton
 
-    configs = configs or _TRITON_CONFIGS[_triton_kind(case)]
+    configs = _TRITON_CONFIGS[_triton_kind(case)]
     if case["m"] * case["n"] * case["k"] < _TRITON_TUNE_MIN:
         configs = configs[:1]
     return triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=w,
@@ -446,13 +446,13 @@ def triton_grouped(be, case):
 
 
 @kernel("matmul", "triton", "persistent")
-def triton_persistent(be, case, subtile: bool = True, configs=None):
+def triton_persistent(be, case, subtile: bool = True):
     """One program per SM walking C tiles in grouped order; A, B, C through TMA tensor
     descriptors (host-built, block shapes set by the autotuner's pre-hook); operands padded to
     16-byte row strides inside the timed call where the shape needs it; C stored in two halves
     (matmul_persistent's SUBTILE: 8192³ bf16 probes, each form in its own process, hot median
     1.415 / 1.590 against 1.557 / 1.659 ms in either order; fp16 within ±1 % in one order, 11 %
-    slower in the other: probes-20261202-session13). ``subtile``, ``configs``: probes."""
+    slower in the other: probes-20261202-session13). ``subtile=False`` (probes): C stored whole."""
     import triton
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -477,7 +477,7 @@ def triton_persistent(be, case, subtile: bool = True, configs=None):
         kern, meta = matmul_persistent, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
                                          "num_stages": st, "UPCAST": True}
     else:
-        kern = _autotuned(matmul_persistent, case, ["M", "N", "K"], set_blocks, configs)
+        kern = _autotuned(matmul_persistent, case, ["M", "N", "K"], set_blocks)
         meta = {}
     blk = [_TRITON_INTERPRET[0], _TRITON_INTERPRET[2]] if interp else [1, 1]  # reset by the pre-hook
 

@@ -247,6 +247,9 @@ fn attention_fused_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_in
 // (after that probe: 1 instead of 4 P loads per row and 4 keys there; 14.2 TFLOP/s in e50ef7).
 // P written to a second tile instead of over the scores (one barrier fewer per K/V tile) ran at
 // 10.7 TFLOP/s against 14.3 (probes-20261202-session12/26fef62): removed.
+// Q is multiplied by qk_scale as its tile is read (once per Q value, not once per score), and the
+// key-range mask is tested only on the K/V tiles that reach past S or (causal) above the
+// diagonal: the other tiles need no test.
 // Every loop over a register tile (TM, TN, DN) is unrolled at compile time (// @unroll,
 // backends/wgsl_unroll.py): indexed by a loop counter, the tiles stay in local memory on NVIDIA's
 // Vulkan driver (measured before this: 0.25 TFLOP/s fp32 at B1 H16 S4096 D64, 0.5 % of the peak).
@@ -277,10 +280,10 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let ty = tid / NX;
     let m0 = select(wid.x, nwg.y - 1u - wid.y, CAUSAL) * BM;
     let head = select(wid.y, wid.x, CAUSAL) * s * HD;
-    for (var e = tid; e < BM * (HD / 4u); e += NT) {  // read Q tile, 4 values at a time (zeros past S)
+    for (var e = tid; e < BM * (HD / 4u); e += NT) {  // read Q tile ·qk, 4 values at a time (zeros past S)
         let r = e / (HD / 4u);
         let d4 = e % (HD / 4u);
-        qs4[r * HP4 + d4] = select(vec4<f32>(0.0), ldq4(head + (m0 + r) * HD + 4u * d4), m0 + r < s);
+        qs4[r * HP4 + d4] = select(vec4<f32>(0.0), ldq4(head + (m0 + r) * HD + 4u * d4) * qk, m0 + r < s);
     }
     var acc: array<array<vec4<f32>, DN4>, TM>;
     var m: array<f32, TM>;
@@ -326,16 +329,19 @@ fn attention_flash(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                 }
             }
         }
+        if (n0 + BN > s || (CAUSAL && n0 + BN > m0 + 1u)) {  // keys past S or above the diagonal
+            // @unroll
+            for (var i = 0u; i < TM; i++) {
+                let row = m0 + ty + i * NY;
+                // @unroll
+                for (var j = 0u; j < TN; j++) {
+                    let key = n0 + tx + j * NX;
+                    if (key >= s || (CAUSAL && key > row)) { sc[i][j] = bitcast<f32>(NEG_INF_BITS); }
+                }
+            }
+        }
         // @unroll
         for (var i = 0u; i < TM; i++) {
-            let row = m0 + ty + i * NY;
-            // @unroll
-            for (var j = 0u; j < TN; j++) {
-                let key = n0 + tx + j * NX;
-                var v = sc[i][j] * qk;
-                if (key >= s || (CAUSAL && key > row)) { v = bitcast<f32>(NEG_INF_BITS); }
-                sc[i][j] = v;
-            }
             var pmx = sc[i][0];  // this invocation's max of the row, from registers
             // @unroll
             for (var j = 1u; j < TN; j++) { pmx = max(pmx, sc[i][j]); }

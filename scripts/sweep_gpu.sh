@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -45,6 +45,15 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+probe14)  # ~5 min: WebGPU flash tiles with 4–8 score rows per invocation (the score and P·V loops
+    # read workgroup memory less per FMA) beside the registered 32×32×2×2, both masks; CUDA w8a16
+    # bf16 fused_vec with the sign-split unpack (W8SPLIT) beside the registered one
+    probe 150 attention_webgpu attention webgpu --case b1h16s4096d64,fp32 --only flash --cap 1
+    probe 150 attention_webgpu_causal attention webgpu --case b1h16s4096d64,causal,fp32 --only flash --cap 1
+    for c in w8a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16; do
+        probe 100 "gemv_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|W8SPLIT' --cap 1
+    done
+    ;;
 session14)  # ~4 min: WebGPU flash with Q pre-scaled and the mask test on edge tiles only, beside
     # OpenCL and SDPA; Triton persistent beside cuBLAS again (the 1.0 × cell)
     simt_flash_rows 100

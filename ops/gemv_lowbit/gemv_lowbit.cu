@@ -264,6 +264,12 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #ifndef STAGES
 #define STAGES 3
 #endif
+#ifndef W8SPLIT
+#define W8SPLIT 0  // int8 bf16: 1 = the sign-split unpack below (two mma per k16, no fp32 detour)
+#endif
+#if W8SPLIT && (BITS != 8 || DT != 2)
+#error "W8SPLIT is the int8 bf16 unpack"
+#endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
 #define TC_XU (TC_VPL / 8)     // 16-byte pieces of x per lane and step: 4 (w4) or 2 (w8)
@@ -321,6 +327,19 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
     p[3] = h2fma(__byte_perm(hi, m, 0x4342), inv16, off);
 #endif
 }
+#elif W8SPLIT
+#define TC_PAIRS 4
+// int8 word (k = e0..e3), bf16: q = (128 + b7) − (128 + 128·s), b7 = the byte's low 7 bits, s its
+// top bit; p = (e0,e2), (e1,e3) of 128 + b7, then of −(128 + 128·s), both exact bf16 pairs (magic
+// byte 0x43 above b7; 0xC3 above the sign bit, which lands in the exponent's low bit: −128 or
+// −256): 2 LOP3 + 4 PRMT per 4 weights, the two halves of q summed by two mma (no subtraction)
+__device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
+    const u32 b7 = w & 0x7F7F7F7Fu, sg = w & 0x80808080u;
+    p[0] = __byte_perm(b7, 0x43434343u, 0x4240);
+    p[1] = __byte_perm(b7, 0x43434343u, 0x4341);
+    p[2] = __byte_perm(sg, 0xC3C3C3C3u, 0x4240);
+    p[3] = __byte_perm(sg, 0xC3C3C3C3u, 0x4341);
+}
 #else
 #define TC_PAIRS 2
 // int8 word (k = e0..e3): p = (e0,e2), (e1,e3) as exact f16x2/bf16x2 q values
@@ -347,7 +366,7 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[2]) {
 __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uint4 vb,
                                         const uint4 (&xv)[TC_XU]) {
     const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
-#if BITS == 4
+#if BITS == 4 || W8SPLIT
     float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #endif
 #pragma unroll
@@ -368,14 +387,17 @@ __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uin
                 mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
 #else
             // int8: word 2h + j holds k = 8h + 4j + 0..3
-            u32 pa[2], pb[2];
+            u32 pa[TC_PAIRS], pb[TC_PAIRS];
             unpack_pairs(wa[2 * h + j], pa);
             unpack_pairs(wb[2 * h + j], pb);
             mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
+#if W8SPLIT  // the sign halves on a second accumulator chain
+            mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
+#endif
 #endif
         }
     }
-#if BITS == 4
+#if BITS == 4 || W8SPLIT
 #pragma unroll
     for (int i = 0; i < 4; ++i) d[i] += e[i];
 #endif

@@ -116,26 +116,21 @@ def _softmax_triton():
 def _attention_webgpu():
     import ops.attention.kernels as ak
 
-    # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (32×32×2×2
-    # on the H200)
+    # flash tiles (BM, BN, TM, TN) beside the registered first fit of _WGSL_FLASH_TILES (64×32×4×2
+    # at D = 64 on the H200)
     return [(f"flash tiles={t}", lambda be, c, t=t: ak.webgpu_flash(be, c, t))
-            for t in ((64, 32, 4, 2), (32, 32, 4, 2), (64, 32, 8, 2), (64, 32, 4, 4), (32, 64, 2, 4),
-                      (64, 16, 4, 2))]
+            for t in ((32, 32, 2, 2), (32, 32, 4, 2), (64, 32, 8, 2), (64, 32, 4, 4), (32, 64, 2, 4))]
 
 
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
-    # int8 bf16 through the sign-split unpack (W8SPLIT: two mma per k16, 1.5 instructions per
-    # weight) beside the registered fp32-detour unpack (2.5), at the planned and two other shapes
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
-    forms = [(f"fused_vec KW={kw} US={us} STAGES={st}",
-              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-             for kw, us, st in shapes]
-    split = [(f"fused_vec W8SPLIT{'' if kw is None else f' KW={kw}'}",
-              lambda be, c, kw=kw: gk._cuda_tc(be, c, W8SPLIT=1, **({} if kw is None else {"KW": kw})))
-             for kw in (None, 1, 4)]
-    return forms + split
+    # ROT: block b starts its K loop at chunk b·ROT (mod chunks) instead of every block at k = 0
+    return [(f"fused_vec KW={kw} US={us} STAGES={st}",
+             lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
+            for kw, us, st in shapes] + [(f"fused_vec ROT={r}", lambda be, c, r=r: gk._cuda_tc(be, c, ROT=r))
+                                         for r in (1, 5, 13)]
 
 
 def _gemv_opencl():

@@ -201,6 +201,38 @@ def test_planted_kernels_rejected(planted_rows, variant, must_fail):
     assert got == want
 
 
+# -- WebGPU flash tiles that lavapipe's limits never pick ---------------------------------------
+
+def _webgpu_tiles_child():
+    """The H200's WGSL flash tiles (64×32×4×2 at D = 64, 32×32×2×2 at D = 128; lavapipe's own
+    32 KiB limit picks smaller ones, which tests/test_kernels.py covers) run on lavapipe with
+    explicit tiles (wgpu does not hold the shader to the reported workgroup-storage limit), both
+    masks, fp32 and bf16, S = 77 (a ragged last tile) and 130 (full tiles before the diagonal)."""
+    from ops.attention import kernels as ak
+    from suite.check import checked_launch
+    from tests.spawn import open_backend
+
+    be, skip = open_backend("webgpu")
+    if skip:
+        return skip
+    fails = []
+    for d, tiles in ((64, (64, 32, 4, 2)), (128, (32, 32, 2, 2))):
+        for s, is_causal, dt in ((77, False, "fp32"), (130, True, "fp32"), (77, True, "bf16"), (130, False, "bf16")):
+            case = att._case(1, 2, s, d, is_causal, dt, 9100 + s)
+            x = SPEC.inputs(case)
+            ins = {n: be.upload(x[n]) for n in ("Q", "K", "V")}
+            outs = {"O": be.empty(x["Q"].shape, x["Q"].dtype)}
+            res = checked_launch(be, SPEC, case, ak.webgpu_flash(be, case, tiles), ins, outs, x,
+                                 SPEC.reference(case, x), SPEC.tolerance(case))
+            if not res.ok:
+                fails.append(f"{case.name} {tiles}: {res.message[:300]}")
+    return {"fails": fails}
+
+
+def test_webgpu_flash_h200_tiles_on_lavapipe():
+    check_in_process(_webgpu_tiles_child)
+
+
 # -- compiled for Hopper without a GPU ----------------------------------------------------------
 
 def _hopper_jobs() -> dict:

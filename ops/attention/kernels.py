@@ -100,12 +100,17 @@ _CL = source(__file__, "attention.cl")
 _DT = {"fp32": 0, "fp16": 1, "bf16": 2}
 #: flash tiles (BM, BN, TM, TN) in order of preference; the first whose local memory fits is used
 _FLASH_TILES = [(64, 32, 4, 4), (32, 32, 4, 4), (32, 16, 4, 2), (16, 16, 2, 2)]
-#: WGSL's: 2×2 score tiles per invocation first. NVIDIA's Vulkan compiler (H200, 580 driver; D = 64
-#: fp32, probes-20261202-session12/6de880c) ran 32×32×2×2 at 12.5 TFLOP/s and 64×32×2×2 at 12.2,
-#: against 10.0 for the 64×32×4×4 that NVIDIA's OpenCL runs at 19.4: fewer live accumulators per
-#: invocation are faster there. Devices with less workgroup memory or fewer invocations fall
-#: through to the smaller tiles (lavapipe's 32 KiB: 32×16×4×2 at D = 128).
-_WGSL_FLASH_TILES = [(32, 32, 2, 2), (64, 32, 2, 2)] + _FLASH_TILES
+#: WGSL's: 4×2 score tiles per invocation first, then 2×2. NVIDIA's Vulkan compiler (H200, 580
+#: driver; D = 64 fp32, probes-20261202-session12/6de880c, scalar rows) ran 32×32×2×2 at 12.5
+#: TFLOP/s and 64×32×2×2 at 12.2, against 10.0 for the 64×32×4×4 that NVIDIA's OpenCL runs at
+#: 19.4. With vec4 rows and partial maxima (probes-20261202-session14/02d5054) 64×32×4×2 ran at
+#: 16.0 / 15.5 TFLOP/s (non-causal / causal) against 15.0 / 15.1 for 32×32×2×2: four score rows per
+#: invocation halve the workgroup-memory reads of the score loop per FMA (each Q vec4 is a
+#: broadcast, each K vec4 is not), while 32×32×4×2 (14.6 / 14.3), 64×32×8×2 (10.8 / 11.0),
+#: 64×32×4×4 (11.3 / 11.6), 32×64×2×4 (12.6 / 11.5) and 64×16×4×2 (11.5 / 11.2) lost. Devices with
+#: less workgroup memory or fewer invocations fall through (the H200 at D = 128, 48 KiB:
+#: 32×32×2×2; lavapipe's 32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128).
+_WGSL_FLASH_TILES = [(64, 32, 4, 2), (32, 32, 2, 2), (64, 32, 2, 2)] + _FLASH_TILES
 #: softmax work-group of the naive variant
 _NAIVE_WG = 64
 
@@ -386,8 +391,9 @@ def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
     """attention.cl's flash in WGSL with vec4 workgroup rows: BM query rows per workgroup, K/V
     tiles of BN keys through workgroup memory, TM×TN score tiles, the row max through
     per-invocation partial maxima, online softmax; the first of _WGSL_FLASH_TILES that the
-    adapter's workgroup-storage and invocation limits take (H200: 32×32×2×2; lavapipe's 32 KiB:
-    32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN, TM, TN) instead, for probes)."""
+    adapter's workgroup-storage and invocation limits take (H200: 64×32×4×2 at D = 64, 32×32×2×2
+    at D = 128; lavapipe's 32 KiB: 32×32×2×2 at D = 64, 32×16×4×2 at D = 128; ``tiles``: (BM, BN,
+    TM, TN) instead, for probes and tests)."""
     b, h, s, d = _webgpu_case(be, case)
     lim = be.limits
     bm, bn, tm, tn = tiles or flash_tiles(d, lim["max-compute-workgroup-storage-size"],

@@ -248,6 +248,11 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // and a second mma per k16 with A = −offset adding −offset·Σx to the same accumulators (8 HMMA
 // instead of 32 HFMA2 per step): 61.7 / 62.4 % against 63.5 / 63.7 % (w4a16 bf16, N = 16384 /
 // 28672); removed.
+// Tried (session 14, probes-20261202-session14/02d5054): int8 bf16 split into exact bf16 halves,
+// 128 + (low 7 bits) and −(128 + 128·sign) (magic bytes 0x43 / 0xC3 by PRMT; 2 LOP3 + 4 PRMT per
+// 4 weights instead of 10 instructions), summed by two mma per k16 on two accumulator chains:
+// 85.7 / 77.0 % against 86.6 / 78.7 % (w8a16 bf16, N = 16384 / 28672): the unpack's instruction
+// count is not what holds w8a16 back; removed.
 // Arithmetic: the tensor core forms the exact products q·x and sums them in fp32 accumulators;
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
@@ -264,11 +269,8 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef W8SPLIT
-#define W8SPLIT 0  // int8 bf16: 1 = the sign-split unpack below (two mma per k16, no fp32 detour)
-#endif
-#if W8SPLIT && (BITS != 8 || DT != 2)
-#error "W8SPLIT is the int8 bf16 unpack"
+#ifndef ROT
+#define ROT 0  // probe: block b starts its K loop at chunk (b·ROT) mod chunks (0: at chunk 0)
 #endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
@@ -327,19 +329,6 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
     p[3] = h2fma(__byte_perm(hi, m, 0x4342), inv16, off);
 #endif
 }
-#elif W8SPLIT
-#define TC_PAIRS 4
-// int8 word (k = e0..e3), bf16: q = (128 + b7) − (128 + 128·s), b7 = the byte's low 7 bits, s its
-// top bit; p = (e0,e2), (e1,e3) of 128 + b7, then of −(128 + 128·s), both exact bf16 pairs (magic
-// byte 0x43 above b7; 0xC3 above the sign bit, which lands in the exponent's low bit: −128 or
-// −256): 2 LOP3 + 4 PRMT per 4 weights, the two halves of q summed by two mma (no subtraction)
-__device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
-    const u32 b7 = w & 0x7F7F7F7Fu, sg = w & 0x80808080u;
-    p[0] = __byte_perm(b7, 0x43434343u, 0x4240);
-    p[1] = __byte_perm(b7, 0x43434343u, 0x4341);
-    p[2] = __byte_perm(sg, 0xC3C3C3C3u, 0x4240);
-    p[3] = __byte_perm(sg, 0xC3C3C3C3u, 0x4341);
-}
 #else
 #define TC_PAIRS 2
 // int8 word (k = e0..e3): p = (e0,e2), (e1,e3) as exact f16x2/bf16x2 q values
@@ -366,7 +355,7 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[2]) {
 __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uint4 vb,
                                         const uint4 (&xv)[TC_XU]) {
     const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
-#if BITS == 4 || W8SPLIT
+#if BITS == 4
     float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #endif
 #pragma unroll
@@ -387,17 +376,14 @@ __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uin
                 mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
 #else
             // int8: word 2h + j holds k = 8h + 4j + 0..3
-            u32 pa[TC_PAIRS], pb[TC_PAIRS];
+            u32 pa[2], pb[2];
             unpack_pairs(wa[2 * h + j], pa);
             unpack_pairs(wb[2 * h + j], pb);
             mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
-#if W8SPLIT  // the sign halves on a second accumulator chain
-            mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
-#endif
 #endif
         }
     }
-#if BITS == 4 || W8SPLIT
+#if BITS == 4
 #pragma unroll
     for (int i = 0; i < 4; ++i) d[i] += e[i];
 #endif
@@ -435,6 +421,12 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const int steps = K / TC_STEPK;
     const int chunks = steps / US;
+#if ROT  // probe: loop chunk c reads chunk (c + rot) mod chunks, so blocks start at different k
+    const int rot = (int)((blockIdx.x * (unsigned)ROT) % (unsigned)max(chunks, 1));
+#define TC_PC(c) ((c) + rot >= chunks ? (c) + rot - chunks : (c) + rot)
+#else
+#define TC_PC(c) (c)
+#endif
     uint4* my = ring + (size_t)warp * STAGES * 2 * US * 32 + lane;  // this lane's slots: [stage][piece]·32
 
 // x values (and w4a16's two group scales) of step st → registers xr, sr
@@ -471,8 +463,8 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #define TC_ISSUE(c, s)                                                                           \
     {                                                                                            \
         _Pragma("unroll") for (int j = 0; j < US; ++j) {                                         \
-            cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)((c) * US + j) * 64);      \
-            cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)((c) * US + j) * 64);  \
+            cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)(TC_PC(c) * US + j) * 64);     \
+            cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)(TC_PC(c) * US + j) * 64); \
         }                                                                                        \
     }
     // prologue: this warp's first STAGES−1 chunks in flight (a group per stage, empty or not)
@@ -488,7 +480,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     unsigned short sc[US][2];
     if (warp < chunks) {
 #pragma unroll
-        for (int j = 0; j < US; ++j) TC_LOADX(warp * US + j, xc[j], sc[j])
+        for (int j = 0; j < US; ++j) TC_LOADX(TC_PC(warp) * US + j, xc[j], sc[j])
     }
     int stage = 0;
     for (int c = warp; c < chunks; c += KW) {
@@ -500,7 +492,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         unsigned short snx[US][2];
         const int c1 = min(c + KW, chunks - 1);
 #pragma unroll
-        for (int j = 0; j < US; ++j) TC_LOADX(c1 * US + j, xn[j], snx[j])
+        for (int j = 0; j < US; ++j) TC_LOADX(TC_PC(c1) * US + j, xn[j], snx[j])
         cp_async_wait<STAGES - 1>();  // chunk c's group has landed
         uint4 va[US], vb[US];
 #pragma unroll
@@ -521,6 +513,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         stage = stage == STAGES - 1 ? 0 : stage + 1;
     }
 #undef TC_ISSUE
+#undef TC_PC
     for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
         const uint4 va = ld_stream(pa + (size_t)st * 64), vb = ld_stream(pb + (size_t)st * 64);
         uint4 xr[TC_XU];

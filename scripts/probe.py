@@ -126,11 +126,9 @@ def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
-    # ROT: block b starts its K loop at chunk b·ROT (mod chunks) instead of every block at k = 0
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-            for kw, us, st in shapes] + [(f"fused_vec ROT={r}", lambda be, c, r=r: gk._cuda_tc(be, c, ROT=r))
-                                         for r in (1, 5, 13)]
+            for kw, us, st in shapes]
 
 
 def _gemv_opencl():

@@ -252,7 +252,9 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // 128 + (low 7 bits) and −(128 + 128·sign) (magic bytes 0x43 / 0xC3 by PRMT; 2 LOP3 + 4 PRMT per
 // 4 weights instead of 10 instructions), summed by two mma per k16 on two accumulator chains:
 // 85.7 / 77.0 % against 86.6 / 78.7 % (w8a16 bf16, N = 16384 / 28672): the unpack's instruction
-// count is not what holds w8a16 back; removed.
+// count is not what holds w8a16 back; removed. Block b starting its K loop at chunk b·ROT (mod
+// chunks; probes-20261202-session14/7908344), ROT = 1 / 5 / 13: 75.5 / 74.8 / 74.4 % against 77.2 %
+// (N = 28672) and 75.0 / 70.2 / 73.8 % against 82.5 % (N = 16384); removed.
 // Arithmetic: the tensor core forms the exact products q·x and sums them in fp32 accumulators;
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
@@ -268,9 +270,6 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #endif
 #ifndef STAGES
 #define STAGES 3
-#endif
-#ifndef ROT
-#define ROT 0  // probe: block b starts its K loop at chunk (b·ROT) mod chunks (0: at chunk 0)
 #endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
@@ -421,12 +420,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const int steps = K / TC_STEPK;
     const int chunks = steps / US;
-#if ROT  // probe: loop chunk c reads chunk (c + rot) mod chunks, so blocks start at different k
-    const int rot = (int)((blockIdx.x * (unsigned)ROT) % (unsigned)max(chunks, 1));
-#define TC_PC(c) ((c) + rot >= chunks ? (c) + rot - chunks : (c) + rot)
-#else
-#define TC_PC(c) (c)
-#endif
     uint4* my = ring + (size_t)warp * STAGES * 2 * US * 32 + lane;  // this lane's slots: [stage][piece]·32
 
 // x values (and w4a16's two group scales) of step st → registers xr, sr
@@ -463,8 +456,8 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #define TC_ISSUE(c, s)                                                                           \
     {                                                                                            \
         _Pragma("unroll") for (int j = 0; j < US; ++j) {                                         \
-            cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)(TC_PC(c) * US + j) * 64);     \
-            cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)(TC_PC(c) * US + j) * 64); \
+            cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)((c) * US + j) * 64);      \
+            cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)((c) * US + j) * 64);  \
         }                                                                                        \
     }
     // prologue: this warp's first STAGES−1 chunks in flight (a group per stage, empty or not)
@@ -480,7 +473,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     unsigned short sc[US][2];
     if (warp < chunks) {
 #pragma unroll
-        for (int j = 0; j < US; ++j) TC_LOADX(TC_PC(warp) * US + j, xc[j], sc[j])
+        for (int j = 0; j < US; ++j) TC_LOADX(warp * US + j, xc[j], sc[j])
     }
     int stage = 0;
     for (int c = warp; c < chunks; c += KW) {
@@ -492,7 +485,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         unsigned short snx[US][2];
         const int c1 = min(c + KW, chunks - 1);
 #pragma unroll
-        for (int j = 0; j < US; ++j) TC_LOADX(TC_PC(c1) * US + j, xn[j], snx[j])
+        for (int j = 0; j < US; ++j) TC_LOADX(c1 * US + j, xn[j], snx[j])
         cp_async_wait<STAGES - 1>();  // chunk c's group has landed
         uint4 va[US], vb[US];
 #pragma unroll
@@ -513,7 +506,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         stage = stage == STAGES - 1 ? 0 : stage + 1;
     }
 #undef TC_ISSUE
-#undef TC_PC
     for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
         const uint4 va = ld_stream(pa + (size_t)st * 64), vb = ld_stream(pb + (size_t)st * 64);
         uint4 xr[TC_XU];

@@ -160,9 +160,12 @@ def _gemv_triton():
     import ops.gemv_lowbit.kernels as gk
 
     # gemv_lowbit_dot at one (BN rows, warps, stages) each, beside the registered fused_vec (w4a16:
-    # the same kernel autotuned over TRITON_DOT_CONFIGS; w8a16: gemv_lowbit_vec)
+    # the same kernel autotuned over TRITON_DOT_CONFIGS; w8a16: gemv_lowbit_vec). BN < 64: Triton
+    # takes mma.sync (both operands in registers) instead of wgmma, whose B operand (the x field
+    # tiles, made in registers) goes through shared memory with a fence and a barrier per k16 dot
+    # (8 of each per 128-k group at BN 128, Triton 3.6 sm_90 PTX)
     return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
-            for t in ((128, 8, 4), (128, 4, 3), (64, 4, 5), (64, 4, 3))]
+            for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))]
 
 
 #: (op, backend) → extra configurations beyond the registered variants

@@ -402,6 +402,13 @@ TRITON_VEC_INTERPRET = (128, 128, 4, 1)
 #: num_stages). H200, bf16 B = 1 (probes-20261202-session13/c71b162): K=N=16384 28.8 % (128, 8, 4)
 #: against 27.3 % for gemv_lowbit_vec; N=28672 32.8 % (128, 4, 3) against 27.0; B = 8 17.7 %
 #: (64, 4, 5) against 12.3. For w8a16 the same kernel ran at 42 % against gemv_lowbit_vec's 55 %.
+#: Session 14 (probes-20261202-session14/6a41042): BN < 64 (Triton then takes mma.sync with both
+#: operands in registers instead of wgmma, whose x-field B operands are stored to shared memory
+#: and fenced before each of the 8 serialized k16 wgmma of a group — sm_90 SASS of (128, 8, 4):
+#: HGMMA, WARPGROUP.DEPBAR, MEMBAR.ALL.CTA, FENCE.VIEW.ASYNC per dot): (32, 2, 3) 27.2 / 27.6 %
+#: against 26.5 / 32.9 % registered (N = 16384 / 28672), (32, 4, *) 17.5 %, (16, 1, 5) 20–22 %;
+#: w8a16 at most 43 % against 55.7 / 52.9. Not kept. (At BN 128 the N = 16384 grid is 128
+#: programs: one per SM, 8 warps.)
 TRITON_DOT_CONFIGS = [(128, 8, 4), (128, 4, 3), (64, 4, 5)]
 TRITON_DOT_INTERPRET = (64, 4, 1)
 #: below this N·K no autotuning (test shapes): the first config is used

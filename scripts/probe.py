@@ -125,14 +125,10 @@ def _attention_webgpu():
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
-    # XRING: x through the cp.async ring with the weights (STAGES − 1 chunks ahead) instead of
-    # __ldg into registers one chunk ahead
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-            for kw, us, st in shapes] + [
-        (f"fused_vec XRING STAGES={st}", lambda be, c, st=st: gk._cuda_tc(be, c, XRING=1, STAGES=st))
-        for st in (3, 4)]
+            for kw, us, st in shapes]
 
 
 def _gemv_opencl():

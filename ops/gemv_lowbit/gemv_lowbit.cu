@@ -254,7 +254,10 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // 85.7 / 77.0 % against 86.6 / 78.7 % (w8a16 bf16, N = 16384 / 28672): the unpack's instruction
 // count is not what holds w8a16 back; removed. Block b starting its K loop at chunk b·ROT (mod
 // chunks; probes-20261202-session14/7908344), ROT = 1 / 5 / 13: 75.5 / 74.8 / 74.4 % against 77.2 %
-// (N = 28672) and 75.0 / 70.2 / 73.8 % against 82.5 % (N = 16384); removed.
+// (N = 28672) and 75.0 / 70.2 / 73.8 % against 82.5 % (N = 16384); removed. x through the cp.async
+// ring with the weights (the 4·NB loading lanes' 16-byte pieces, STAGES − 1 chunks ahead, instead
+// of __ldg one chunk ahead; probes-20261202-session14/b6da88f): 46.8 / 52.0 % (w8a16) and 33.1 /
+// 28.1 % (w4a16) against 77.1 / 82.3 and 63.5 / 64.2 %; removed.
 // Arithmetic: the tensor core forms the exact products q·x and sums them in fp32 accumulators;
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
@@ -271,10 +274,6 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef XRING
-#define XRING 0  // probe: 1 = x through the cp.async ring with the weights (not loaded a chunk ahead)
-#endif
-#define TC_XL (4 * NB)  // lanes that load x (lane = 4g + t, g < NB)
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
 #define TC_XU (TC_VPL / 8)     // 16-byte pieces of x per lane and step: 4 (w4) or 2 (w8)
@@ -425,10 +424,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     const int steps = K / TC_STEPK;
     const int chunks = steps / US;
     uint4* my = ring + (size_t)warp * STAGES * 2 * US * 32 + lane;  // this lane's slots: [stage][piece]·32
-#if XRING  // x slots [stage][step][piece]·TC_XL after the rings and the split-K partials
-    uint4* mx = ring + (size_t)KW * STAGES * 2 * US * 32 + (KW - 1) * 32 + (size_t)warp * STAGES * US * TC_XU * TC_XL +
-                lane;
-#endif
 
 // x values (and w4a16's two group scales) of step st → registers xr, sr
 #if BITS == 4
@@ -436,18 +431,13 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #else
 #define TC_LOADS(st, sr)
 #endif
-#define TC_LOADXD(st, xr, sr)                                                                   \
+#define TC_LOADX(st, xr, sr)                                                                    \
     {                                                                                           \
         _Pragma("unroll") for (int h = 0; h < TC_XU; ++h)                                       \
             (xr)[h] = xload ? __ldg(reinterpret_cast<const uint4*>(xp + (size_t)(st) * TC_STEPK) + h) \
                             : make_uint4(0u, 0u, 0u, 0u);                                       \
         TC_LOADS(st, sr)                                                                        \
     }
-#if XRING  // the ring brings x: only the scales a chunk ahead
-#define TC_LOADX(st, xr, sr) { TC_LOADS(st, sr) }
-#else
-#define TC_LOADX(st, xr, sr) TC_LOADXD(st, xr, sr)
-#endif
 // one step of weights already in registers (va, vb), x and scales in xr, sr
 #if BITS == 4
 #define TC_STEP(va, vb, xr, sr)                                           \
@@ -464,16 +454,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #define TC_STEP(va, vb, xr, sr) tc_step(acc, va, vb, xr);
 #endif
 
-#if XRING
-#define TC_ISSUEX(c, s, j)                                                                                  \
-    if (xload) {                                                                                            \
-        _Pragma("unroll") for (int h = 0; h < TC_XU; ++h) cp_async16(                                        \
-            mx + (((s) * US + (j)) * TC_XU + h) * TC_XL,                                                     \
-            reinterpret_cast<const unsigned char*>(xp + (size_t)((c) * US + (j)) * TC_STEPK) + 16 * h);      \
-    }
-#else
-#define TC_ISSUEX(c, s, j)
-#endif
     // chunk c (US steps of rows g, g+8) → stage s of this lane's ring slots, one commit group;
     // each lane reads back only what it copied itself, so cp.async.wait_group alone orders them
 #define TC_ISSUE(c, s)                                                                           \
@@ -481,7 +461,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         _Pragma("unroll") for (int j = 0; j < US; ++j) {                                         \
             cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)((c) * US + j) * 64);      \
             cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)((c) * US + j) * 64);  \
-            TC_ISSUEX(c, s, j)                                                                   \
         }                                                                                        \
     }
     // prologue: this warp's first STAGES−1 chunks in flight (a group per stage, empty or not)
@@ -516,11 +495,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         for (int j = 0; j < US; ++j) {
             va[j] = my[(stage * 2 * US + 2 * j) * 32];
             vb[j] = my[(stage * 2 * US + 2 * j + 1) * 32];
-#if XRING
-#pragma unroll
-            for (int h = 0; h < TC_XU; ++h)
-                xc[j][h] = xload ? mx[((stage * US + j) * TC_XU + h) * TC_XL] : make_uint4(0u, 0u, 0u, 0u);
-#endif
         }
 #pragma unroll
         for (int j = 0; j < US; ++j) TC_STEP(va[j], vb[j], xc[j], sc[j])
@@ -535,17 +509,15 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         stage = stage == STAGES - 1 ? 0 : stage + 1;
     }
 #undef TC_ISSUE
-#undef TC_ISSUEX
     for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
         const uint4 va = ld_stream(pa + (size_t)st * 64), vb = ld_stream(pb + (size_t)st * 64);
         uint4 xr[TC_XU];
         unsigned short sr[2];
-        TC_LOADXD(st, xr, sr)
+        TC_LOADX(st, xr, sr)
         TC_STEP(va, vb, xr, sr)
     }
 #undef TC_STEP
 #undef TC_LOADX
-#undef TC_LOADXD
 #undef TC_LOADS
 
     if (KW > 1) {  // split-K partials: warps 1..KW-1 → shared memory → warp 0

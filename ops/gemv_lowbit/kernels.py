@@ -264,8 +264,6 @@ def _cuda_tc(be, case, **defines):
     prog = be.compile(_CU, "gemv_lowbit_tc", defs)
     kw = defs["KW"]
     smem = kw * defs["STAGES"] * 2 * defs["US"] * 32 * 16 + (kw - 1) * 4 * 32 * 4
-    if defs.get("XRING"):  # x slots: 16-byte pieces per step (TC_XU) of the 4·NB lanes that load x
-        smem += kw * defs["STAGES"] * defs["US"] * (16 // bits) * 4 * b * 16
     grid, block = (blocks,), (32 * kw,)
     nn, kk = np.int32(n), np.int32(k)
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],

@@ -402,13 +402,14 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None):
+                     backoff: int | None = None, reuse: bool = False):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``reuse``: the
+    part's exp(x − m) kept for the write (no exp per value after the wait)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -428,7 +429,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "REUSE": reuse}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):

@@ -109,11 +109,8 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
-    # REUSE: the part's exp(x − m) kept in registers and scaled by exp(m − mt)/Σ after the wait
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (500, 2000)] + [
-        (f"split_row REUSE backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b, reuse=True))
-        for b in (1000, 500)]
+            for b in (0, 500, 2000)]
 
 
 def _attention_webgpu():

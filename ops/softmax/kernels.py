@@ -340,6 +340,9 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: spin, then a barrier; the other warps loaded the words once) 87.6 / 87.2 % at 1000 / 250 ns;
 #: parts × warps 16384 × 8 59.7 %, 16384 × 32 55.1 %, 8192 × 4 84.1 %, 8192 × 8 85.8 %, 32768 × 16
 #: 81.1 %, against 88.3 % registered beside them; removed.
+#: session 14 (probes-20261202-session14/71e007b): each part's exp(x − m) kept in registers for the
+#: write, scaled by exp(m − mt)/Σ after the wait (34 instead of 65 ex2 per program, 63 registers):
+#: 81.5 / 81.8 % at 1000 / 500 ns against 88.2 % registered beside them; removed.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -402,14 +405,13 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, reuse: bool = False):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep), ``reuse``: the
-    part's exp(x − m) kept for the write (no exp per value after the wait)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split
@@ -429,7 +431,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, "REUSE": reuse}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):

@@ -115,19 +115,20 @@ def _untag(w):
 
 
 @triton.jit
-def _publish(slot_ptr, row, part, m, s, epoch, G: tl.constexpr):
-    """This part's (max m, Σ exp(x − m)) into its two epoch-tagged slot words."""
+def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
+    """This part's (max, Σ exp) into its two epoch-tagged slot words."""
+    m = tl.max(x, axis=0)
+    s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
     base = slot_ptr + 2 * (row * G)
     tl.atomic_xchg(base + 2 * part, _tag(epoch, m), sem="relaxed")
     tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
 
 
 @triton.jit
-def _finish(y_ptr, slot_ptr, x, m, e, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
-            BACKOFF: tl.constexpr, REUSE: tl.constexpr):
+def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
+            BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls), combine them in part order and write the part: exp(x − mt)/Σ, or with REUSE the part's
-    own exp(x − m) times exp(m − mt)/Σ (no exp per value after the wait)."""
+    polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -147,18 +148,15 @@ def _finish(y_ptr, slot_ptr, x, m, e, t, row, offs, mask, N, epoch, G: tl.conste
     mk = tl.where(kmask, _untag(a), NEG)
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
-    if REUSE:
-        y = e * (tl.exp2((m - mt) * LOG2E) / st)
-    else:
-        y = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
-    tl.store(y_ptr + row * N + offs, _out(y, y_ptr), mask=mask)
+    e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
+    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
 
 
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, REUSE: tl.constexpr = False):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
     if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
@@ -172,14 +170,7 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     offs = part * chunk + cols
     mask = (cols < chunk) & (offs < N)
     x = _load_row(x_ptr + row * N, offs, mask)
-    m = tl.max(x, axis=0)
-    if REUSE:  # exp(x − m) kept: x is not needed after it
-        e = tl.exp2((x - m) * LOG2E)
-        if PHASE != 2:
-            _publish(slot_ptr, row, part, m, tl.sum(e, axis=0), epoch, G)
-    else:
-        e = x
-        if PHASE != 2:
-            _publish(slot_ptr, row, part, m, tl.sum(tl.exp2((x - m) * LOG2E), axis=0), epoch, G)
+    if PHASE != 2:
+        _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-        _finish(y_ptr, slot_ptr, x, m, e, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0), REUSE)
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

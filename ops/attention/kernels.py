@@ -260,12 +260,14 @@ def _torch_dtype(case):
 
 
 @kernel("attention", "triton", "flash")
-def triton_flash(be, case):
+def triton_flash(be, case, poly: bool = False, configs=None):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages) per head dim on compiled devices."""
+    num_warps, num_stages) per head dim on compiled devices. Probes: ``poly``, half of the
+    unmasked blocks' exponentials on the FMA pipe (16-bit cases); ``configs`` instead of
+    _TRITON_CONFIGS."""
     import time
 
     import torch
@@ -282,7 +284,7 @@ def triton_flash(be, case):
         bm, bn = _TRITON_INTERPRET
         kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
     else:
-        cfgs = _TRITON_CONFIGS[(d, case.dtype != "fp32")]
+        cfgs = configs or _TRITON_CONFIGS[(d, case.dtype != "fp32")]
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
         kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
@@ -291,7 +293,8 @@ def triton_flash(be, case):
 
     def launch(q, k, v, o):
         grid = lambda mt: (triton.cdiv(s, mt["BLOCK_M"]), b * h)  # noqa: E731
-        kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec, **meta)
+        kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec,
+                   POLY=poly and case.dtype != "fp32", **meta)
 
     info = {}
     if not interp:  # tune once here on scratch tensors of the case's shape (out of the timed runs)

@@ -122,18 +122,6 @@ def _attention_webgpu():
             for t in ((32, 32, 2, 2), (32, 32, 4, 2), (64, 32, 8, 2), (64, 32, 4, 4), (32, 64, 2, 4))]
 
 
-def _attention_triton():
-    import ops.attention.kernels as ak
-
-    # flash at the autotuner's usual winner (128×128 at D = 128, 128×64 at D = 64; 8 warps, 3 stages),
-    # with and without POLY (half of the unmasked blocks' exp2 on the FMA pipe)
-    def cfg(c):
-        return [(128, 128, 8, 3)] if c["d"] == 128 else [(128, 64, 8, 3)]
-
-    return [(f"flash fixed{' POLY' if p else ''}", lambda be, c, p=p: ak.triton_flash(be, c, poly=p, configs=cfg(c)))
-            for p in (False, True)]
-
-
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
@@ -185,7 +173,6 @@ CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_c
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
-           ("attention", "triton"): _attention_triton,
            ("matmul", "triton"): _matmul_triton, ("gemv_lowbit", "triton"): _gemv_triton,
            ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu}
 

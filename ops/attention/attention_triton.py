@@ -30,41 +30,13 @@ import triton.language as tl
 from ops.matmul.matmul_triton import _epilogue
 
 NEG = tl.constexpr(-3.4028234663852886e38)
-#: 1.5·2^23: t + RND rounds t to an integer held in the low mantissa bits
-RND = tl.constexpr(12582912.0)
-
-
-@triton.jit
-def _exp2_fma(t):
-    """2^t for t ≤ 0 on the FMA and integer pipes (no MUFU): t clamped at −126, split at the
-    nearest integer j (the 1.5·2^23 trick) into 2^j (added to the exponent bits) and 2^f,
-    |f| ≤ 1/2, by a cubic fitted for relative error (< 2.2e-4, below the 2^-9 of rounding P to
-    bf16 for the P·V product; the row sum takes it as is)."""
-    t = tl.maximum(t, -126.0)
-    r = t + RND
-    f = t - (r - RND)
-    p = 0.05286743564474608
-    p = p * f + 0.24215188969537216
-    p = p * f + 0.6935867468539515
-    p = p * f + 0.9999627562463349
-    return (p.to(tl.int32, bitcast=True) + (r.to(tl.int32, bitcast=True) << 23)).to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _exp2_split(t, BM: tl.constexpr, BN: tl.constexpr):
-    """2^t of a [BM, BN] score tile: the even columns on MUFU (tl.exp2), the odd ones through
-    _exp2_fma — each thread holds adjacent column pairs of the MMA result, so the split and the
-    join move no data between threads."""
-    te, to = tl.split(tl.reshape(t, (BM, BN // 2, 2)))
-    return tl.reshape(tl.join(tl.exp2(te), _exp2_fma(to)), (BM, BN))
 
 
 @triton.jit
 def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scale,
             HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-            PRECISION: tl.constexpr, UPCAST: tl.constexpr, POLY: tl.constexpr = False):
-    """Keys [lo, hi) in BLOCK_N steps; MASK: the key < S mask, and the causal one when CAUSAL;
-    POLY (unmasked blocks): half of the exponentials on the FMA pipe (_exp2_split)."""
+            PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    """Keys [lo, hi) in BLOCK_N steps; MASK: the key < S mask, and the causal one when CAUSAL."""
     for start in tl.range(lo, hi, BLOCK_N):
         keys = start + offs_n
         if MASK:
@@ -81,10 +53,7 @@ def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scal
             qk = tl.where(ok, qk, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # qk_scale > 0: max(qk)·s = max(qk·s)
         alpha = tl.exp2(m_i - m_new)
-        if POLY and not MASK:
-            p = _exp2_split(qk * qk_scale - m_new[:, None], qk.shape[0], BLOCK_N)
-        else:
-            p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
+        p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
         if MASK:
@@ -102,7 +71,7 @@ def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scal
 @triton.jit
 def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-                    UPCAST: tl.constexpr = False, POLY: tl.constexpr = False):
+                    UPCAST: tl.constexpr = False):
     pid_m = tl.program_id(0)
     if CAUSAL:  # longest query blocks first within each head (the tail of the grid runs short blocks)
         pid_m = tl.num_programs(0) - 1 - pid_m
@@ -122,14 +91,14 @@ def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: 
     if CAUSAL:
         diag = pid_m * BLOCK_M  # keys below the block's first row: unmasked for every row
         acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, diag, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST, POLY)
+                                HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
         acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, diag,
                                 tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True,
                                 PRECISION, UPCAST)
     else:
         full = (S // BLOCK_N) * BLOCK_N
         acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST, POLY)
+                                HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
         acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
                                 HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
     out = acc / l_i[:, None]

@@ -238,6 +238,10 @@ def opencl_flash(be, case):
 #: tiles on four warpgroups (256×64, 16 warps, 3 stages; 256×128, 2 stages; 128 registers, no
 #: spills) won the non-causal D128 autotune in run e13834 at the same 494 TFLOP/s as before (0.83 ×
 #: SDPA there), causal kept 128×128: no gain for twice the tuning time; removed (commit ddc7e6b).
+#: Session 14 (probes-20261202-session14/98474ac, one config each): half of the unmasked blocks'
+#: exp2 on the FMA pipe (a cubic on the odd columns, MUFU.EX2 on the even ones; register-local
+#: split/join, 100 instead of 132 MUFU.EX2 in the sm_90 SASS, 255 registers) 457 / 427 TFLOP/s
+#: against 520 / 498 at D128 non-causal / causal, 332 against 418 at D64: removed (commit 98474ac).
 _TRITON_CONFIGS = {
     (64, True): [(128, 64, 4, 3), (128, 128, 8, 3), (128, 64, 4, 4), (128, 128, 4, 2), (64, 64, 4, 3),
                  (128, 64, 8, 3), (128, 128, 8, 4)],
@@ -260,14 +264,12 @@ def _torch_dtype(case):
 
 
 @kernel("attention", "triton", "flash")
-def triton_flash(be, case, poly: bool = False, configs=None):
+def triton_flash(be, case):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages) per head dim on compiled devices. Probes: ``poly``, half of the
-    unmasked blocks' exponentials on the FMA pipe (16-bit cases); ``configs`` instead of
-    _TRITON_CONFIGS."""
+    num_warps, num_stages) per head dim on compiled devices."""
     import time
 
     import torch
@@ -284,7 +286,7 @@ def triton_flash(be, case, poly: bool = False, configs=None):
         bm, bn = _TRITON_INTERPRET
         kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
     else:
-        cfgs = configs or _TRITON_CONFIGS[(d, case.dtype != "fp32")]
+        cfgs = _TRITON_CONFIGS[(d, case.dtype != "fp32")]
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
         kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
@@ -293,8 +295,7 @@ def triton_flash(be, case, poly: bool = False, configs=None):
 
     def launch(q, k, v, o):
         grid = lambda mt: (triton.cdiv(s, mt["BLOCK_M"]), b * h)  # noqa: E731
-        kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec,
-                   POLY=poly and case.dtype != "fp32", **meta)
+        kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec, **meta)
 
     info = {}
     if not interp:  # tune once here on scratch tensors of the case's shape (out of the timed runs)

@@ -2,8 +2,8 @@
 sampled bench check accepts honest fp32 / FA2-style (P rounded to bf16) results and rejects a
 causal mask off by one, a skipped K/V tile and an unwritten row at a bench-like shape; planted torch
 kernels (no max subtraction, mask off by one, skipped tile) fail through the harness at test
-size; the Triton kernel compiles for sm_90 with tensor-core instructions and the CUDA mma.sync
-kernel compiles without spills. (Every registered variant on every CPU backend is checked on the
+size; the WGSL flash tiles the H200 picks run correctly on lavapipe; the Triton kernel compiles for
+sm_90 with tensor-core instructions and the CUDA mma.sync kernel compiles without spills. (Every registered variant on every CPU backend is checked on the
 test cases by tests/test_kernels.py.)"""
 
 from __future__ import annotations

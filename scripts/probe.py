@@ -128,7 +128,10 @@ def _gemv_cuda():
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3))]
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
-            for kw, us, st in shapes]
+            for kw, us, st in shapes] + [
+        (f"fused_vec RT=2{'' if kw is None else f' KW={kw}'}",
+         lambda be, c, kw=kw: gk._cuda_tc(be, c, RT=2, **({} if kw is None else {"KW": kw})))
+        for kw in (None, 2, 1)]
 
 
 def _gemv_opencl():

@@ -262,8 +262,9 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
 //
-// Defines: BITS (4, 8), NB (batch ≤ 8), DT, KW (warps per block), US (steps per chunk).
-// Launch: groups = (⌈N / 16⌉), block = (32·KW). Needs sm_80+ (mma.sync f16/bf16 → f32).
+// Defines: BITS (4, 8), NB (batch ≤ 8), DT, KW (warps per block), US (steps per chunk), RT (16-row
+// tiles per warp: every tile's rows ride the same ring stages and share the x registers).
+// Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW). Needs sm_80+ (mma.sync f16/bf16 → f32).
 
 #ifndef KW
 #define KW 4
@@ -273,6 +274,9 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #endif
 #ifndef STAGES
 #define STAGES 3
+#endif
+#ifndef RT
+#define RT 1  // 16-row tiles per warp (sharing each x load and its fragment permutes)
 #endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
@@ -402,32 +406,47 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 extern "C" __global__ void __launch_bounds__(32 * KW)
 gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __restrict__ scales,
                const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K) {
-    // dynamic: KW·STAGES·2·US·32 uint4 (the weight ring), then (KW−1)·4·32 floats (split-K partials)
+    // dynamic: KW·STAGES·2·RT·US·32 uint4 (the weight ring), then (KW−1)·4·RT·32 floats (split-K
+    // partials)
     extern __shared__ uint4 ring[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
-    const int row0 = blockIdx.x * 16;
-    const int ra = min(row0 + g, N - 1), rb = min(row0 + g + 8, N - 1);  // rows past N: never stored
+    const int row0 = blockIdx.x * 16 * RT;
     const size_t bpr = (size_t)K * BITS / 8;  // bytes per row
-    const unsigned char* pa = wq + (size_t)ra * bpr + 16 * t;
-    const unsigned char* pb = wq + (size_t)rb * bpr + 16 * t;
+    // tile r: rows row0 + 16r + g (pa) and + 8 (pb); rows past N are clamped, never stored
+    const unsigned char* pa[RT];
+    const unsigned char* pb[RT];
+#if BITS == 4
+    const unsigned short* sa[RT];
+    const unsigned short* sb[RT];
+#endif
+#pragma unroll
+    for (int r = 0; r < RT; ++r) {
+        const int ra = min(row0 + 16 * r + g, N - 1), rb = min(row0 + 16 * r + g + 8, N - 1);
+        pa[r] = wq + (size_t)ra * bpr + 16 * t;
+        pb[r] = wq + (size_t)rb * bpr + 16 * t;
+#if BITS == 4
+        sa[r] = scales + (size_t)ra * (K / GROUP);
+        sb[r] = scales + (size_t)rb * (K / GROUP);
+#endif
+    }
     const unsigned short* xp = x + (size_t)min(g, NB - 1) * K + TC_VPL * t;
     // only the lanes of batch columns g < NB load x; the others multiply zeros (columns never
     // stored): at B = 1 the x loads of the 28 other lanes were 7/8 of the kernel's L1 traffic
     // for nothing (Nsight Compute, w4a16 K=N=16384 bf16: L1/TEX throughput 74 %, issue 53 %)
     const bool xload = g < NB;
-#if BITS == 4
-    const unsigned short* sa = scales + (size_t)ra * (K / GROUP);
-    const unsigned short* sb = scales + (size_t)rb * (K / GROUP);
-#endif
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float acc[RT][4];
+#pragma unroll
+    for (int r = 0; r < RT; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.0f;
     const int steps = K / TC_STEPK;
     const int chunks = steps / US;
-    uint4* my = ring + (size_t)warp * STAGES * 2 * US * 32 + lane;  // this lane's slots: [stage][piece]·32
+    uint4* my = ring + (size_t)warp * STAGES * 2 * RT * US * 32 + lane;  // [stage][step][tile][a/b]·32
 
-// x values (and w4a16's two group scales) of step st → registers xr, sr
+// x values (and w4a16's group scales of every tile) of step st → registers xr, sr
 #if BITS == 4
-#define TC_LOADS(st, sr) (sr)[0] = sa[st], (sr)[1] = sb[st];
+#define TC_LOADS(st, sr)                                                    \
+    _Pragma("unroll") for (int r = 0; r < RT; ++r)(sr)[2 * r] = sa[r][st], \
+                                               (sr)[2 * r + 1] = sb[r][st];
 #else
 #define TC_LOADS(st, sr)
 #endif
@@ -438,30 +457,31 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
                             : make_uint4(0u, 0u, 0u, 0u);                                       \
         TC_LOADS(st, sr)                                                                        \
     }
-// one step of weights already in registers (va, vb), x and scales in xr, sr
+// one step of tile r's weights in registers (va, vb), x and scales in xr, sr
 #if BITS == 4
-#define TC_STEP(va, vb, xr, sr)                                           \
+#define TC_STEP(r, va, vb, xr, sr)                                        \
     {                                                                     \
         float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                            \
         tc_step(d, va, vb, xr);                                           \
-        const float s0 = h2f((sr)[0]), s1 = h2f((sr)[1]);                 \
-        acc[0] = fmaf(d[0], s0, acc[0]);                                  \
-        acc[1] = fmaf(d[1], s0, acc[1]);                                  \
-        acc[2] = fmaf(d[2], s1, acc[2]);                                  \
-        acc[3] = fmaf(d[3], s1, acc[3]);                                  \
+        const float s0 = h2f((sr)[2 * (r)]), s1 = h2f((sr)[2 * (r) + 1]); \
+        acc[r][0] = fmaf(d[0], s0, acc[r][0]);                            \
+        acc[r][1] = fmaf(d[1], s0, acc[r][1]);                            \
+        acc[r][2] = fmaf(d[2], s1, acc[r][2]);                            \
+        acc[r][3] = fmaf(d[3], s1, acc[r][3]);                            \
     }
 #else
-#define TC_STEP(va, vb, xr, sr) tc_step(acc, va, vb, xr);
+#define TC_STEP(r, va, vb, xr, sr) tc_step(acc[r], va, vb, xr);
 #endif
+#define TC_SLOT(s, j, r) ((((s) * US + (j)) * RT + (r)) * 2 * 32)
 
-    // chunk c (US steps of rows g, g+8) → stage s of this lane's ring slots, one commit group;
-    // each lane reads back only what it copied itself, so cp.async.wait_group alone orders them
-#define TC_ISSUE(c, s)                                                                           \
-    {                                                                                            \
-        _Pragma("unroll") for (int j = 0; j < US; ++j) {                                         \
-            cp_async16(my + ((s) * 2 * US + 2 * j) * 32, pa + (size_t)((c) * US + j) * 64);      \
-            cp_async16(my + ((s) * 2 * US + 2 * j + 1) * 32, pb + (size_t)((c) * US + j) * 64);  \
-        }                                                                                        \
+    // chunk c (US steps of every tile's rows) → stage s of this lane's ring slots, one commit
+    // group; each lane reads back only what it copied itself, so cp.async.wait_group alone orders them
+#define TC_ISSUE(c, s)                                                                      \
+    {                                                                                       \
+        _Pragma("unroll") for (int j = 0; j < US; ++j) _Pragma("unroll") for (int r = 0; r < RT; ++r) { \
+            cp_async16(my + TC_SLOT(s, j, r), pa[r] + (size_t)((c) * US + j) * 64);         \
+            cp_async16(my + TC_SLOT(s, j, r) + 32, pb[r] + (size_t)((c) * US + j) * 64);    \
+        }                                                                                   \
     }
     // prologue: this warp's first STAGES−1 chunks in flight (a group per stage, empty or not)
 #pragma unroll
@@ -471,9 +491,10 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     }
     // x and the scales of a chunk come from L2 (x is shared by every block, but L1 is mostly
     // carved out for the rings): they are loaded a chunk ahead into registers (xc, sc: this
-    // chunk; xn, snx: the warp's next one, clamped to the last chunk), so no mma waits on L2
+    // chunk; xn, snx: the warp's next one, clamped to the last chunk), so no mma waits on L2;
+    // the RT tiles of a warp share each x load
     uint4 xc[US][TC_XU];
-    unsigned short sc[US][2];
+    unsigned short sc[US][2 * RT];
     if (warp < chunks) {
 #pragma unroll
         for (int j = 0; j < US; ++j) TC_LOADX(warp * US + j, xc[j], sc[j])
@@ -485,63 +506,72 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         if (cn < chunks) TC_ISSUE(cn, sn)
         cp_async_commit();
         uint4 xn[US][TC_XU];
-        unsigned short snx[US][2];
+        unsigned short snx[US][2 * RT];
         const int c1 = min(c + KW, chunks - 1);
 #pragma unroll
         for (int j = 0; j < US; ++j) TC_LOADX(c1 * US + j, xn[j], snx[j])
         cp_async_wait<STAGES - 1>();  // chunk c's group has landed
-        uint4 va[US], vb[US];
 #pragma unroll
         for (int j = 0; j < US; ++j) {
-            va[j] = my[(stage * 2 * US + 2 * j) * 32];
-            vb[j] = my[(stage * 2 * US + 2 * j + 1) * 32];
-        }
 #pragma unroll
-        for (int j = 0; j < US; ++j) TC_STEP(va[j], vb[j], xc[j], sc[j])
+            for (int r = 0; r < RT; ++r) {
+                const uint4 va = my[TC_SLOT(stage, j, r)], vb = my[TC_SLOT(stage, j, r) + 32];
+                TC_STEP(r, va, vb, xc[j], sc[j])
+            }
+        }
 #pragma unroll
         for (int j = 0; j < US; ++j) {
 #pragma unroll
             for (int h = 0; h < TC_XU; ++h) xc[j][h] = xn[j][h];
 #if BITS == 4
-            sc[j][0] = snx[j][0], sc[j][1] = snx[j][1];
+#pragma unroll
+            for (int i = 0; i < 2 * RT; ++i) sc[j][i] = snx[j][i];
 #endif
         }
         stage = stage == STAGES - 1 ? 0 : stage + 1;
     }
 #undef TC_ISSUE
+#undef TC_SLOT
     for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
-        const uint4 va = ld_stream(pa + (size_t)st * 64), vb = ld_stream(pb + (size_t)st * 64);
         uint4 xr[TC_XU];
-        unsigned short sr[2];
+        unsigned short sr[2 * RT];
         TC_LOADX(st, xr, sr)
-        TC_STEP(va, vb, xr, sr)
+#pragma unroll
+        for (int r = 0; r < RT; ++r) {
+            const uint4 va = ld_stream(pa[r] + (size_t)st * 64), vb = ld_stream(pb[r] + (size_t)st * 64);
+            TC_STEP(r, va, vb, xr, sr)
+        }
     }
 #undef TC_STEP
 #undef TC_LOADX
 #undef TC_LOADS
 
     if (KW > 1) {  // split-K partials: warps 1..KW-1 → shared memory → warp 0
-        float* red = reinterpret_cast<float*>(ring + (size_t)KW * STAGES * 2 * US * 32);
+        float* red = reinterpret_cast<float*>(ring + (size_t)KW * STAGES * 2 * RT * US * 32);
         if (warp > 0) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) red[((warp - 1) * 4 + e) * 32 + lane] = acc[e];
+            for (int e = 0; e < 4 * RT; ++e) red[((warp - 1) * 4 * RT + e) * 32 + lane] = acc[e / 4][e % 4];
         }
         __syncthreads();
         if (warp > 0) return;
         for (int w = 0; w < KW - 1; ++w)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) acc[e] += red[(w * 4 + e) * 32 + lane];
+            for (int e = 0; e < 4 * RT; ++e) acc[e / 4][e % 4] += red[(w * 4 * RT + e) * 32 + lane];
     }
-    // lane (g, t) holds rows row0+g (acc 0, 1) and row0+g+8 (acc 2, 3), batch columns 2t, 2t+1
+    // lane (g, t) holds rows row0+16r+g (acc[r] 0, 1) and row0+16r+g+8 (acc[r] 2, 3), batch
+    // columns 2t, 2t+1
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int n = row0 + g + 8 * h;
-        if (n >= N) continue;
-        const float s = row_scale(scales, n);
+    for (int r = 0; r < RT; ++r) {
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-            const int b = 2 * t + j;
-            if (b < NB) y[(size_t)b * N + n] = f2o(acc[2 * h + j] * s);
+        for (int h = 0; h < 2; ++h) {
+            const int n = row0 + 16 * r + g + 8 * h;
+            if (n >= N) continue;
+            const float s = row_scale(scales, n);
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                const int b = 2 * t + j;
+                if (b < NB) y[(size_t)b * N + n] = f2o(acc[r][2 * h + j] * s);
+            }
         }
     }
 }

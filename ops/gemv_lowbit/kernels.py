@@ -242,12 +242,12 @@ TC_WARPS_PER_SM = 14
 TC_KW_MAX = 8
 
 
-def tc_geometry(case, sms: int) -> tuple[int, int]:
-    """(KW warps per block, blocks) of gemv_lowbit_tc: one block per 16 rows; K split over KW
-    warps of the block, doubled until the grid holds ``TC_WARPS_PER_SM`` warps per SM or a warp
+def tc_geometry(case, sms: int, rt: int = 1) -> tuple[int, int]:
+    """(KW warps per block, blocks) of gemv_lowbit_tc: one block per 16·``rt`` rows; K split over
+    KW warps of the block, doubled until the grid holds ``TC_WARPS_PER_SM`` warps per SM or a warp
     would get less than one chunk (TC_US steps) of K."""
     n, k, _, bits = _dims(case)
-    blocks = cdiv(n, 16)
+    blocks = cdiv(n, 16 * rt)
     chunks = k // (128 if bits == 4 else 64) // TC_US
     kw = 1
     while kw < TC_KW_MAX and blocks * kw < sms * TC_WARPS_PER_SM and 2 * kw <= chunks:
@@ -259,11 +259,12 @@ def _cuda_tc(be, case, **defines):
     """fused_vec on CUDA: gemv_lowbit_tc (tensor-core mma.sync dot products, split-K warps, a
     cp.async ring per warp); ``defines`` override the planned KW/US/STAGES (probes)."""
     n, k, b, bits = _dims(case)
-    kw, blocks = tc_geometry(case, be.device.compute_units or 132)
+    rt = defines.get("RT", 1)
+    kw, blocks = tc_geometry(case, be.device.compute_units or 132, rt)
     defs = {"BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "STAGES": TC_STAGES, **defines}
     prog = be.compile(_CU, "gemv_lowbit_tc", defs)
     kw = defs["KW"]
-    smem = kw * defs["STAGES"] * 2 * defs["US"] * 32 * 16 + (kw - 1) * 4 * 32 * 4
+    smem = kw * defs["STAGES"] * 2 * rt * defs["US"] * 32 * 16 + (kw - 1) * 4 * rt * 32 * 4
     grid, block = (blocks,), (32 * kw,)
     nn, kk = np.int32(n), np.int32(k)
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],

@@ -129,9 +129,7 @@ def _gemv_cuda():
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [
-        (f"fused_vec RT=2{'' if kw is None else f' KW={kw}'}",
-         lambda be, c, kw=kw: gk._cuda_tc(be, c, RT=2, **({} if kw is None else {"KW": kw})))
-        for kw in (None, 2, 1)]
+        (f"fused_vec RT={rt}", lambda be, c, rt=rt: gk._cuda_tc(be, c, RT=rt)) for rt in (1, 2)]
 
 
 def _gemv_opencl():

@@ -235,6 +235,10 @@ def _c_kernels(be, case, path, variant: str, shape=None, teams: int | None = Non
 #: ring (16 KiB at KW 2) leaves 13 blocks per SM, one short of the 13.6 that N=28672 needs, and
 #: w8a16 there fell from 77.8 % (STAGES 3) to 63.6 % (a second wave).
 TC_US, TC_STAGES = 2, 3
+#: 16-row tiles per warp of gemv_lowbit_tc by format (RT: the tiles share each x load and its
+#: fragment permutes). H200, bf16 B = 1 (probes-20261202-session14/b70e9ca): w4a16 RT 2 68.7 / 65.6 %
+#: against 65.1 / 65.2 % (N = 16384 / 28672); w8a16 RT 2 72.6–77.4 % against 78.2 / 82.0 %.
+TC_RT = {4: 2, 8: 1}
 #: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
 #: (14: K=N=16384 and N=28672 get two warps per block, the best measured for both, session 6)
 TC_WARPS_PER_SM = 14
@@ -257,11 +261,12 @@ def tc_geometry(case, sms: int, rt: int = 1) -> tuple[int, int]:
 
 def _cuda_tc(be, case, **defines):
     """fused_vec on CUDA: gemv_lowbit_tc (tensor-core mma.sync dot products, split-K warps, a
-    cp.async ring per warp); ``defines`` override the planned KW/US/STAGES (probes)."""
+    cp.async ring per warp); ``defines`` override the planned KW/US/STAGES/RT (probes)."""
     n, k, b, bits = _dims(case)
-    rt = defines.get("RT", 1)
+    rt = defines.get("RT", TC_RT[bits])
     kw, blocks = tc_geometry(case, be.device.compute_units or 132, rt)
-    defs = {"BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "STAGES": TC_STAGES, **defines}
+    defs = {"BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "STAGES": TC_STAGES, "RT": rt,
+            **defines}
     prog = be.compile(_CU, "gemv_lowbit_tc", defs)
     kw = defs["KW"]
     smem = kw * defs["STAGES"] * 2 * rt * defs["US"] * 32 * 16 + (kw - 1) * 4 * rt * 32 * 4
@@ -302,9 +307,10 @@ def cuda_fused(be, case):
 
 @kernel("gemv_lowbit", "cuda", "fused_vec")
 def cuda_fused_vec(be, case):
-    """Tensor cores: block per 16 rows, lane loads 16 bytes of 2 rows per step (2·4 loads in
-    flight), magic-exponent unpack to f16x2/bf16x2, mma.sync m16n8k16 with fp32 accumulators
-    (batch = the mma's N), K split over the block's warps (gemv_lowbit.cu: gemv_lowbit_tc)."""
+    """Tensor cores: block per 16·RT rows (TC_RT: 32 for w4a16, 16 for w8a16), lane loads 16
+    bytes of 2·RT rows per step through a cp.async ring, magic-exponent unpack to f16x2/bf16x2,
+    mma.sync m16n8k16 with fp32 accumulators (batch = the mma's N), K split over the block's warps
+    (gemv_lowbit.cu: gemv_lowbit_tc)."""
     return _cuda_tc(be, case)
 
 

@@ -203,16 +203,16 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // whole step ≈ 2 per weight. Batch 4 and 8 cost the same instructions as batch 1 (batch is the
 // mma's N dimension).
 //
-// Thread → data: block = KW warps on 16 rows (row0 = 16·blockIdx.x); lane l = 4g + t (g = l/4,
-// t = l%4) loads the weights of rows row0+g and row0+g+8 (the A fragment's rows) and the x values
-// of batch row g (the B fragment's column; lanes of columns ≥ NB load nothing and hold zeros: never
-// stored). A step = 64 bytes of each of the 16 rows: lane t loads 16 bytes (one uint4,
-// cp.async.cg into the warp's shared-memory ring: L1 left to x) at byte 16t of the step: 32 int4
-// (k = 128·step + 32t + 0..31, one scale group per step) or 16 int8 (k = 64·step + 16t + 0..15).
-// Steps go in chunks of US consecutive steps (128 contiguous bytes per row at US = 2); warp w of
-// the block takes chunks w, w+KW, ... (split-K inside the block) through a ring of STAGES chunks:
-// the chunk STAGES − 1 ahead is issued before the current one is consumed, (STAGES − 1)·2·US·16
-// bytes in flight per lane (the remainder steps are loaded directly, ld.global.nc). The steps
+// Thread → data: block = KW warps on RT tiles of 16 rows (row0 = 16·RT·blockIdx.x); lane l = 4g + t
+// (g = l/4, t = l%4) loads the weights of rows row0+16r+g and row0+16r+g+8 of each tile r (the A
+// fragment's rows) and, once for all tiles, the x values of batch row g (the B fragment's column;
+// lanes of columns ≥ NB load nothing and hold zeros: never stored). A step = 64 bytes of each
+// row: lane t loads 16 bytes (one uint4, cp.async.cg into the warp's shared-memory ring: L1 left
+// to x) at byte 16t of the step: 32 int4 (k = 128·step + 32t + 0..31, one scale group per step)
+// or 16 int8 (k = 64·step + 16t + 0..15). Steps go in chunks of US consecutive steps (128
+// contiguous bytes per row at US = 2); warp w of the block takes chunks w, w+KW, ... (split-K
+// inside the block) through a ring of STAGES chunks: the chunk STAGES − 1 ahead is issued before
+// the current one is consumed, (STAGES − 1)·2·RT·US·16 bytes in flight per lane (the remainder steps are loaded directly, ld.global.nc). The steps
 // left over (< US) go one per warp; the KW partial accumulators are summed through shared memory
 // and warp 0 rounds and stores y. x (16-byte __ldg loads; 32 KiB per batch row at K = 16384,
 // shared by every block) and the step's group scales are loaded into registers one chunk ahead

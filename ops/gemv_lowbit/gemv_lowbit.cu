@@ -257,7 +257,10 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // (N = 28672) and 75.0 / 70.2 / 73.8 % against 82.5 % (N = 16384); removed. x through the cp.async
 // ring with the weights (the 4·NB loading lanes' 16-byte pieces, STAGES − 1 chunks ahead, instead
 // of __ldg one chunk ahead; probes-20261202-session14/b6da88f): 46.8 / 52.0 % (w8a16) and 33.1 /
-// 28.1 % (w4a16) against 77.1 / 82.3 and 63.5 / 64.2 %; removed.
+// 28.1 % (w4a16) against 77.1 / 82.3 and 63.5 / 64.2 %; removed. With two tiles per warp, w4a16
+// bf16 pairs left at q + 136 and −136·Σx added by one mma per k16 shared by both tiles (8 HMMA
+// instead of 64 HFMA2 per step; 147 registers; probes-20261202-session14/56ec77f): 55.8 / 63.3 %
+// (KW 2: 65.2 / 57.7) against 68.5 / 66.6 %; removed.
 // Arithmetic: the tensor core forms the exact products q·x and sums them in fp32 accumulators;
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
@@ -277,12 +280,6 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #endif
 #ifndef RT
 #define RT 1  // 16-row tiles per warp (sharing each x load and its fragment permutes)
-#endif
-#ifndef OFF2
-#define OFF2 0  // probe, w4a16 bf16: pairs left at q + 136, −136·Σx added by one mma per k16 for all tiles
-#endif
-#if OFF2 && (BITS != 4 || DT != 2)
-#error "OFF2 is the w4a16 bf16 unpack"
 #endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
@@ -326,18 +323,11 @@ __device__ __forceinline__ void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, 
 __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
 #if DT == 2
     const u32 lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu, m = 0x43434343u;
-#if OFF2  // q + 136 (the offset is removed once per k16 for every tile: tc_offset)
-    p[0] = __byte_perm(lo, m, 0x4140);
-    p[1] = __byte_perm(hi, m, 0x4140);
-    p[2] = __byte_perm(lo, m, 0x4342);
-    p[3] = __byte_perm(hi, m, 0x4342);
-#else
     const u32 one = 0x3F803F80u, sub = 0xC308C308u;  // bf16x2 1.0, −136
     p[0] = h2fma(__byte_perm(lo, m, 0x4140), one, sub);
     p[1] = h2fma(__byte_perm(hi, m, 0x4140), one, sub);
     p[2] = h2fma(__byte_perm(lo, m, 0x4342), one, sub);
     p[3] = h2fma(__byte_perm(hi, m, 0x4342), one, sub);
-#endif
 #else
     const u32 lo = w & 0x0F0F0F0Fu, hi = w & 0xF0F0F0F0u, m = 0x64646464u;
     const u32 one = 0x3C003C00u, sub = 0xE408E408u;    // f16x2 1.0, −1032
@@ -408,21 +398,6 @@ __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uin
 #endif
 }
 
-#if OFF2
-// o += −136·Σx over a step's k (the same for every row): A = bf16x2(−136, −136) in every fragment
-__device__ __forceinline__ void tc_offset(float (&o)[4], const uint4 (&xv)[TC_XU]) {
-    const u32 c = 0xC308C308u;
-#pragma unroll
-    for (int h = 0; h < TC_XU; ++h) {
-        const u32 xw[4] = {xv[h].x, xv[h].y, xv[h].z, xv[h].w};
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-            mma16816(o, c, c, c, c, __byte_perm(xw[2 * j], xw[2 * j + 1], 0x5410),
-                     __byte_perm(xw[2 * j], xw[2 * j + 1], 0x7632));
-    }
-}
-#endif
-
 __device__ __forceinline__ void cp_async16(void* smem, const unsigned char* gmem) {
     const u32 sa = (u32)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem));
@@ -492,25 +467,15 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                            \
         tc_step(d, va, vb, xr);                                           \
         const float s0 = h2f((sr)[2 * (r)]), s1 = h2f((sr)[2 * (r) + 1]); \
-        acc[r][0] = fmaf(TC_OFF(d, 0), s0, acc[r][0]);                  \
-        acc[r][1] = fmaf(TC_OFF(d, 1), s0, acc[r][1]);                  \
-        acc[r][2] = fmaf(TC_OFF(d, 2), s1, acc[r][2]);                  \
-        acc[r][3] = fmaf(TC_OFF(d, 3), s1, acc[r][3]);                  \
+        acc[r][0] = fmaf(d[0], s0, acc[r][0]);                            \
+        acc[r][1] = fmaf(d[1], s0, acc[r][1]);                            \
+        acc[r][2] = fmaf(d[2], s1, acc[r][2]);                            \
+        acc[r][3] = fmaf(d[3], s1, acc[r][3]);                            \
     }
 #else
 #define TC_STEP(r, va, vb, xr, sr) tc_step(acc[r], va, vb, xr);
 #endif
 #define TC_SLOT(s, j, r) ((((s) * US + (j)) * RT + (r)) * 2 * 32)
-// OFF2: toff = −136·Σx of the step, added to each tile's step sum (TC_OFF)
-#if OFF2
-#define TC_OFFSET(xr)                            \
-    float toff[4] = {0.0f, 0.0f, 0.0f, 0.0f};    \
-    tc_offset(toff, xr);
-#define TC_OFF(d, i) ((d)[i] + toff[i])
-#else
-#define TC_OFFSET(xr)
-#define TC_OFF(d, i) ((d)[i])
-#endif
 
     // chunk c (US steps of every tile's rows) → stage s of this lane's ring slots, one commit
     // group; each lane reads back only what it copied itself, so cp.async.wait_group alone orders them
@@ -551,7 +516,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         cp_async_wait<STAGES - 1>();  // chunk c's group has landed
 #pragma unroll
         for (int j = 0; j < US; ++j) {
-            TC_OFFSET(xc[j])
 #pragma unroll
             for (int r = 0; r < RT; ++r) {
                 const uint4 va = my[TC_SLOT(stage, j, r)], vb = my[TC_SLOT(stage, j, r) + 32];
@@ -575,7 +539,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         uint4 xr[TC_XU];
         unsigned short sr[2 * RT];
         TC_LOADX(st, xr, sr)
-        TC_OFFSET(xr)
 #pragma unroll
         for (int r = 0; r < RT; ++r) {
             const uint4 va = ld_stream(pa[r] + (size_t)st * 64), vb = ld_stream(pb[r] + (size_t)st * 64);
@@ -583,8 +546,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         }
     }
 #undef TC_STEP
-#undef TC_OFFSET
-#undef TC_OFF
 #undef TC_LOADX
 #undef TC_LOADS
 

@@ -240,7 +240,8 @@ TC_US, TC_STAGES = 2, 3
 #: against 65.1 / 65.2 % (N = 16384 / 28672); w8a16 RT 2 72.6–77.4 % against 78.2 / 82.0 %.
 TC_RT = {4: 2, 8: 1}
 #: warps wanted on the device per SM (of 64) before gemv_lowbit_tc splits K further inside a block
-#: (14: K=N=16384 and N=28672 get two warps per block, the best measured for both, session 6)
+#: (14: K=N=16384 and N=28672 get two warps per block, the best measured for both, session 6;
+#: w4a16's 32-row blocks get four: 51 KiB of ring and partials each, opted in above 48 KiB)
 TC_WARPS_PER_SM = 14
 #: most warps per block (split-K inside the block): 8 × 6 KiB of ring = 48 KiB of shared memory
 TC_KW_MAX = 8

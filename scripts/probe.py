@@ -109,8 +109,13 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
+    # persistent programs (persist per SM) taking tickets in a loop, the next one prefetched
+    # before the write or not
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)]
+            for b in (0, 500, 2000)] + [
+        (f"split_row persist={p} prefetch={f}",
+         lambda be, c, p=p, f=f: sk.triton_split_row(be, c, persist=p, prefetch=f))
+        for p in (1, 2) for f in (True, False)]
 
 
 def _attention_webgpu():

@@ -405,16 +405,18 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None):
+                     backoff: int | None = None, persist: int = 0, prefetch: bool = True):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``persist``
+    (probe, GPU only): that many programs per SM take tickets in a loop (softmax_split_persist),
+    ``prefetch``: the next ticket taken before the current part is written."""
     import torch
 
-    from ops.softmax.softmax_triton import softmax_split
+    from ops.softmax.softmax_triton import softmax_split, softmax_split_persist
 
     m, n = case["m"], case["n"]
     g = max(1, min(_units(be), cdiv(n, part)))
@@ -433,10 +435,20 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
           "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
+    nprog = persist * _units(be) if persist and not interp else 0
+    # persist programs of kw's warps on an SM of 64 K registers (the loop's state took 83 > 64
+    # registers uncapped at 16 warps: one program per SM; 64 without spills, sm_90 ptxas)
+    pkw = {k: v for k, v in kw.items() if k != "TICKET_SEM"}
+    if persist:
+        pkw["maxnreg"] = min(255, 65536 // (persist * 32 * kw["num_warps"]) // 8 * 8)
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
         e = int(epoch.next())
+        if nprog:
+            softmax_split_persist[(nprog,)](x, y, slots, ticket, n, chunk, nblk, nprog, e, PREFETCH=prefetch,
+                                            **pkw)
+            return
         for ph in phases:
             softmax_split[(nblk,)](x, y, slots, ticket, n, chunk, nblk, e, PHASE=ph, **kw)
 

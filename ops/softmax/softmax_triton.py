@@ -125,10 +125,9 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
 
 
 @triton.jit
-def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
-            BACKOFF: tl.constexpr):
+def _gather(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls), combine them in part order and write the part."""
+    polls) and combine them in part order: the row's (max, Σ)."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -148,6 +147,11 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     mk = tl.where(kmask, _untag(a), NEG)
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
+    return mt, st
+
+
+@triton.jit
+def _write(y_ptr, x, mt, st, row, offs, mask, N):
     e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
     tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
 
@@ -173,4 +177,33 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))
+        mt, st = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF * (PHASE == 0))
+        _write(y_ptr, x, mt, st, row, offs, mask, N)
+
+
+@triton.jit(do_not_specialize=["epoch", "n_blocks", "n_prog"])
+def softmax_split_persist(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, n_prog, epoch,
+                          G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr,
+                          BACKOFF: tl.constexpr = 0, PREFETCH: tl.constexpr = True):
+    """softmax_split's GPU form with n_prog persistent programs, each taking tickets until they run
+    out (a launch takes n_blocks + n_prog tickets: one past the end per program). PREFETCH: the
+    next ticket is taken once the current row's G words are all there (so it cannot be a sibling
+    still to be loaded: no program ever waits for a part it holds itself), its round trip
+    overlapped with the exp and the store of the current part."""
+    first = (epoch - 1).to(tl.int64) * (n_blocks + n_prog)
+    t = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - first
+    cols = tl.arange(0, BLOCK)
+    while t < n_blocks:
+        row = t // G
+        part = t % G
+        offs = part * chunk + cols
+        mask = (cols < chunk) & (offs < N)
+        x = _load_row(x_ptr + row * N, offs, mask)
+        _publish(slot_ptr, row, part, x, epoch, G)
+        mt, st = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF)
+        if PREFETCH:
+            tn = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - first
+        _write(y_ptr, x, mt, st, row, offs, mask, N)
+        if not PREFETCH:
+            tn = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - first
+        t = tn

@@ -115,7 +115,9 @@ def _softmax_triton():
             for b in (0, 500, 2000)] + [
         (f"split_row persist={p} prefetch={f}",
          lambda be, c, p=p, f=f: sk.triton_split_row(be, c, persist=p, prefetch=f))
-        for p in (1, 2) for f in (True, False)]
+        for p in (1, 2) for f in (True, False)] + [
+        (f"split_row persist=2 prefetch=True backoff={b}",
+         lambda be, c, b=b: sk.triton_split_row(be, c, persist=2, backoff=b)) for b in (0, 250)]
 
 
 def _attention_webgpu():

@@ -117,7 +117,9 @@ def _softmax_triton():
          lambda be, c, p=p, f=f: sk.triton_split_row(be, c, persist=p, prefetch=f))
         for p in (1, 2) for f in (True, False)] + [
         (f"split_row persist=2 prefetch=True backoff={b}",
-         lambda be, c, b=b: sk.triton_split_row(be, c, persist=2, backoff=b)) for b in (0, 250)]
+         lambda be, c, b=b: sk.triton_split_row(be, c, persist=2, backoff=b)) for b in (0, 250)] + [
+        ("split_row persist=4 part=8192 warps=8",
+         lambda be, c: sk.triton_split_row(be, c, part=8192, warps=8, persist=4))]
 
 
 def _attention_webgpu():

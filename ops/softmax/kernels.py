@@ -405,7 +405,7 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, persist: int = 0, prefetch: bool = True):
+                     backoff: int | None = None, persist: int = 0, early: bool = False):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
@@ -413,7 +413,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
     TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``persist``
     (probe, GPU only): that many programs per SM take tickets in a loop (softmax_split_persist),
-    ``prefetch``: the next ticket taken before the current part is written."""
+    ``early``: each takes its next ticket as soon as the current part's loads are issued."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split, softmax_split_persist
@@ -446,7 +446,7 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
         x, y = _triton_views(case, ins, outs)
         e = int(epoch.next())
         if nprog:
-            softmax_split_persist[(nprog,)](x, y, slots, ticket, n, chunk, nblk, nprog, e, PREFETCH=prefetch,
+            softmax_split_persist[(nprog,)](x, y, slots, ticket, n, chunk, nblk, nprog, e, EARLY=early,
                                             **pkw)
             return
         for ph in phases:

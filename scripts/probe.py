@@ -109,13 +109,8 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
-    # persistent programs (two per SM) taking tickets in a loop, the next one after the write or
-    # (early) right after the current part's loads are issued
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)] + [
-        (f"split_row persist=2 early={e} backoff={b}",
-         lambda be, c, e=e, b=b: sk.triton_split_row(be, c, persist=2, early=e, backoff=b))
-        for e in (False, True) for b in (500, 1000, 2000)]
+            for b in (0, 500, 2000)]
 
 
 def _attention_webgpu():

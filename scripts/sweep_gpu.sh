@@ -47,10 +47,12 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 case "$PART" in
 probe15b)  # ~2 min: Triton softmax split_row 4096×131072, two persistent programs per SM, the next ticket
     # after the write or right after the current part's loads (early), three backoffs, beside the registered form
+    # (the persistent configs lost and were removed after this run: commit 52a2d8e has them)
     probe 300 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|persist'
     ;;
 probe15)  # ~5 min: Triton softmax split_row 4096×131072 as persistent programs (1 or 2 per SM) taking
     # tickets in a loop, the next ticket prefetched before the write or not, beside the registered form
+    # (removed after probe15b: commit 52a2d8e has them)
     probe 320 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|persist'
     ;;
 probe14h)  # ~1.5 min: CUDA w4a16 bf16 fused_vec with the magic offset removed by one mma per k16

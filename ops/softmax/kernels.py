@@ -343,6 +343,11 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: session 14 (probes-20261202-session14/71e007b): each part's exp(x − m) kept in registers for the
 #: write, scaled by exp(m − mt)/Σ after the wait (34 instead of 65 ex2 per program, 63 registers):
 #: 81.5 / 81.8 % at 1000 / 500 ns against 88.2 % registered beside them; removed.
+#: session 15 (probes-20261203-session15/ba65b77, 52a2d8e): persistent programs (2 per SM, 64-register
+#: cap) taking tickets in a loop — no CTA relaunch per part — 89.2 % in one probe and 88.3 % in the
+#: next, against 88.2 / 88.4 % registered; 1 per SM 62.4 %; 4 per SM with 8192-value parts 85.9 %;
+#: the next ticket taken before the write 86.8 %, or right after the part's loads 64–66 % (Triton
+#: broadcasts a scalar atomic's result through a barrier, and the loop spilled): removed.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -405,18 +410,16 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, persist: int = 0, early: bool = False):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``persist``
-    (probe, GPU only): that many programs per SM take tickets in a loop (softmax_split_persist),
-    ``early``: each takes its next ticket as soon as the current part's loads are issued."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
     import torch
 
-    from ops.softmax.softmax_triton import softmax_split, softmax_split_persist
+    from ops.softmax.softmax_triton import softmax_split
 
     m, n = case["m"], case["n"]
     g = max(1, min(_units(be), cdiv(n, part)))
@@ -435,20 +438,10 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
           "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
-    nprog = persist * _units(be) if persist and not interp else 0
-    # persist programs of kw's warps on an SM of 64 K registers (the loop's state took 83 > 64
-    # registers uncapped at 16 warps: one program per SM; 64 without spills, sm_90 ptxas)
-    pkw = {k: v for k, v in kw.items() if k != "TICKET_SEM"}
-    if persist:
-        pkw["maxnreg"] = min(255, 65536 // (persist * 32 * kw["num_warps"]) // 8 * 8)
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
         e = int(epoch.next())
-        if nprog:
-            softmax_split_persist[(nprog,)](x, y, slots, ticket, n, chunk, nblk, nprog, e, EARLY=early,
-                                            **pkw)
-            return
         for ph in phases:
             softmax_split[(nblk,)](x, y, slots, ticket, n, chunk, nblk, e, PHASE=ph, **kw)
 

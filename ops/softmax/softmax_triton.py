@@ -125,9 +125,10 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
 
 
 @triton.jit
-def _gather(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF: tl.constexpr):
+def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
+            BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls) and combine them in part order: the row's (max, Σ)."""
+    polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -147,11 +148,6 @@ def _gather(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF:
     mk = tl.where(kmask, _untag(a), NEG)
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
-    return mt, st
-
-
-@triton.jit
-def _write(y_ptr, x, mt, st, row, offs, mask, N):
     e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
     tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
 
@@ -177,64 +173,4 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
-        mt, st = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF * (PHASE == 0))
-        _write(y_ptr, x, mt, st, row, offs, mask, N)
-
-
-@triton.jit
-def _publish_streamed(x_ptr, slot_ptr, t, N, chunk, epoch, G: tl.constexpr, TILE: tl.constexpr):
-    """Part t's (max, Σ exp) from TILE-wide pieces (online: few registers while another part is
-    held), published like _publish."""
-    row = t // G
-    part = t % G
-    cols = tl.arange(0, TILE)
-    m = tl.full((TILE,), NEG, tl.float32)
-    s = tl.zeros((TILE,), tl.float32)
-    for i in range(0, chunk, TILE):
-        offs = part * chunk + i + cols
-        v = _load_row(x_ptr + row * N, offs, (i + cols < chunk) & (offs < N))
-        mv = tl.maximum(m, v)
-        s = s * tl.exp2((m - mv) * LOG2E) + tl.exp2((v - mv) * LOG2E)
-        m = mv
-    mr = tl.max(m, axis=0)
-    sr = tl.sum(s * tl.exp2((m - mr) * LOG2E), axis=0)
-    base = slot_ptr + 2 * (row * G)
-    tl.atomic_xchg(base + 2 * part, _tag(epoch, mr), sem="relaxed")
-    tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, sr), sem="relaxed")
-
-
-@triton.jit(do_not_specialize=["epoch", "n_blocks", "n_prog"])
-def softmax_split_persist(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, n_prog, epoch,
-                          G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr,
-                          BACKOFF: tl.constexpr = 0, EARLY: tl.constexpr = False):
-    """softmax_split's GPU form with n_prog persistent programs, each taking tickets until they run
-    out (a launch takes n_blocks + n_prog tickets: one past the end per program). The next ticket
-    is taken after the current part is written, or (EARLY) as soon as its loads are issued, so the
-    atomic's round trip (Triton broadcasts a scalar atomic's result through a barrier) runs under
-    them. An early ticket may be a sibling of the current part, which this program would then
-    wait for while holding it: such a part is published here from a streamed pass over it (rare:
-    only while fewer programs than G take tickets in between), and not again when it is loaded."""
-    first = (epoch - 1).to(tl.int64) * (n_blocks + n_prog)
-    t = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - first
-    cols = tl.arange(0, BLOCK)
-    published = t < 0  # False: the current part is still to be published
-    while t < n_blocks:
-        row = t // G
-        part = t % G
-        offs = part * chunk + cols
-        mask = (cols < chunk) & (offs < N)
-        x = _load_row(x_ptr + row * N, offs, mask)
-        if EARLY:
-            tn = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - first
-        if not published:
-            _publish(slot_ptr, row, part, x, epoch, G)
-        published = t < 0
-        if EARLY:
-            if (tn < n_blocks) & (tn // G == row):
-                _publish_streamed(x_ptr, slot_ptr, tn, N, chunk, epoch, G, BLOCK // 32)
-                published = t >= 0
-        mt, st = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF)
-        _write(y_ptr, x, mt, st, row, offs, mask, N)
-        if not EARLY:
-            tn = tl.atomic_add(ticket_ptr, 1, sem="relaxed") - first
-        t = tn
+        _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

@@ -129,9 +129,7 @@ def _gemv_cuda():
     return [(f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [
-        (f"fused_vec RT={rt}", lambda be, c, rt=rt: gk._cuda_tc(be, c, RT=rt)) for rt in (1, 2)] + [
-        (f"fused_vec SXPRE {d}", lambda be, c, d=d: gk._cuda_tc(be, c, SXPRE=1, **d))
-        for d in ({}, {"KW": 2})]  # w4a16 bf16: −136·Σx per group precomputed per block
+        (f"fused_vec RT={rt}", lambda be, c, rt=rt: gk._cuda_tc(be, c, RT=rt)) for rt in (1, 2)]
 
 
 def _gemv_opencl():

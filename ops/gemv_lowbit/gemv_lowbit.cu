@@ -261,6 +261,12 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // bf16 pairs left at q + 136 and −136·Σx added by one mma per k16 shared by both tiles (8 HMMA
 // instead of 64 HFMA2 per step; 147 registers; probes-20261202-session14/56ec77f): 55.8 / 63.3 %
 // (KW 2: 65.2 / 57.7) against 68.5 / 66.6 %; removed.
+// Tried (session 15, probes-20261203-session15/809a295): w4a16 bf16 pairs left at q + 136 and
+// −136·Σx per scale group computed once per block into shared memory while the ring's first chunks
+// load (no HFMA2; the main loop 484 instead of 587 sm_90 SASS instructions per chunk, same 128
+// registers): 64.7 / 62.6 % against 69.1 / 66.7 % (KW 2: 59.1 / 59.4 %) — the block's added start-up
+// (its grid is about one wave, so every block's start is on the kernel's critical path) costs
+// more than the instructions save; removed.
 // Arithmetic: the tensor core forms the exact products q·x and sums them in fp32 accumulators;
 // w4a16 sums each step (one scale group) from zero and adds D·scale to fp32 accumulators (fmaf);
 // w8a16 accumulates all of K in the mma accumulators and applies the row scale once at the end.
@@ -280,12 +286,6 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #endif
 #ifndef RT
 #define RT 1  // 16-row tiles per warp (sharing each x load and its fragment permutes)
-#endif
-#ifndef SXPRE
-#define SXPRE 0  // probe, w4a16 bf16: pairs left at q + 136; −136·Σx per group precomputed per block
-#endif
-#if SXPRE && (BITS != 4 || DT != 2)
-#error "SXPRE is the w4a16 bf16 unpack"
 #endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
@@ -329,18 +329,11 @@ __device__ __forceinline__ void mma16816(float (&d)[4], u32 a0, u32 a1, u32 a2, 
 __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[4]) {
 #if DT == 2
     const u32 lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu, m = 0x43434343u;
-#if SXPRE  // q + 136: the block's precomputed −136·Σx of the group is added to each step sum
-    p[0] = __byte_perm(lo, m, 0x4140);
-    p[1] = __byte_perm(hi, m, 0x4140);
-    p[2] = __byte_perm(lo, m, 0x4342);
-    p[3] = __byte_perm(hi, m, 0x4342);
-#else
     const u32 one = 0x3F803F80u, sub = 0xC308C308u;  // bf16x2 1.0, −136
     p[0] = h2fma(__byte_perm(lo, m, 0x4140), one, sub);
     p[1] = h2fma(__byte_perm(hi, m, 0x4140), one, sub);
     p[2] = h2fma(__byte_perm(lo, m, 0x4342), one, sub);
     p[3] = h2fma(__byte_perm(hi, m, 0x4342), one, sub);
-#endif
 #else
     const u32 lo = w & 0x0F0F0F0Fu, hi = w & 0xF0F0F0F0u, m = 0x64646464u;
     const u32 one = 0x3C003C00u, sub = 0xE408E408u;    // f16x2 1.0, −1032
@@ -475,28 +468,18 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     }
 // one step of tile r's weights in registers (va, vb), x and scales in xr, sr
 #if BITS == 4
-#define TC_STEP(r, va, vb, xr, sr, st)                                    \
+#define TC_STEP(r, va, vb, xr, sr)                                        \
     {                                                                     \
         float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                            \
         tc_step(d, va, vb, xr);                                           \
-        TC_SXO(st)                                                        \
         const float s0 = h2f((sr)[2 * (r)]), s1 = h2f((sr)[2 * (r) + 1]); \
         acc[r][0] = fmaf(d[0], s0, acc[r][0]);                            \
         acc[r][1] = fmaf(d[1], s0, acc[r][1]);                            \
         acc[r][2] = fmaf(d[2], s1, acc[r][2]);                            \
         acc[r][3] = fmaf(d[3], s1, acc[r][3]);                            \
     }
-#if SXPRE  // lane (g, t) holds batch columns 2t, 2t+1 of rows g and g+8
-#define TC_SXO(st)                                                                  \
-    {                                                                               \
-        const float2 o = *reinterpret_cast<const float2*>(sxo + 8 * (st) + 2 * t); \
-        d[0] += o.x, d[1] += o.y, d[2] += o.x, d[3] += o.y;                         \
-    }
 #else
-#define TC_SXO(st)
-#endif
-#else
-#define TC_STEP(r, va, vb, xr, sr, st) tc_step(acc[r], va, vb, xr);
+#define TC_STEP(r, va, vb, xr, sr) tc_step(acc[r], va, vb, xr);
 #endif
 #define TC_SLOT(s, j, r) ((((s) * US + (j)) * RT + (r)) * 2 * 32)
 
@@ -515,27 +498,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         if (warp + i * KW < chunks) TC_ISSUE(warp + i * KW, i)
         cp_async_commit();
     }
-#if SXPRE
-    // sxo[8·group + b] = −136·Σ x[b, k] over the group's 128 k (fp32, fixed order; 0 for b ≥ NB),
-    // computed while the ring's first chunks are in flight
-    float* sxo = reinterpret_cast<float*>(ring + (size_t)KW * STAGES * 2 * RT * US * 32) + (KW - 1) * 4 * RT * 32;
-    for (int i = threadIdx.x; i < 8 * steps; i += 32 * KW) {
-        const int gi = i % steps, bb = i / steps;
-        float sum = 0.0f;
-        if (bb < NB) {
-            const uint4* xs = reinterpret_cast<const uint4*>(x + (size_t)bb * K + (size_t)gi * 128);
-#pragma unroll 4
-            for (int u = 0; u < 16; ++u) {
-                const uint4 v = __ldg(xs + u);
-                const u32 w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int e = 0; e < 4; ++e) sum += __uint_as_float(w[e] << 16) + __uint_as_float(w[e] & 0xFFFF0000u);
-            }
-        }
-        sxo[8 * gi + bb] = -136.0f * sum;
-    }
-    __syncthreads();
-#endif
     // x and the scales of a chunk come from L2 (x is shared by every block, but L1 is mostly
     // carved out for the rings): they are loaded a chunk ahead into registers (xc, sc: this
     // chunk; xn, snx: the warp's next one, clamped to the last chunk), so no mma waits on L2;
@@ -563,7 +525,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #pragma unroll
             for (int r = 0; r < RT; ++r) {
                 const uint4 va = my[TC_SLOT(stage, j, r)], vb = my[TC_SLOT(stage, j, r) + 32];
-                TC_STEP(r, va, vb, xc[j], sc[j], c * US + j)
+                TC_STEP(r, va, vb, xc[j], sc[j])
             }
         }
 #pragma unroll
@@ -586,11 +548,10 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #pragma unroll
         for (int r = 0; r < RT; ++r) {
             const uint4 va = ld_stream(pa[r] + (size_t)st * 64), vb = ld_stream(pb[r] + (size_t)st * 64);
-            TC_STEP(r, va, vb, xr, sr, st)
+            TC_STEP(r, va, vb, xr, sr)
         }
     }
 #undef TC_STEP
-#undef TC_SXO
 #undef TC_LOADX
 #undef TC_LOADS
 

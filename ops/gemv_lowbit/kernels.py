@@ -271,8 +271,6 @@ def _cuda_tc(be, case, **defines):
     prog = be.compile(_CU, "gemv_lowbit_tc", defs)
     kw = defs["KW"]
     smem = kw * defs["STAGES"] * 2 * rt * defs["US"] * 32 * 16 + (kw - 1) * 4 * rt * 32 * 4
-    if defs.get("SXPRE"):  # −136·Σx per (scale group, batch column ≤ 8), fp32
-        smem += 8 * (k // 128) * 4
     grid, block = (blocks,), (32 * kw,)
     nn, kk = np.int32(n), np.int32(k)
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],

@@ -1,0 +1,75 @@
+"""How fast can this device read N bytes in one kernel? The bandwidth ceiling in peaks.json is
+measured on large transfers; a kernel of ~100–300 MB also pays its launch, ramp-up and drain. This
+times plain reads of each gemv_lowbit bench case's byte count (the case's packed weights + scales +
+x + y): torch's dense fp16 GEMV (cuBLAS, W [rows, 8192] with the same bytes) and ``torch.sum`` over
+a fp32 buffer of the same bytes, with the harness's protocol (suite.timing.measure: cold, L2
+flushed, median), and prints GB/s and % of the measured ceilings. One JSON file (atomic) under --out.
+
+    python scripts/size_ceiling.py [--out DIR] [--cap SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--cap", type=float, default=1.0, help="seconds of samples per row")
+    args = ap.parse_args()
+
+    import torch
+
+    from backends import backend_class
+    from suite.registry import discover, get_spec
+    from suite.results import RESULTS_DIR, atomic_write_json
+    from suite.sol import load_peaks
+    from suite.timing import Protocol, measure
+    from suite.worker import assign_slugs
+
+    discover()
+    spec = get_spec("gemv_lowbit")
+    cls = backend_class("torch")
+    devs = [d for d in cls.devices() if d.usable and d.kind == "gpu"]
+    if not devs:
+        sys.exit("size_ceiling: no GPU seen by torch")
+    assign_slugs(devs)
+    be = cls(devs[0])
+    peaks = (load_peaks(devs[0].slug, RESULTS_DIR) or {}).get("measured", {})
+    ceil = {k: (peaks.get(k) or {}).get("value") for k in ("bandwidth", "read_bandwidth")}
+    sizes = {c.name: spec.bytes_moved(c) for c in spec.cases("bench") if c.name.endswith(",bf16")}
+    sizes["512 MiB"], sizes["2 GiB"] = 2**29, 2**31
+    rows = []
+    for name, nbytes in sizes.items():
+        for what, fn, b in _reads(torch, nbytes):
+            tm = measure(be, fn, Protocol(time_cap_s=args.cap))
+            gbs = b / tm.median_s / 1e9
+            pct = {k: 100 * gbs * 1e9 / v if v else None for k, v in ceil.items()}
+            rows.append({"case": name, "read": what, "bytes": b, "median_s": tm.median_s, "rse": tm.rse,
+                         "gbs": gbs, "pct_of": pct, "clocks": tm.clocks, "flags": tm.flags})
+            print(f"{name:32s} {what:12s} {b / 1e6:8.1f} MB {tm.median_s * 1e6:8.1f} us {gbs:7.0f} GB/s "
+                  + " ".join(f"{v:5.1f} % of {k}" for k, v in pct.items() if v), flush=True)
+    atomic_write_json(Path(args.out) / "size-ceiling.json",
+                      {"device": devs[0].name, "ceilings": ceil, "rows": rows})
+
+
+def _reads(torch, nbytes: int):
+    """(name, launch, bytes read) of the two plain reads of about ``nbytes``."""
+    k = 8192
+    n = max(1, round(nbytes / (2 * k)))
+    w = torch.randn((n, k), device="cuda", dtype=torch.float16)
+    x = torch.randn((k,), device="cuda", dtype=torch.float16)
+    y = torch.empty((n,), device="cuda", dtype=torch.float16)
+    buf = torch.rand((nbytes // 4,), device="cuda", dtype=torch.float32)
+    out = torch.empty((), device="cuda", dtype=torch.float32)
+    return (("cuBLAS GEMV", lambda: torch.mv(w, x, out=y), w.numel() * 2 + 2 * (k + n)),
+            ("torch.sum", lambda: torch.sum(buf, out=out), buf.numel() * 4))
+
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,8 @@
 """How fast can this device read N bytes in one kernel? The bandwidth ceiling in peaks.json is
 measured on large transfers; a kernel of ~100–300 MB also pays its launch, ramp-up and drain. This
 times plain reads of each gemv_lowbit bench case's byte count (the case's packed weights + scales +
-x + y): torch's dense fp16 GEMV (cuBLAS, W [rows, 8192] with the same bytes) and ``torch.sum`` over
+x + y): torch's dense fp16 GEMV (cuBLAS, ``x @ Wᵀ`` as the `dense` variant runs it, W [rows, 8192]
+with the same bytes) and ``torch.sum`` over
 a fp32 buffer of the same bytes, with the harness's protocol (suite.timing.measure: cold, L2
 flushed, median), and prints GB/s and % of the measured ceilings. One JSON file (atomic) under --out.
 
@@ -64,12 +65,12 @@ def _reads(torch, nbytes: int):
     k = 8192
     n = max(1, round(nbytes / (2 * k)))
     w = torch.randn((n, k), device="cuda", dtype=torch.float16)
-    x = torch.randn((k,), device="cuda", dtype=torch.float16)
-    y = torch.empty((n,), device="cuda", dtype=torch.float16)
+    x = torch.randn((1, k), device="cuda", dtype=torch.float16)
+    y = torch.empty((1, n), device="cuda", dtype=torch.float16)
     buf = torch.rand((nbytes // 4,), device="cuda", dtype=torch.float32)
     out = torch.empty((), device="cuda", dtype=torch.float32)
-    return (("cuBLAS GEMV", lambda: torch.mv(w, x, out=y), w.numel() * 2 + 2 * (k + n)),
-            ("torch.sum", lambda: torch.sum(buf, out=out), buf.numel() * 4))
+    return (("cuBLAS GEMV", lambda: torch.mm(x, w.t(), out=y), w.numel() * 2 + 2 * (k + n)),
+            ("torch.sum", lambda: torch.sum(buf, dim=0, out=out), buf.numel() * 4))
 
 if __name__ == "__main__":
     main()

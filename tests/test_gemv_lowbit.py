@@ -195,7 +195,8 @@ def test_triton_kernels_compile_for_hopper():
 @pytest.mark.parametrize("defines", [{"BITS": 8, "DT": 2, "KW": 1, "US": 4},
                                      {"BITS": 4, "DT": 2, "KW": 4, "US": 2},
                                      {"BITS": 8, "DT": 2, "KW": 2, "US": 2, "RT": 2},
-                                     {"BITS": 4, "DT": 2, "KW": 2, "US": 2, "RT": 2, "NB": 8}])
+                                     {"BITS": 4, "DT": 2, "KW": 2, "US": 2, "RT": 2, "NB": 8},
+                                     {"BITS": 4, "DT": 2, "KW": 4, "US": 2, "RT": 2, "MEMONLY": 1}])
 def test_cuda_tc_probe_forms_compile_without_spills(defines):
     """The probe-only forms of gemv_lowbit_tc (scripts/probe.py) compile for sm_80 and sm_90."""
     from backends.base import read_source

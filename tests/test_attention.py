@@ -3,8 +3,8 @@ sampled bench check accepts honest fp32 / FA2-style (P rounded to bf16) results 
 causal mask off by one, a skipped K/V tile and an unwritten row at a bench-like shape; planted torch
 kernels (no max subtraction, mask off by one, skipped tile) fail through the harness at test
 size; the WGSL flash tiles the H200 picks run correctly on lavapipe; the Triton kernel compiles for
-sm_90 with tensor-core instructions and the CUDA mma.sync kernel compiles without spills. (Every registered variant on every CPU backend is checked on the
-test cases by tests/test_kernels.py.)"""
+sm_90 with tensor-core instructions and the CUDA mma.sync kernel compiles without spills. (Every
+registered variant on every CPU backend is checked on the test cases by tests/test_kernels.py.)"""
 
 from __future__ import annotations
 
@@ -217,7 +217,8 @@ def _webgpu_tiles_child():
         return skip
     fails = []
     for d, tiles in ((64, (64, 32, 4, 2)), (128, (32, 32, 2, 2))):
-        for s, is_causal, dt in ((77, False, "fp32"), (130, True, "fp32"), (77, True, "bf16"), (130, False, "bf16")):
+        for s, is_causal, dt in ((77, False, "fp32"), (130, True, "fp32"), (77, True, "bf16"),
+                                 (130, False, "bf16")):
             case = att._case(1, 2, s, d, is_causal, dt, 9100 + s)
             x = SPEC.inputs(case)
             ins = {n: be.upload(x[n]) for n in ("Q", "K", "V")}

@@ -132,7 +132,10 @@ def _gemv_cuda():
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [
         (f"fused_vec RT={rt}", lambda be, c, rt=rt: gk._cuda_tc(be, c, RT=rt)) for rt in (1, 2)] + [
-        ("fused_vec MEMONLY UNCHECKED", lambda be, c: gk._cuda_tc(be, c, MEMONLY=1))]
+        ("fused_vec MEMONLY UNCHECKED", lambda be, c: gk._cuda_tc(be, c, MEMONLY=1))] + [
+        (f"fused_vec MEMONLY UNCHECKED {d}", lambda be, c, d=d: gk._cuda_tc(be, c, MEMONLY=1, **d))
+        for d in ({"KW": 1}, {"KW": 4}, {"RT": 2}, {"RT": 2, "KW": 1}, {"US": 4}, {"STAGES": 4},
+                  {"US": 1, "STAGES": 5})]  # the memory path of other ring layouts
 
 
 def _gemv_opencl():

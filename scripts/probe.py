@@ -135,7 +135,9 @@ def _gemv_cuda():
         ("fused_vec MEMONLY UNCHECKED", lambda be, c: gk._cuda_tc(be, c, MEMONLY=1))] + [
         (f"fused_vec MEMONLY UNCHECKED {d}", lambda be, c, d=d: gk._cuda_tc(be, c, MEMONLY=1, **d))
         for d in ({"KW": 1}, {"KW": 4}, {"RT": 2}, {"RT": 2, "KW": 1}, {"US": 4}, {"STAGES": 4},
-                  {"US": 1, "STAGES": 5})]  # the memory path of other ring layouts
+                  {"US": 1, "STAGES": 5})] + [  # the memory path of other ring layouts
+        (f"fused_vec RT=2 {d}", lambda be, c, d=d: gk._cuda_tc(be, c, RT=2, **d))
+        for d in ({"KW": 1}, {"KW": 2})]
 
 
 def _gemv_opencl():

@@ -6,7 +6,9 @@ with the same bytes) and ``torch.sum`` over
 a fp32 buffer of the same bytes, with the harness's protocol (suite.timing.measure: cold, L2
 flushed, median), and prints GB/s and % of the measured ceilings. One JSON file (atomic) under --out.
 
-    python scripts/size_ceiling.py [--out DIR] [--cap SECONDS]
+    python scripts/size_ceiling.py [--out DIR] [--cap SECONDS] [--sizes BYTES,BYTES,...]
+
+On the GPU torch sees first, else the CPU (tests run it there with small --sizes).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--cap", type=float, default=1.0, help="seconds of samples per row")
+    ap.add_argument("--sizes", default="", help="byte counts to read instead of the GEMV cases' "
+                    "(comma-separated)")
     args = ap.parse_args()
 
     import torch
@@ -37,18 +41,20 @@ def main() -> None:
     discover()
     spec = get_spec("gemv_lowbit")
     cls = backend_class("torch")
-    devs = [d for d in cls.devices() if d.usable and d.kind == "gpu"]
-    if not devs:
-        sys.exit("size_ceiling: no GPU seen by torch")
+    usable = [d for d in cls.devices() if d.usable]
+    devs = [d for d in usable if d.kind == "gpu"] or usable
     assign_slugs(devs)
     be = cls(devs[0])
     peaks = (load_peaks(devs[0].slug, RESULTS_DIR) or {}).get("measured", {})
     ceil = {k: (peaks.get(k) or {}).get("value") for k in ("bandwidth", "read_bandwidth")}
-    sizes = {c.name: spec.bytes_moved(c) for c in spec.cases("bench") if c.name.endswith(",bf16")}
-    sizes["512 MiB"], sizes["2 GiB"] = 2**29, 2**31
+    if args.sizes:
+        sizes = {f"{int(b)} B": int(b) for b in args.sizes.split(",")}
+    else:
+        sizes = {c.name: spec.bytes_moved(c) for c in spec.cases("bench") if c.name.endswith(",bf16")}
+        sizes["512 MiB"], sizes["2 GiB"] = 2**29, 2**31
     rows = []
     for name, nbytes in sizes.items():
-        for what, fn, b in _reads(torch, nbytes):
+        for what, fn, b in _reads(torch, be.dev, nbytes):  # x @ Wᵀ: cuBLAS's GEMV on a GPU
             tm = measure(be, fn, Protocol(time_cap_s=args.cap))
             gbs = b / tm.median_s / 1e9
             pct = {k: 100 * gbs * 1e9 / v if v else None for k, v in ceil.items()}
@@ -58,18 +64,19 @@ def main() -> None:
                   + " ".join(f"{v:5.1f} % of {k}" for k, v in pct.items() if v), flush=True)
     atomic_write_json(Path(args.out) / "size-ceiling.json",
                       {"device": devs[0].name, "ceilings": ceil, "rows": rows})
+    print(f"# wrote {Path(args.out) / 'size-ceiling.json'}")
 
 
-def _reads(torch, nbytes: int):
-    """(name, launch, bytes read) of the two plain reads of about ``nbytes``."""
+def _reads(torch, dev, nbytes: int):
+    """(name, launch, bytes read) of the two plain reads of about ``nbytes`` on torch device ``dev``."""
     k = 8192
     n = max(1, round(nbytes / (2 * k)))
-    w = torch.randn((n, k), device="cuda", dtype=torch.float16)
-    x = torch.randn((1, k), device="cuda", dtype=torch.float16)
-    y = torch.empty((1, n), device="cuda", dtype=torch.float16)
-    buf = torch.rand((nbytes // 4,), device="cuda", dtype=torch.float32)
-    out = torch.empty((), device="cuda", dtype=torch.float32)
-    return (("cuBLAS GEMV", lambda: torch.mm(x, w.t(), out=y), w.numel() * 2 + 2 * (k + n)),
+    w = torch.randn((n, k), device=dev, dtype=torch.float16)
+    x = torch.randn((1, k), device=dev, dtype=torch.float16)
+    y = torch.empty((1, n), device=dev, dtype=torch.float16)
+    buf = torch.rand((nbytes // 4,), device=dev, dtype=torch.float32)
+    out = torch.empty((), device=dev, dtype=torch.float32)
+    return (("x @ Wᵀ", lambda: torch.mm(x, w.t(), out=y), w.numel() * 2 + 2 * (k + n)),
             ("torch.sum", lambda: torch.sum(buf, dim=0, out=out), buf.numel() * 4))
 
 if __name__ == "__main__":

@@ -77,3 +77,20 @@ def test_ncu_keys_in_scripts_exist():
         op, backend, variant, case = key.split("/", 3)
         assert (op, backend, variant) in REGISTRY, f"{key}: no kernel {op}/{backend}/{variant}"
         get_spec(op).case(case)
+
+
+def test_size_ceiling_runs_on_the_cpu(tmp_path):
+    """scripts/size_ceiling.py (plain reads of a byte count, the GEMV misses' limiter) runs end to end
+    where the suite does: a typo in it cost a device call once."""
+    pytest.importorskip("torch")
+    import json
+    import sys
+
+    cmd = [sys.executable, str(ROOT / "scripts/size_ceiling.py"), "--out", str(tmp_path),
+           "--sizes", "65536,262144", "--cap", "0.02"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads((tmp_path / "size-ceiling.json").read_text())["rows"]
+    assert [(row["case"], row["read"]) for row in rows] == [(f"{b} B", w) for b in (65536, 262144)
+                                                           for w in ("x @ Wᵀ", "torch.sum")]
+    assert all(row["median_s"] > 0 and row["bytes"] >= 65536 for row in rows)

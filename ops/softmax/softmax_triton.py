@@ -156,13 +156,8 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0,
-                  NOWAIT: tl.constexpr = False, PID: tl.constexpr = False):
-    """NOWAIT, PID (probe diagnostics, wrong by design): each part normalised by its own (max, Σ) with
-    no exchange; parts in program-id order instead of tickets."""
-    if PID:
-        t = tl.program_id(0).to(tl.int64)
-    elif PHASE == 0:
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
+    if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
         # around it in every program (sm_90 SASS)
@@ -175,11 +170,6 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     offs = part * chunk + cols
     mask = (cols < chunk) & (offs < N)
     x = _load_row(x_ptr + row * N, offs, mask)
-    if NOWAIT:
-        m = tl.max(x, axis=0)
-        e = tl.exp2((x - m) * LOG2E)
-        tl.store(y_ptr + row * N + offs, _out(e * (1.0 / tl.sum(e, axis=0)), y_ptr), mask=mask)
-        return
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published

@@ -289,9 +289,9 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 #endif
 #ifndef MEMONLY
 #define MEMONLY 0  // probe: the memory path alone (loads kept alive by a XOR; wrong output by design)
-// (session 15, probes-20261203-session15/68309a8: w4a16 bf16 77.6 / 76.4 % against the full kernel's
-// 69.1 / 66.4 %, w8a16 86.2 / 83.3 % against 82.4 / 78.1 %; a plain read of the same bytes, torch.sum,
-// reaches 79.4 / 76.8 % and 87.6 / 88.8 % of the ceiling: 4593eb3, scripts/size_ceiling.py)
+// (session 15, probes-20261203-session15/68309a8: w4a16 bf16 77.6 / 76.4 % against the full
+// kernel's 69.1 / 66.4 %, w8a16 86.2 / 83.3 % against 82.4 / 78.1 %; a plain read of the same bytes,
+// torch.sum, reaches 79.4 / 76.8 % and 87.6 / 88.8 % of the ceiling: 4593eb3, size_ceiling.py)
 #endif
 #define TC_VPL (128 / BITS)    // values per 16-byte load: 32 int4 or 16 int8
 #define TC_STEPK (4 * TC_VPL)  // k per step: 128 (w4: one scale group) or 64 (w8)
@@ -376,7 +376,8 @@ __device__ __forceinline__ void unpack_pairs(u32 w, u32 (&p)[2]) {
 __device__ __forceinline__ void tc_step(float (&d)[4], const uint4 va, const uint4 vb,
                                         const uint4 (&xv)[TC_XU]) {
 #if MEMONLY
-    d[0] += __uint_as_float(((va.x ^ va.y ^ va.z) ^ (va.w ^ vb.x ^ vb.y) ^ (vb.z ^ vb.w ^ xv[0].x)) & 0x007FFFFFu);
+    const u32 h = (va.x ^ va.y ^ va.z) ^ (va.w ^ vb.x ^ vb.y) ^ (vb.z ^ vb.w ^ xv[0].x);
+    d[0] += __uint_as_float(h & 0x007FFFFFu);
     return;
 #endif
     const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};

@@ -112,12 +112,7 @@ def _softmax_triton():
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)] + [  # diagnostics: no exchange (own max and Σ), program-id order
-        (f"split_row NOWAIT{' PID' if p else ''} UNCHECKED",
-         lambda be, c, p=p: sk.triton_split_row(be, c, NOWAIT=True, PID=p)) for p in (False, True)] + [
-        (f"split_row ONEREDUCE backoff={b}",
-         lambda be, c, b=b: sk.triton_split_row(be, c, ONEREDUCE=True, backoff=b))
-        for b in (500, 1000)]
+            for b in (0, 500, 2000)]
 
 
 def _attention_webgpu():

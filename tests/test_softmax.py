@@ -165,8 +165,7 @@ def _hopper_jobs() -> dict:
                     "epoch": "i64"}
         jobs.append((st.softmax_split, split_io,
                      {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
-                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS, "NOWAIT": False, "PID": False,
-                      "ONEREDUCE": False},
+                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}/phase0")
     fails = []

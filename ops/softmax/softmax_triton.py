@@ -115,24 +115,10 @@ def _untag(w):
 
 
 @triton.jit
-def _combine_ms(m1, s1, m2, s2):
-    m = tl.maximum(m1, m2)
-    return m, s1 * tl.exp2((m1 - m) * LOG2E) + s2 * tl.exp2((m2 - m) * LOG2E)
-
-
-@triton.jit
-def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr, ONEREDUCE: tl.constexpr = False):
-    """This part's (max, Σ exp) into its two epoch-tagged slot words. ONEREDUCE (probe): one
-    block-wide reduction of (max, Σ) pairs, each value's exp taken against its own max (x itself:
-    Σ starts at 1), instead of a max reduction and then a sum."""
-    if ONEREDUCE:  # x's blocked layout: 4 consecutive values per thread, the 512 threads' runs repeated
-        xt = tl.reshape(x, (x.shape[0] // 2048, 512, 4))
-        mt = tl.maximum(tl.max(tl.max(xt, axis=2), axis=0), NEG)  # (512,): each thread's own values
-        st = tl.sum(tl.sum(tl.exp2((xt - mt[None, :, None]) * LOG2E), axis=2), axis=0)
-        m, s = tl.reduce((mt, st), 0, _combine_ms)
-    else:
-        m = tl.max(x, axis=0)
-        s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
+def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
+    """This part's (max, Σ exp) into its two epoch-tagged slot words."""
+    m = tl.max(x, axis=0)
+    s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
     base = slot_ptr + 2 * (row * G)
     tl.atomic_xchg(base + 2 * part, _tag(epoch, m), sem="relaxed")
     tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
@@ -170,14 +156,8 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0,
-                  NOWAIT: tl.constexpr = False, PID: tl.constexpr = False,
-                  ONEREDUCE: tl.constexpr = False):
-    """NOWAIT, PID (probe diagnostics, wrong by design): each part normalised by its own (max, Σ) with
-    no exchange; parts in program-id order instead of tickets."""
-    if PID:
-        t = tl.program_id(0).to(tl.int64)
-    elif PHASE == 0:
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
+    if PHASE == 0:
         # start order; the ticket carries no data (the partials are epoch-tagged words), so a
         # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
         # around it in every program (sm_90 SASS)
@@ -190,12 +170,7 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     offs = part * chunk + cols
     mask = (cols < chunk) & (offs < N)
     x = _load_row(x_ptr + row * N, offs, mask)
-    if NOWAIT:
-        m = tl.max(x, axis=0)
-        e = tl.exp2((x - m) * LOG2E)
-        tl.store(y_ptr + row * N + offs, _out(e * (1.0 / tl.sum(e, axis=0)), y_ptr), mask=mask)
-        return
     if PHASE != 2:
-        _publish(slot_ptr, row, part, x, epoch, G, ONEREDUCE)
+        _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
         _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))

@@ -3,9 +3,9 @@ each checked against the float64 reference first (poisoned output; a wrong one i
 never timed; a label with UNCHECKED marks a diagnostic form that is wrong by design, such as a
 kernel's memory path alone, timed without the check and marked so in its row), with the harness's
 protocol (suite.timing.measure: cold, L2 flushed, median), and prints time, GB/s or TFLOP/s and
-% of the measured ceiling of the device's peaks.json, beside
-the hot median (no flush) and a host-timed batch of back-to-back launches (wall clock / count:
-a timer independent of the backend's events).
+% of the measured ceiling of the device's peaks.json, beside the hot median (no flush) and a
+host-timed batch of back-to-back launches (wall clock / count: a timer independent of the
+backend's events).
 
     python scripts/probe.py softmax opencl --case 65536x1024 [--only TEXT] [--out DIR]
 
@@ -202,13 +202,12 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=20, help="launches of the host-timed batch (no flush)")
     args = ap.parse_args()
 
-    from backends import backend_class
     from suite.check import checked_launch
     from suite.results import RESULTS_DIR, atomic_write_json
     from suite.sol import load_peaks
     from suite.spec import np_dtype
     from suite.timing import Protocol, measure, soaked
-    from suite.worker import assign_slugs
+    from suite.worker import probe_backend
 
     discover()
     spec = get_spec(args.op)
@@ -219,12 +218,8 @@ def main() -> None:
         case = Case(args.case, dims, args.dtype, 1)
     else:
         case = spec.case(args.case)
-    cls = backend_class(args.backend)
-    usable = [d for d in cls.devices() if d.usable]
-    devs = [d for d in usable if d.kind == "gpu"] or usable
-    assign_slugs(devs)
-    dev = devs[0]
-    be = cls(dev)
+    be = probe_backend(args.backend)
+    dev = be.device
     peaks = (load_peaks(dev.slug, RESULTS_DIR) or {}).get("measured", {})
     bw = (peaks.get("bandwidth") or {}).get("value")
     nbytes, flops = spec.bytes_moved(case), spec.flops(case)

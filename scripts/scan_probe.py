@@ -76,19 +76,14 @@ def main() -> None:
     ap.add_argument("--ceiling", type=float, default=None, help="GB/s (default: peaks.json of the device)")
     args = ap.parse_args()
 
-    from backends import backend_class
     from suite.check import checked_launch
     from suite.results import RESULTS_DIR, atomic_write_json
     from suite.sol import load_peaks
-    from suite.worker import assign_slugs
+    from suite.worker import probe_backend
 
     discover()
-    cls = backend_class(args.backend)
-    usable = [d for d in cls.devices() if d.usable]
-    devs = [d for d in usable if d.kind == "gpu"] or usable
-    assign_slugs(devs)
-    dev = devs[0]
-    be = cls(dev)
+    be = probe_backend(args.backend)
+    dev = be.device
     ceiling = args.ceiling
     if ceiling is None:
         peaks = load_peaks(dev.slug, RESULTS_DIR) or {}

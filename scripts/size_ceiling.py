@@ -2,9 +2,9 @@
 measured on large transfers; a kernel of ~100–300 MB also pays its launch, ramp-up and drain. This
 times plain reads of each gemv_lowbit bench case's byte count (the case's packed weights + scales +
 x + y): torch's dense fp16 GEMV (cuBLAS, ``x @ Wᵀ`` as the `dense` variant runs it, W [rows, 8192]
-with the same bytes) and ``torch.sum`` over
-a fp32 buffer of the same bytes, with the harness's protocol (suite.timing.measure: cold, L2
-flushed, median), and prints GB/s and % of the measured ceilings. One JSON file (atomic) under --out.
+with the same bytes) and ``torch.sum`` over a fp32 buffer of the same bytes, with the harness's
+protocol (suite.timing.measure: cold, L2 flushed, median), and prints GB/s and % of the measured
+ceilings. One JSON file (atomic) under --out.
 
     python scripts/size_ceiling.py [--out DIR] [--cap SECONDS] [--sizes BYTES,BYTES,...]
 
@@ -31,21 +31,16 @@ def main() -> None:
 
     import torch
 
-    from backends import backend_class
     from suite.registry import discover, get_spec
     from suite.results import RESULTS_DIR, atomic_write_json
     from suite.sol import load_peaks
     from suite.timing import Protocol, measure
-    from suite.worker import assign_slugs
+    from suite.worker import probe_backend
 
     discover()
     spec = get_spec("gemv_lowbit")
-    cls = backend_class("torch")
-    usable = [d for d in cls.devices() if d.usable]
-    devs = [d for d in usable if d.kind == "gpu"] or usable
-    assign_slugs(devs)
-    be = cls(devs[0])
-    peaks = (load_peaks(devs[0].slug, RESULTS_DIR) or {}).get("measured", {})
+    be = probe_backend("torch")
+    peaks = (load_peaks(be.device.slug, RESULTS_DIR) or {}).get("measured", {})
     ceil = {k: (peaks.get(k) or {}).get("value") for k in ("bandwidth", "read_bandwidth")}
     if args.sizes:
         sizes = {f"{int(b)} B": int(b) for b in args.sizes.split(",")}
@@ -63,7 +58,7 @@ def main() -> None:
             print(f"{name:32s} {what:12s} {b / 1e6:8.1f} MB {tm.median_s * 1e6:8.1f} us {gbs:7.0f} GB/s "
                   + " ".join(f"{v:5.1f} % of {k}" for k, v in pct.items() if v), flush=True)
     atomic_write_json(Path(args.out) / "size-ceiling.json",
-                      {"device": devs[0].name, "ceilings": ceil, "rows": rows})
+                      {"device": be.device.name, "ceilings": ceil, "rows": rows})
     print(f"# wrote {Path(args.out) / 'size-ceiling.json'}")
 
 
@@ -78,6 +73,7 @@ def _reads(torch, dev, nbytes: int):
     out = torch.empty((), device=dev, dtype=torch.float32)
     return (("x @ Wᵀ", lambda: torch.mm(x, w.t(), out=y), w.numel() * 2 + 2 * (k + n)),
             ("torch.sum", lambda: torch.sum(buf, dim=0, out=out), buf.numel() * 4))
+
 
 if __name__ == "__main__":
     main()

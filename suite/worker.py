@@ -81,6 +81,18 @@ def assign_slugs(devices) -> None:
                   else gpu_slug(d.name, d.pci_bus_id, names.count(d.name) == 1))
 
 
+def probe_backend(name: str):
+    """Backend ``name`` on its first GPU, else its first usable device, slug assigned: the device a
+    probe script (scripts/probe.py, scan_probe.py, size_ceiling.py) measures on."""
+    from backends import backend_class
+
+    cls = backend_class(name)
+    usable = [d for d in cls.devices() if d.usable]
+    devs = [d for d in usable if d.kind == "gpu"] or usable
+    assign_slugs(devs)
+    return cls(devs[0])
+
+
 def find_device(devices, target: dict) -> int:
     """Index, in this process's device list, of the device the probe worker listed as ``target``.
 

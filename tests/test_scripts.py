@@ -3,9 +3,11 @@ device call (10 minutes of a 30-minute budget), so it is caught here."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,9 +85,6 @@ def test_size_ceiling_runs_on_the_cpu(tmp_path):
     """scripts/size_ceiling.py (plain reads of a byte count, the GEMV misses' limiter) runs end to end
     where the suite does: a typo in it cost a device call once."""
     pytest.importorskip("torch")
-    import json
-    import sys
-
     cmd = [sys.executable, str(ROOT / "scripts/size_ceiling.py"), "--out", str(tmp_path),
            "--sizes", "65536,262144", "--cap", "0.02"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -174,7 +174,9 @@ def _gemv_triton():
     # tiles, made in registers) goes through shared memory with a fence and a barrier per k16 dot
     # (8 of each per 128-k group at BN 128, Triton 3.6 sm_90 PTX)
     return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
-            for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))]
+            for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))] + [
+        ("row autotuned", gk.triton_row)] + [  # batch 1: 2-D tiles, x pairs in the words' layout
+        (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t])) for t in gk.TRITON_ROW_CONFIGS]
 
 
 #: (op, backend) → extra configurations beyond the registered variants

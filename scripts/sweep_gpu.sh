@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -45,6 +45,20 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+probe16b)  # ~6 min: Triton gemv_lowbit_row (batch 1: 2-D word tiles, x pairs loaded in the words'
+    # layout, no shared-memory layout conversion) autotuned and at each of its configs, beside the
+    # registered fused_vec (w4a16: gemv_lowbit_dot on tensor cores; w8a16: gemv_lowbit_vec), bf16 bench cases
+    for c in w8a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16 w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 100 "gemv_$c" gemv_lowbit triton --case "$c" --only 'fused_vec$|row' --cap 1
+    done
+    ;;
+probe16)  # ~2 min, with commit c713c65 cherry-picked (git cherry-pick -n c713c65; its sweep_gpu.sh hunk
+    # is this part): Triton softmax split_row 4096×131072 without the exchange (NOWAIT: each part
+    # normalised by its own max and Σ, wrong by design, unchecked), with tickets and in program-id
+    # order; and ONEREDUCE (one block-wide reduction of (max, Σ) pairs: 4 instead of 7 barriers, 84
+    # instead of 66 MUFU.EX2 per thread in the sm_90 SASS), beside the registered form
+    probe 170 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|NOWAIT|ONEREDUCE' --cap 1
+    ;;
 probe15h)  # ~30 s: CUDA w8a16 bf16 fused_vec with two tiles per warp and one or two warps per block (the
     # layout whose memory path alone was fastest at N = 28672 in probe15g) beside the registered form
     probe 60 gemv_w8 gemv_lowbit cuda --case w8a16,n28672,k8192,b1,bf16 --only 'fused_vec$|RT=2 {' --cap 1

@@ -220,6 +220,89 @@ def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
 
 
 @triton.jit
+def _field(src, SH: tl.constexpr, MASK: tl.constexpr, HALF: tl.constexpr, MAGIC):
+    """The offset-binary field (src >> SH) & MASK (offset HALF) of the int32 tile src as the exact
+    fp32 q·2^SH, by _term's 2^23 magic. MAGIC (0x4B000000) arrives as a kernel argument: a value
+    ptxas cannot see folds the mask and the OR into one LOP3 (two immediates cannot share one)."""
+    return ((src & (MASK << SH)) | MAGIC).to(tl.float32, bitcast=True) - (8388608.0 + HALF * (1 << SH))
+
+
+@triton.jit
+def _xhalf(v, HIGH: tl.constexpr, SH: tl.constexpr, XBF16: tl.constexpr):
+    """The low or high 16-bit half of the int32 tile v (two x values) as fp32 times 2^-SH (exact)."""
+    if XBF16:
+        f = (v & -65536).to(tl.float32, bitcast=True) if HIGH else (v << 16).to(tl.float32, bitcast=True)
+    else:
+        f = _bits16(v >> 16 if HIGH else v, tl.float16, True)
+    return (f * (1.0 / (1 << SH)))[None, :] if SH else f[None, :]
+
+
+@triton.jit
+def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: tl.constexpr,
+                    BN: tl.constexpr, BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr):
+    """fused_vec at batch 1 (both formats): gemv_lowbit_vec's word tiles and 2^23-magic unpack in
+    2-D [BN, BW] tiles. gemv_lowbit_vec's batch axis makes its products 3-D, and its x tile, split
+    in registers, arrives in another layout than the words: the sm_90 SASS converted every
+    unpacked field tile through shared memory (32 barriers per 512 k at (16, 512, 4)). Here x is
+    read as int32 pairs of 16-bit values straight into the word tile's column layout ([BW] tiles,
+    pair VPW/2·w + j of word w; at 8 warps Triton loads them per thread, no conversion), each
+    field is one LOP3 (runtime MAGIC, see _field), one FADD and one FFMA into [BN, BW] fp32
+    accumulators; w4a16's group scale multiplies each word's 8-field partial sum (one scale per
+    16 words), w8a16's row scale the row sum; one tl.sum at the end."""
+    rows = tl.program_id(0) * BN + tl.arange(0, BN)
+    rmask = rows < N
+    rows_ld = tl.minimum(rows, N - 1)
+    VPW: tl.constexpr = 32 // BITS
+    BW: tl.constexpr = BK // VPW
+    wi = tl.arange(0, BW)
+    XB: tl.constexpr = OUT_BF16
+    acc = tl.zeros((BN, BW), dtype=tl.float32)
+    wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
+    xrow = x_ptr.to(tl.pointer_type(tl.int32), bitcast=True) + (VPW // 2) * wi
+    nxt = _words(wrow, 0, K, wi, VPW, EVEN_K)
+    for k0 in range(0, K, BK):
+        words = nxt  # the next tile's loads are issued before this one is consumed (see gemv_lowbit_vec)
+        if EVEN_K:
+            nxt = _words(wrow, (k0 + BK) * (k0 + BK < K).to(tl.int32), K, wi, VPW, True)
+        else:
+            nxt = _words(wrow, k0 + BK, K, wi, VPW, False)
+        xp = xrow + k0 // 2
+        xm = k0 + VPW * wi < K
+        if BITS == 4:
+            xa = tl.load(xp, mask=xm, other=0)
+            xb = tl.load(xp + 1, mask=xm, other=0)
+            xc = tl.load(xp + 2, mask=xm, other=0)
+            xd = tl.load(xp + 3, mask=xm, other=0)
+            hi = words >> 12  # nibbles 5, 6, 7 at bits 8, 12, 16
+            part = _field(words, 0, 15, 8.0, MAGIC) * _xhalf(xa, False, 0, XB)
+            part += _field(words, 4, 15, 8.0, MAGIC) * _xhalf(xa, True, 4, XB)
+            part += _field(words, 8, 15, 8.0, MAGIC) * _xhalf(xb, False, 8, XB)
+            part += _field(words, 12, 15, 8.0, MAGIC) * _xhalf(xb, True, 12, XB)
+            part += _field(words, 16, 15, 8.0, MAGIC) * _xhalf(xc, False, 16, XB)
+            part += _field(hi, 8, 15, 8.0, MAGIC) * _xhalf(xc, True, 8, XB)
+            part += _field(hi, 12, 15, 8.0, MAGIC) * _xhalf(xd, False, 12, XB)
+            part += _field(hi, 16, 15, 8.0, MAGIC) * _xhalf(xd, True, 16, XB)
+            GT: tl.constexpr = BK // 128  # one scale per 128 k = 16 words
+            gi = k0 // 128 + tl.arange(0, GT)
+            gs = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=(gi < K // 128)[None, :],
+                         other=0.0).to(tl.float32)
+            acc += part * tl.reshape(tl.broadcast_to(gs[:, :, None], (BN, GT, 16)), (BN, BW))
+        else:
+            xa = tl.load(xp, mask=xm, other=0)
+            xb = tl.load(xp + 1, mask=xm, other=0)
+            u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
+            hi = u >> 16  # bytes 2, 3 at bits 0, 8
+            acc += _field(u, 0, 255, 128.0, MAGIC) * _xhalf(xa, False, 0, XB)
+            acc += _field(u, 8, 255, 128.0, MAGIC) * _xhalf(xa, True, 8, XB)
+            acc += _field(hi, 0, 255, 128.0, MAGIC) * _xhalf(xb, False, 0, XB)
+            acc += _field(hi, 8, 255, 128.0, MAGIC) * _xhalf(xb, True, 8, XB)
+    out = tl.sum(acc, axis=1)
+    if BITS == 8:
+        out = out * tl.load(s_ptr + rows_ld).to(tl.float32)
+    tl.store(y_ptr + rows, _out(out, OUT_BF16).to(y_ptr.dtype.element_ty), mask=rmask)
+
+
+@triton.jit
 def _bits16(t, dt: tl.constexpr, F32: tl.constexpr):
     """The low 16 bits of the int32 tile t read as dt (bf16 / fp16); F32: widened to fp32 (exact)."""
     v = t.to(tl.int16).to(dt, bitcast=True)

@@ -493,6 +493,34 @@ def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
                          k * bits // 32, {"BITS": bits, "BB": max(16, _pow2(b)), "F32": interp})
 
 
+#: gemv_lowbit_row (batch 1, both formats) autotune configs (BN, BK, num_warps, num_stages): at 8
+#: warps (and w4a16 at (16, 512, 4)) Triton 3.6 loads the x pairs per thread in the word tile's
+#: layout (no shared-memory conversion; sm_90 SASS: 0–2 barriers per loop against
+#: gemv_lowbit_vec's 32); more rows per thread share each x value's conversion
+TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1),
+                      (64, 1024, 8, 1)]
+TRITON_ROW_INTERPRET = (32, 256, 4, 1)
+#: 0x4B000000 (2^23 as fp32) passed as a kernel argument, see gemv_lowbit_triton._field
+MAGIC_2P23 = 0x4B000000
+
+
+def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None):
+    """gemv_lowbit_row (batch 1): 2-D word tiles, x pairs in the words' layout; ``shapes``: (BN, BK,
+    num_warps, num_stages) to tune over instead of TRITON_ROW_CONFIGS (probes)."""
+    import triton
+
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_row
+
+    n, k, b, bits = _dims(case)
+    if b != 1:
+        raise ValueError(f"gemv_lowbit_row takes batch 1, not {b}")
+    shapes = shapes or ([TRITON_ROW_INTERPRET] if be.device.mode == "interpret" else TRITON_ROW_CONFIGS)
+    heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
+    return _triton_tuned(be, case, heur(gemv_lowbit_row),
+                         [{"BN": bn, "BK": bk, "num_warps": w, "num_stages": st} for bn, bk, w, st in shapes],
+                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23})
+
+
 def lowbit_scale_shape(case) -> tuple[int, ...]:
     n, k, _, bits = _dims(case)
     return (n, k // GROUP) if bits == 4 else (n,)

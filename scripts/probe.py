@@ -137,7 +137,9 @@ def _gemv_cuda():
         for d in ({"KW": 1}, {"KW": 4}, {"RT": 2}, {"RT": 2, "KW": 1}, {"US": 4}, {"STAGES": 4},
                   {"US": 1, "STAGES": 5})] + [  # the memory path of other ring layouts
         (f"fused_vec RT=2 {d}", lambda be, c, d=d: gk._cuda_tc(be, c, RT=2, **d))
-        for d in ({"KW": 1}, {"KW": 2})]
+        for d in ({"KW": 1}, {"KW": 2})] + [  # w8a16 on CUDA cores (gemv_lowbit MAGIC)
+        (f"simt RPT={r} WARPS={w}", lambda be, c, r=r, w=w: gk.cuda_simt(be, c, r, w))
+        for r, w in ((4, 8), (8, 8), (2, 8), (4, 4), (8, 4), (16, 4))]
 
 
 def _gemv_opencl():
@@ -168,15 +170,15 @@ def _attention_cuda():
 def _gemv_triton():
     import ops.gemv_lowbit.kernels as gk
 
-    # gemv_lowbit_dot at one (BN rows, warps, stages) each, beside the registered fused_vec (w4a16:
-    # the same kernel autotuned over TRITON_DOT_CONFIGS; w8a16: gemv_lowbit_vec). BN < 64: Triton
+    # gemv_lowbit_dot at one (BN rows, warps, stages) each, and gemv_lowbit_row at each of its
+    # configs, beside the registered fused_vec (batch 1: gemv_lowbit_row autotuned). BN < 64: Triton
     # takes mma.sync (both operands in registers) instead of wgmma, whose B operand (the x field
     # tiles, made in registers) goes through shared memory with a fence and a barrier per k16 dot
     # (8 of each per 128-k group at BN 128, Triton 3.6 sm_90 PTX)
     return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
             for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))] + [
-        ("row autotuned", gk.triton_row)] + [  # batch 1: 2-D tiles, x pairs in the words' layout
-        (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t])) for t in gk.TRITON_ROW_CONFIGS]
+        (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
+        for t in gk.TRITON_ROW_CONFIGS]
 
 
 #: (op, backend) → extra configurations beyond the registered variants

@@ -135,9 +135,9 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
     assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
 
 
-def _triton_dot_child():
-    """gemv_lowbit_dot (fused_vec's w4a16 kernel; for w8a16 a probe form) in the Triton interpreter,
-    w4a16/w8a16 in fp16 and bf16, odd N and every batch size (its own process: one LLVM each)."""
+def _triton_child(kernel: str, shapes):
+    """``ops.gemv_lowbit.kernels.<kernel>`` in the Triton interpreter on each (bits, n, k, b) of
+    ``shapes`` in fp16 and bf16 (its own process: one LLVM each)."""
     from ops.gemv_lowbit import kernels as gk
     from suite.check import checked_launch
     from tests.spawn import open_backend
@@ -147,16 +147,34 @@ def _triton_dot_child():
         return skip
     fails = []
     for dt in ("fp16", "bf16"):
-        for bits, n, k, b in ((4, 37, 256, 1), (4, 70, 384, 8), (8, 37, 256, 4), (8, 70, 128, 1)):
+        for bits, n, k, b in shapes:
             case = Case(f"w{bits}a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": bits}, dt, 5)
             x = SPEC.inputs(case)
             ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
             outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, gk.triton_dot(be, case), ins, outs, x,
+            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case), ins, outs, x,
                                  SPEC.reference(case, x), SPEC.tolerance(case))
             if not res.ok:
                 fails.append(f"{case.name}: {res.message[:300]}")
     return {"fails": fails}
+
+
+def _triton_dot_child():
+    """gemv_lowbit_dot (fused_vec's w4a16 kernel at batch > 1; for w8a16 a probe form): odd N and
+    every batch size."""
+    return _triton_child("triton_dot", ((4, 37, 256, 1), (4, 70, 384, 8), (8, 37, 256, 4), (8, 70, 128, 1)))
+
+
+def _triton_row_child():
+    """gemv_lowbit_row (fused_vec at batch 1): odd N, and K not a multiple of its K tile (256 in
+    the interpreter: the masked path) in both formats."""
+    return _triton_child("triton_row", ((4, 37, 384, 1), (8, 33, 640, 1), (8, 70, 256, 1)))
+
+
+def test_triton_row_is_right_in_the_interpreter():
+    from tests.spawn import check_in_process
+
+    check_in_process(_triton_row_child)
 
 
 def test_triton_dot_is_right_in_the_interpreter():
@@ -166,30 +184,44 @@ def test_triton_dot_is_right_in_the_interpreter():
 
 
 def test_triton_kernels_compile_for_hopper():
-    """fused (fp16; byte-indexed nibbles), fused_vec (bf16; int32 word tiles, which must become
-    16-byte loads, also the prefetched next tile) and gemv_lowbit_dot (w8a16 bf16: wgmma) compile
-    for sm_90 without spills (about 3 s each on 2 cores; the other modes run in the
+    """fused (fp16; byte-indexed nibbles), fused_vec's kernels — gemv_lowbit_row (batch 1, w4a16
+    bf16 and w8a16 fp16: int32 word tiles, which must become 16-byte loads, also the prefetched
+    next tile; at 8 warps no barrier in the loop, the property that took w8a16 from 55 to 84–90 %
+    on the H200), gemv_lowbit_vec (w8a16, batch 4) — and gemv_lowbit_dot (w8a16 bf16: wgmma)
+    compile for sm_90 without spills (about 3 s each on 2 cores; the other modes run in the
     interpreter)."""
     from backends.triton import compile_many_for_hopper
-    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit, gemv_lowbit_dot, gemv_lowbit_vec
+    from ops.gemv_lowbit.gemv_lowbit_triton import (
+        gemv_lowbit,
+        gemv_lowbit_dot,
+        gemv_lowbit_row,
+        gemv_lowbit_vec,
+    )
 
     sig = {"s_ptr": "*fp16", "x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32", "K": "i32", "B": "i32",
            "W_STRIDE": "i32"}
     opts = {"num_warps": 4, "divisible_by_16": ("w_ptr", "s_ptr", "x_ptr", "y_ptr", "K", "W_STRIDE")}
     sig_bf16 = {**sig, "s_ptr": "*bf16", "x_ptr": "*bf16", "y_ptr": "*bf16"}
+    row = {"EVEN_K": True}
     out = compile_many_for_hopper([
         (gemv_lowbit, {"w_ptr": "*u8", **sig}, {"BITS": 4, "BN": 32, "BK": 128, "BB": 1, "MODE": 1,
                                                 "OUT_BF16": False}, opts),
-        (gemv_lowbit_vec, {"w_ptr": "*i32", **sig_bf16}, {"BITS": 4, "BN": 16, "BK": 512, "BB": 1,
-                                                          "EVEN_K": True, "OUT_BF16": True}, opts),
+        (gemv_lowbit_vec, {"w_ptr": "*i32", **sig_bf16}, {"BN": 16, "BK": 512, "BB": 4, "EVEN_K": True,
+                                                          "OUT_BF16": True}, opts),
         (gemv_lowbit_dot, {"w_ptr": "*i32", **sig_bf16}, {"BITS": 8, "BN": 64, "BB": 16, "OUT_BF16": True,
-                                                          "F32": False}, opts)])
+                                                          "F32": False}, opts),
+        (gemv_lowbit_row, {"w_ptr": "*i32", **sig_bf16, "MAGIC": "i32"},
+         {"BITS": 4, "BN": 64, "BK": 256, "OUT_BF16": True, **row}, opts),
+        (gemv_lowbit_row, {"w_ptr": "*i32", **sig, "MAGIC": "i32"},
+         {"BITS": 8, "BN": 128, "BK": 256, "OUT_BF16": False, **row}, {**opts, "num_warps": 8})])
     for o in out:
         assert "error" not in o, o.get("error")
-    assert "wgmma.mma_async" in out[2]["ptx"] and out[2]["spill_bytes"] == 0  # gemv_lowbit_dot
-    vec = out[1]
-    assert vec["global_accesses"].get("ld.global.v4.b32", 0) >= 4, vec["global_accesses"]  # 2 tiles × 2
-    assert vec["spill_bytes"] == 0
+        assert o["spill_bytes"] == 0, o
+    assert "wgmma.mma_async" in out[2]["ptx"]  # gemv_lowbit_dot
+    for o in out[1], out[3], out[4]:  # gemv_lowbit_vec, gemv_lowbit_row: 2 word tiles × 2 loads at least
+        assert o["global_accesses"].get("ld.global.v4.b32", 0) >= 4, o["global_accesses"]
+    # one barrier in all, the final row sum's (gemv_lowbit_vec at batch 1, 4 warps: 38 in the PTX)
+    assert out[4]["ptx"].count("bar.sync") <= 1, out[4]["ptx"].count("bar.sync")
 
 
 @pytest.mark.parametrize("defines", [{"BITS": 8, "DT": 2, "KW": 1, "US": 4},
@@ -206,4 +238,19 @@ def test_cuda_tc_probe_forms_compile_without_spills(defines):
     if nvrtc_available():
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     for rep in compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_tc", {"NB": 1, **defines}):
+        assert rep["spill_bytes"] == 0, rep
+
+
+@pytest.mark.parametrize("dt", [1, 2])
+def test_cuda_simt_probe_compiles_without_spills(dt):
+    """gemv_lowbit with MAGIC (the w8a16 CUDA-core probe form, kernels.cuda_simt) compiles for sm_80
+    and sm_90 in fp16 and bf16, its weights and x as 16-byte loads."""
+    from backends.base import read_source
+    from backends.cuda import compile_nvrtc, nvrtc_available
+    from ops.gemv_lowbit.kernels import _CU
+
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    defines = {"BITS": 8, "NB": 1, "U": 4, "RPT": 8, "WARPS": 8, "DT": dt, "MAGIC": 1}
+    for rep in compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit", defines):
         assert rep["spill_bytes"] == 0, rep

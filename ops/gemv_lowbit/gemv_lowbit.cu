@@ -11,7 +11,9 @@
 // dense path multiplies 16-bit w·x (exact in fp32). y is rounded once to fp16/bf16 (RNE).
 //
 // Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per load: 1 or 4 =
-// 16 bytes), RPT (rows per warp), WARPS (warps per block).
+// 16 bytes), RPT (rows per warp), WARPS (warps per block), MAGIC (w8a16 with U=4: each byte of
+// w ^ 0x80808080 (q + 128) placed by one PRMT under the exponent of 2^23, minus 2^23 + 128 → q
+// exactly, instead of a shift and an I2F; the unit's 16 x values read as two 16-byte loads).
 // Thread → data: warp w of block g owns rows n = (g·WARPS + w)·RPT + r, r < RPT; lane l loads
 // units l, l+32, ... of each of those rows (unit = U consecutive words = U·32/BITS k values),
 // reads the matching x values (cached: every warp reads the same x), and the RPT·NB partial sums
@@ -42,6 +44,9 @@
 #endif
 #ifndef WARPS
 #define WARPS 4
+#endif
+#ifndef MAGIC
+#define MAGIC 0  // 1 (w8a16, U=4, probe): the 2^23-magic unpack, x read 16 bytes per load
 #endif
 
 #define GROUP 128
@@ -123,6 +128,35 @@ extern "C" __global__ void gemv_lowbit(const u32* __restrict__ wq, const unsigne
         for (int r = 0; r < RPT; ++r)
 #pragma unroll
             for (int b = 0; b < NB; ++b) part[r][b] = 0.0f;
+#if MAGIC && BITS == 8 && U == 4
+        float xv[NB][16];  // the unit's 16 x values (k0 .. k0 + 15) per batch row, two 16-byte loads
+#pragma unroll
+        for (int b = 0; b < NB; ++b) {
+            const uint4* xp = reinterpret_cast<const uint4*>(x + (size_t)b * K + k0);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const uint4 v = xp[h];
+                const u32 xw[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    xv[b][8 * h + 2 * i] = h2f((unsigned short)(xw[i] & 0xFFFFu));
+                    xv[b][8 * h + 2 * i + 1] = h2f((unsigned short)(xw[i] >> 16));
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < RPT; ++r)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const u32 ub = wr[r][j] ^ 0x80808080u;  // q + 128 per byte
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const float w = __uint_as_float(__byte_perm(ub, 0x4B000000u, 0x7540 | e)) - 8388736.0f;
+#pragma unroll
+                    for (int b = 0; b < NB; ++b) part[r][b] = fmaf(w, xv[b][4 * j + e], part[r][b]);
+                }
+            }
+#else
 #pragma unroll
         for (int j = 0; j < U; ++j) {
 #pragma unroll
@@ -139,6 +173,7 @@ extern "C" __global__ void gemv_lowbit(const u32* __restrict__ wq, const unsigne
                 }
             }
         }
+#endif
 #pragma unroll
         for (int r = 0; r < RPT; ++r) {
 #if BITS == 4

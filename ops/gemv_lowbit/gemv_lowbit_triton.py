@@ -13,9 +13,11 @@ vector loads of the word tiles. Bytes: packed W + scales + x + y; 2·N·K·B flo
   [BB, BN] fp32 accumulator; w8a16 applies the row scale at the end; y is rounded once to fp16.
   Weight loads, by constexpr MODE: 0 dense fp16 W (dequant_then_gemv's second kernel); 1 packed
   bytes, each k's byte indexed and its nibble shifted out in registers (fused).
-- ``gemv_lowbit_vec`` (fused_vec w8a16): int32 word tiles, one tile per field position, the
-  2^23-magic unpack, a loop-carried prefetch of the next word tile; see its docstring.
-- ``gemv_lowbit_dot`` (fused_vec w4a16): weights as exact 16-bit magic values, tl.dot against the
+- ``gemv_lowbit_row`` (fused_vec at batch 1, both formats): 2-D int32 word tiles, x read as
+  16-bit pairs in the words' layout, a shift-free 2^23-magic unpack (one LOP3 per value), a
+  loop-carried prefetch of the next word tile; see its docstring.
+- ``gemv_lowbit_vec`` (fused_vec w8a16 at batch > 1): the same with a batch axis (3-D tiles).
+- ``gemv_lowbit_dot`` (fused_vec w4a16 at batch > 1): weights as exact 16-bit magic values, tl.dot against the
   batch padded to 16 columns (wgmma on sm_90), the magic offset removed through Σx per group.
 - ``dequant_lowbit``: program = BN rows × one 128-wide K tile; writes W_dense = fp16(q·s).
 """
@@ -145,75 +147,46 @@ def _words(wrow, k0, K, wi, VPW: tl.constexpr, UNMASKED):
 
 
 @triton.jit
-def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.constexpr, BN: tl.constexpr,
-                    BK: tl.constexpr, BB: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr):
-    """fused_vec: program = BN rows × all B batch rows; per BK-wide K tile a [BN, BW] tile of int32
-    words (BW = BK·BITS/32; 16-byte vectors along a row), never interleaved back to k order: the
-    field at position e of every word (nibble e: k = 8w + e; byte e: k = 4w + e) is its own [BN, BW]
-    tile, multiplied by the matching x tile (x[k0 + 8w + e]: the [BB, BK] x tile loaded once,
-    contiguous, and split in registers; shared by the BN rows).
-    Unpack without shifts or int→float conversion: (w & (15 << 4e)) | 2^23 read as fp32 is
-    2^23 + n·16^e exactly (e ≤ 4; the field stays inside the 23-bit mantissa), so one subtraction
-    gives (n − 8)·16^e exactly and x is pre-scaled by 16^-e (exact: a power of two, far from fp32
-    underflow); nibbles 5..7 come from w >> 12 the same way, int8 bytes 0, 1 from w ^ 0x80808080
-    and 2, 3 from its >> 16 (scale 256^-(e%2)). Products and sums fp32: [BB, BN, BW] accumulators,
-    w4a16 scales (one per 128 k: loaded once per group and repeated over its 16 words) multiplied
-    per word tile, w8a16 row scale at the end;
-    one tl.sum over the words at the end."""
+def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BN: tl.constexpr, BK: tl.constexpr,
+                    BB: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr):
+    """fused_vec w8a16 at batch > 1: program = BN rows × all B batch rows; per BK-wide K tile a
+    [BN, BK/4] tile of int32 words (16-byte vectors along a row), never interleaved back to k
+    order: byte e of every word (k = 4w + e) is its own [BN, BW] tile, multiplied by the matching
+    x tile (the [BB, BK] x tile loaded once, contiguous, and split in registers; shared by the BN
+    rows). Unpack without int→float conversion (_term): bytes 0, 1 from u = w ^ 0x80808080 (q + 128
+    per byte), 2, 3 from u >> 16, x pre-scaled by 256^-(e%2). Products and sums fp32 in [BB, BN, BW]
+    accumulators, the row scale and one tl.sum over the words at the end. (Its x split arrives in
+    another layout than the words: Triton converts each field tile through shared memory, which
+    gemv_lowbit_row avoids at batch 1.)"""
     rows, rmask, rows_ld, bi, bmask = _program_rows(N, B, BN, BB)
-    VPW: tl.constexpr = 32 // BITS  # values per word
-    BW: tl.constexpr = BK // VPW  # words per tile
+    BW: tl.constexpr = BK // 4  # words per tile
     wi = tl.arange(0, BW)
     acc = tl.zeros((BB, BN, BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
-    nxt = _words(wrow, 0, K, wi, VPW, EVEN_K)
+    nxt = _words(wrow, 0, K, wi, 4, EVEN_K)
     for k0 in range(0, K, BK):
         # software pipeline: the next tile's words are loaded (a loop-carried value, so they stay
         # in flight across the compute below) before this tile is consumed
         words = nxt
         if EVEN_K:  # past the last tile: reload tile 0 (in bounds, unused), no masks; the product
             # keeps the offset's divisibility by BK visible (16-byte loads)
-            nxt = _words(wrow, (k0 + BK) * (k0 + BK < K).to(tl.int32), K, wi, VPW, True)
+            nxt = _words(wrow, (k0 + BK) * (k0 + BK < K).to(tl.int32), K, wi, 4, True)
         else:
-            nxt = _words(wrow, k0 + BK, K, wi, VPW, False)
-        # x once per tile, contiguous (16-byte loads), then split in registers into the VPW
-        # field tiles [BB, BW] (k = VPW·w + e): the strided per-field loads this replaces were
-        # 8 scattered 2-byte loads per word and thread, and kept L1 91 % busy at 20 % of the
-        # bandwidth (Nsight Compute, H200, w4a16 K=N=16384)
+            nxt = _words(wrow, k0 + BK, K, wi, 4, False)
+        # x once per tile, contiguous (16-byte loads), then split in registers into the 4 field
+        # tiles [BB, BW] (k = 4w + e): strided per-field loads kept L1 91 % busy at 20 % of the
+        # bandwidth (Nsight Compute, H200, the w4a16 form of this kernel)
         kt = k0 + tl.arange(0, BK)
         xt = tl.load(x_ptr + bi[:, None] * K + kt[None, :], mask=bmask[:, None] & (kt < K)[None, :],
                      other=0.0).to(tl.float32)
-        part = tl.zeros((BB, BN, BW), dtype=tl.float32)
-        if BITS == 4:
-            x0, x1, x2, x3, x4_, x5, x6, x7 = _fields8(xt, BB, BW)
-            hi = words >> 12  # nibbles 5, 6, 7 at bits 8, 12, 16 (arithmetic shift: high bits masked)
-            part += _term(words, x0, 0, 15, 8.0)
-            part += _term(words, x1, 4, 15, 8.0)
-            part += _term(words, x2, 8, 15, 8.0)
-            part += _term(words, x3, 12, 15, 8.0)
-            part += _term(words, x4_, 16, 15, 8.0)
-            part += _term(hi, x5, 8, 15, 8.0)
-            part += _term(hi, x6, 12, 15, 8.0)
-            part += _term(hi, x7, 16, 15, 8.0)
-            # one scale per 128 k = 16 words: [BN, BK/128] loaded, repeated over its words
-            GT: tl.constexpr = BK // 128
-            gi = k0 // 128 + tl.arange(0, GT)
-            gs = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=(gi < K // 128)[None, :],
-                         other=0.0).to(tl.float32)
-            gs = tl.reshape(tl.broadcast_to(gs[:, :, None], (BN, GT, 16)), (BN, BW))
-            acc += part * gs[None, :, :]
-        else:
-            u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
-            hi = u >> 16  # bytes 2, 3 at bits 0, 8
-            x0, x1, x2, x3 = _fields4(xt, BB, BW)
-            part += _term(u, x0, 0, 255, 128.0)
-            part += _term(u, x1, 8, 255, 128.0)
-            part += _term(hi, x2, 0, 255, 128.0)
-            part += _term(hi, x3, 8, 255, 128.0)
-            acc += part
-    out = tl.sum(acc, axis=2)
-    if BITS == 8:
-        out = out * tl.load(s_ptr + rows_ld).to(tl.float32)[None, :]
+        u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
+        hi = u >> 16  # bytes 2, 3 at bits 0, 8
+        x0, x1, x2, x3 = _fields4(xt, BB, BW)
+        acc += _term(u, x0, 0, 255, 128.0)
+        acc += _term(u, x1, 8, 255, 128.0)
+        acc += _term(hi, x2, 0, 255, 128.0)
+        acc += _term(hi, x3, 8, 255, 128.0)
+    out = tl.sum(acc, axis=2) * tl.load(s_ptr + rows_ld).to(tl.float32)[None, :]
     omask = bmask[:, None] & rmask[None, :]
     o = _out(out, OUT_BF16).to(y_ptr.dtype.element_ty)
     tl.store(y_ptr + bi[:, None] * N + rows[None, :], o, mask=omask)
@@ -221,20 +194,25 @@ def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
 
 @triton.jit
 def _field(src, SH: tl.constexpr, MASK: tl.constexpr, HALF: tl.constexpr, MAGIC):
-    """The offset-binary field (src >> SH) & MASK (offset HALF) of the int32 tile src as the exact
-    fp32 q·2^SH, by _term's 2^23 magic. MAGIC (0x4B000000) arrives as a kernel argument: a value
-    ptxas cannot see folds the mask and the OR into one LOP3 (two immediates cannot share one)."""
-    return ((src & (MASK << SH)) | MAGIC).to(tl.float32, bitcast=True) - (8388608.0 + HALF * (1 << SH))
+    """The offset-binary field (src >> SH) & MASK (value q + HALF; SH + its width ≤ 23) of the
+    int32 tile src as the exact fp32 q, without a shift: OR-ed into the mantissa of 2^(23 − SH)
+    (exponent word MAGIC − SH·2^23, MAGIC = 0x4B000000 = 2^23) its bits weigh 2^0, so the float
+    is 2^(23 − SH) + q + HALF exactly and one subtraction leaves q. Mask and OR are one LOP3
+    because MAGIC arrives as a kernel argument: ptxas holds the exponent words in registers (two
+    immediates cannot share one LOP3). (Folding w8a16's sign flip into the same LOP3 as an XOR
+    made ptxas split it in two again: sm_90 SASS, Triton 3.6.)"""
+    e = (src & (MASK << SH)) | (MAGIC - (SH << 23))
+    return e.to(tl.float32, bitcast=True) - ((1 << (23 - SH)) + HALF)
 
 
 @triton.jit
-def _xhalf(v, HIGH: tl.constexpr, SH: tl.constexpr, XBF16: tl.constexpr):
-    """The low or high 16-bit half of the int32 tile v (two x values) as fp32 times 2^-SH (exact)."""
+def _xhalf(v, HIGH: tl.constexpr, XBF16: tl.constexpr):
+    """The low or high 16-bit half of the int32 tile v (two x values) as fp32 (exact), as a row."""
     if XBF16:
         f = (v & -65536).to(tl.float32, bitcast=True) if HIGH else (v << 16).to(tl.float32, bitcast=True)
     else:
         f = _bits16(v >> 16 if HIGH else v, tl.float16, True)
-    return (f * (1.0 / (1 << SH)))[None, :] if SH else f[None, :]
+    return f[None, :]
 
 
 @triton.jit
@@ -246,7 +224,8 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
     unpacked field tile through shared memory (32 barriers per 512 k at (16, 512, 4)). Here x is
     read as int32 pairs of 16-bit values straight into the word tile's column layout ([BW] tiles,
     pair VPW/2·w + j of word w; at 8 warps Triton loads them per thread, no conversion), each
-    field is one LOP3 (runtime MAGIC, see _field), one FADD and one FFMA into [BN, BW] fp32
+    field is one LOP3 (runtime MAGIC, see _field; no shift, no scaling of x), one FADD and one
+    FFMA into [BN, BW] fp32
     accumulators; w4a16's group scale multiplies each word's 8-field partial sum (one scale per
     16 words), w8a16's row scale the row sum; one tl.sum at the end."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
@@ -274,14 +253,14 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
             xc = tl.load(xp + 2, mask=xm, other=0)
             xd = tl.load(xp + 3, mask=xm, other=0)
             hi = words >> 12  # nibbles 5, 6, 7 at bits 8, 12, 16
-            part = _field(words, 0, 15, 8.0, MAGIC) * _xhalf(xa, False, 0, XB)
-            part += _field(words, 4, 15, 8.0, MAGIC) * _xhalf(xa, True, 4, XB)
-            part += _field(words, 8, 15, 8.0, MAGIC) * _xhalf(xb, False, 8, XB)
-            part += _field(words, 12, 15, 8.0, MAGIC) * _xhalf(xb, True, 12, XB)
-            part += _field(words, 16, 15, 8.0, MAGIC) * _xhalf(xc, False, 16, XB)
-            part += _field(hi, 8, 15, 8.0, MAGIC) * _xhalf(xc, True, 8, XB)
-            part += _field(hi, 12, 15, 8.0, MAGIC) * _xhalf(xd, False, 12, XB)
-            part += _field(hi, 16, 15, 8.0, MAGIC) * _xhalf(xd, True, 16, XB)
+            part = _field(words, 0, 15, 8, MAGIC) * _xhalf(xa, False, XB)
+            part += _field(words, 4, 15, 8, MAGIC) * _xhalf(xa, True, XB)
+            part += _field(words, 8, 15, 8, MAGIC) * _xhalf(xb, False, XB)
+            part += _field(words, 12, 15, 8, MAGIC) * _xhalf(xb, True, XB)
+            part += _field(words, 16, 15, 8, MAGIC) * _xhalf(xc, False, XB)
+            part += _field(hi, 8, 15, 8, MAGIC) * _xhalf(xc, True, XB)
+            part += _field(hi, 12, 15, 8, MAGIC) * _xhalf(xd, False, XB)
+            part += _field(hi, 16, 15, 8, MAGIC) * _xhalf(xd, True, XB)
             GT: tl.constexpr = BK // 128  # one scale per 128 k = 16 words
             gi = k0 // 128 + tl.arange(0, GT)
             gs = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=(gi < K // 128)[None, :],
@@ -292,10 +271,10 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
             xb = tl.load(xp + 1, mask=xm, other=0)
             u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
             hi = u >> 16  # bytes 2, 3 at bits 0, 8
-            acc += _field(u, 0, 255, 128.0, MAGIC) * _xhalf(xa, False, 0, XB)
-            acc += _field(u, 8, 255, 128.0, MAGIC) * _xhalf(xa, True, 8, XB)
-            acc += _field(hi, 0, 255, 128.0, MAGIC) * _xhalf(xb, False, 0, XB)
-            acc += _field(hi, 8, 255, 128.0, MAGIC) * _xhalf(xb, True, 8, XB)
+            acc += _field(u, 0, 255, 128, MAGIC) * _xhalf(xa, False, XB)
+            acc += _field(u, 8, 255, 128, MAGIC) * _xhalf(xa, True, XB)
+            acc += _field(hi, 0, 255, 128, MAGIC) * _xhalf(xb, False, XB)
+            acc += _field(hi, 8, 255, 128, MAGIC) * _xhalf(xb, True, XB)
     out = tl.sum(acc, axis=1)
     if BITS == 8:
         out = out * tl.load(s_ptr + rows_ld).to(tl.float32)

@@ -277,6 +277,18 @@ def _cuda_tc(be, case, **defines):
                                                            nn, kk], shared_mem=smem)
 
 
+def cuda_simt(be, case, rpt: int = 4, warps: int = 8):
+    """w8a16 on CUDA cores (probe beside fused_vec's tensor cores): gemv_lowbit with MAGIC (one
+    PRMT + FADD + FFMA per weight, x read 16 bytes per load), 16-byte weight loads, ``rpt`` rows per
+    warp, ``warps`` per block, warp-shuffle reduction — the form that took Triton's w8a16 from 55
+    to 84–90 % (gemv_lowbit_row)."""
+    n, k, _, _ = _dims(case)
+    prog, grid, block = _c_gemv(be, case, _CU, (4, rpt), 32, warps, False, {"MAGIC": 1})
+    nn, kk = np.int32(n), np.int32(k)
+    return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
+                                                           nn, kk])
+
+
 def _cl_teams(be) -> int:
     """Teams of 32 per work-group of OpenCL fused_vec: 4 (128 work-items), fewer where the device's
     max work-group size is smaller (queried, not assumed)."""
@@ -477,7 +489,7 @@ def _triton_vec(be, case):
     heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     return _triton_tuned(be, case, heur(gemv_lowbit_vec),
                          [{"BN": bn, "BK": bk, "num_warps": w, "num_stages": st} for bn, bk, w, st in shapes],
-                         k * bits // 32, {"BITS": bits, "BB": _pow2(b)})
+                         k * bits // 32, {"BB": _pow2(b)})
 
 
 def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
@@ -493,12 +505,13 @@ def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
                          k * bits // 32, {"BITS": bits, "BB": max(16, _pow2(b)), "F32": interp})
 
 
-#: gemv_lowbit_row (batch 1, both formats) autotune configs (BN, BK, num_warps, num_stages): at 8
-#: warps (and w4a16 at (16, 512, 4)) Triton 3.6 loads the x pairs per thread in the word tile's
-#: layout (no shared-memory conversion; sm_90 SASS: 0–2 barriers per loop against
-#: gemv_lowbit_vec's 32); more rows per thread share each x value's conversion
-TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1),
-                      (64, 1024, 8, 1)]
+#: gemv_lowbit_row (fused_vec at batch 1) autotune configs (BN, BK, num_warps, num_stages): Triton
+#: 3.6 loads the x pairs per thread in the word tile's layout (sm_90 SASS: 0–2 barriers per loop
+#: against gemv_lowbit_vec's 32; 4.3 instructions per weight value at 4–8 rows per thread). H200,
+#: bf16 (probes-20261203-session16/d9f9a7b, before the shift-free unpack): w8a16 K=N=16384 best
+#: (64, 512, 8) 86.2 %, N=28672 (128, 256, 8) 84.2 %; w4a16 (64, 512, 8) 43.0 %, (64, 256, 4) 47.6 %;
+#: (64, 1024, 8) 32–71 % (dropped)
+TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1)]
 TRITON_ROW_INTERPRET = (32, 256, 4, 1)
 #: 0x4B000000 (2^23 as fp32) passed as a kernel argument, see gemv_lowbit_triton._field
 MAGIC_2P23 = 0x4B000000
@@ -528,12 +541,16 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 
 @kernel("gemv_lowbit", "triton", "fused_vec")
 def triton_fused_vec(be, case):
-    """w4a16: gemv_lowbit_dot — nibble pairs to exact 16-bit magic values (a shift and a LOP3 per
-    two weights), tensor-core dot products against the batch padded to 16 columns, the magic
-    offset removed through Σx per group. w8a16: gemv_lowbit_vec — [BN, BK/4] int32 word tiles
-    (16-byte loads), one tile per byte position times a strided x tile, the 2^23-magic unpack,
-    fp32 FMAs. Each autotuned over its configs per (N, K, B)."""
-    return triton_dot(be, case) if _dims(case)[3] == 4 else _triton_vec(be, case)
+    """Batch 1 (both formats): gemv_lowbit_row — [BN, BK·BITS/32] int32 word tiles (16-byte loads),
+    x read as pairs of 16-bit values in the words' layout, each field one LOP3 + FADD + FFMA.
+    Batch > 1, w4a16: gemv_lowbit_dot — nibble pairs to exact 16-bit magic values, tensor-core dot
+    products against the batch padded to 16 columns, the magic offset removed through Σx per
+    group; w8a16: gemv_lowbit_vec (the same word tiles with a batch axis). Each autotuned over
+    its configs per (N, K, B)."""
+    _, _, b, bits = _dims(case)
+    if b == 1:
+        return triton_row(be, case)
+    return triton_dot(be, case) if bits == 4 else _triton_vec(be, case)
 
 
 # ---- webgpu ---------------------------------------------------------------------------------

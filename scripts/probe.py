@@ -137,9 +137,10 @@ def _gemv_cuda():
         for d in ({"KW": 1}, {"KW": 4}, {"RT": 2}, {"RT": 2, "KW": 1}, {"US": 4}, {"STAGES": 4},
                   {"US": 1, "STAGES": 5})] + [  # the memory path of other ring layouts
         (f"fused_vec RT=2 {d}", lambda be, c, d=d: gk._cuda_tc(be, c, RT=2, **d))
-        for d in ({"KW": 1}, {"KW": 2})] + [  # w8a16 on CUDA cores (gemv_lowbit MAGIC)
-        (f"simt RPT={r} WARPS={w}", lambda be, c, r=r, w=w: gk.cuda_simt(be, c, r, w))
-        for r, w in ((4, 8), (8, 8), (2, 8), (4, 4), (8, 4), (16, 4))]
+        for d in ({"KW": 1}, {"KW": 2})] + [  # w8a16 at batch 1 on CUDA cores (gemv_lowbit_simt)
+        (f"simt RPT={r} WARPS={w} PF={p}", lambda be, c, r=r, w=w, p=p: gk.cuda_simt(be, c, r, w, p))
+        for r, w, p in ((4, 8, 0), (4, 8, 1), (16, 4, 0), (16, 4, 1), (8, 4, 1), (4, 4, 1), (2, 8, 1),
+                        (8, 8, 1))]
 
 
 def _gemv_opencl():
@@ -178,7 +179,8 @@ def _gemv_triton():
     return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
             for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
-        for t in gk.TRITON_ROW_CONFIGS]
+        for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),
+                                          (128, 256, 16, 1), (256, 256, 16, 1)]]
 
 
 #: (op, backend) → extra configurations beyond the registered variants

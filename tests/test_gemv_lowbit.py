@@ -241,16 +241,16 @@ def test_cuda_tc_probe_forms_compile_without_spills(defines):
         assert rep["spill_bytes"] == 0, rep
 
 
-@pytest.mark.parametrize("dt", [1, 2])
-def test_cuda_simt_probe_compiles_without_spills(dt):
-    """gemv_lowbit with MAGIC (the w8a16 CUDA-core probe form, kernels.cuda_simt) compiles for sm_80
-    and sm_90 in fp16 and bf16, its weights and x as 16-byte loads."""
+@pytest.mark.parametrize("dt,pf", [(1, 1), (2, 1), (2, 0)])
+def test_cuda_simt_probe_compiles_without_spills(dt, pf):
+    """gemv_lowbit_simt (the w8a16 CUDA-core probe form, kernels.cuda_simt) compiles for sm_80 and
+    sm_90 in fp16 and bf16, with and without the prefetch, without spills."""
     from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.gemv_lowbit.kernels import _CU
 
     if nvrtc_available():
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    defines = {"BITS": 8, "NB": 1, "U": 4, "RPT": 8, "WARPS": 8, "DT": dt, "MAGIC": 1}
-    for rep in compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit", defines):
+    defines = {"BITS": 8, "NB": 1, "RPT": 16, "WARPS": 4, "DT": dt, "PF": pf}
+    for rep in compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_simt", defines):
         assert rep["spill_bytes"] == 0, rep

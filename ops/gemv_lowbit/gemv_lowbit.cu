@@ -11,9 +11,7 @@
 // dense path multiplies 16-bit w·x (exact in fp32). y is rounded once to fp16/bf16 (RNE).
 //
 // Defines: BITS (4, 8; 16 = dense fp16 W), NB (batch), U (32-bit words per load: 1 or 4 =
-// 16 bytes), RPT (rows per warp), WARPS (warps per block), MAGIC (w8a16 with U=4: each byte of
-// w ^ 0x80808080 (q + 128) placed by one PRMT under the exponent of 2^23, minus 2^23 + 128 → q
-// exactly, instead of a shift and an I2F; the unit's 16 x values read as two 16-byte loads).
+// 16 bytes), RPT (rows per warp), WARPS (warps per block).
 // Thread → data: warp w of block g owns rows n = (g·WARPS + w)·RPT + r, r < RPT; lane l loads
 // units l, l+32, ... of each of those rows (unit = U consecutive words = U·32/BITS k values),
 // reads the matching x values (cached: every warp reads the same x), and the RPT·NB partial sums
@@ -44,9 +42,6 @@
 #endif
 #ifndef WARPS
 #define WARPS 4
-#endif
-#ifndef MAGIC
-#define MAGIC 0  // 1 (w8a16, U=4, probe): the 2^23-magic unpack, x read 16 bytes per load
 #endif
 
 #define GROUP 128
@@ -128,35 +123,6 @@ extern "C" __global__ void gemv_lowbit(const u32* __restrict__ wq, const unsigne
         for (int r = 0; r < RPT; ++r)
 #pragma unroll
             for (int b = 0; b < NB; ++b) part[r][b] = 0.0f;
-#if MAGIC && BITS == 8 && U == 4
-        float xv[NB][16];  // the unit's 16 x values (k0 .. k0 + 15) per batch row, two 16-byte loads
-#pragma unroll
-        for (int b = 0; b < NB; ++b) {
-            const uint4* xp = reinterpret_cast<const uint4*>(x + (size_t)b * K + k0);
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const uint4 v = xp[h];
-                const u32 xw[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    xv[b][8 * h + 2 * i] = h2f((unsigned short)(xw[i] & 0xFFFFu));
-                    xv[b][8 * h + 2 * i + 1] = h2f((unsigned short)(xw[i] >> 16));
-                }
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < RPT; ++r)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const u32 ub = wr[r][j] ^ 0x80808080u;  // q + 128 per byte
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const float w = __uint_as_float(__byte_perm(ub, 0x4B000000u, 0x7540 | e)) - 8388736.0f;
-#pragma unroll
-                    for (int b = 0; b < NB; ++b) part[r][b] = fmaf(w, xv[b][4 * j + e], part[r][b]);
-                }
-            }
-#else
 #pragma unroll
         for (int j = 0; j < U; ++j) {
 #pragma unroll
@@ -173,7 +139,6 @@ extern "C" __global__ void gemv_lowbit(const u32* __restrict__ wq, const unsigne
                 }
             }
         }
-#endif
 #pragma unroll
         for (int r = 0; r < RPT; ++r) {
 #if BITS == 4
@@ -628,5 +593,89 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
                 if (b < NB) y[(size_t)b * N + n] = f2o(acc[r][2 * h + j] * s);
             }
         }
+    }
+}
+
+// ---- gemv_lowbit_simt: w8a16 at batch 1 on CUDA cores (probe beside gemv_lowbit_tc) ----
+//
+// Thread → data as gemv_lowbit (U=4): warp w of block g owns RPT rows from (g·WARPS + w)·RPT; lane
+// l takes 16-byte units l, l+32, ... (16 int8 weights each) of every one of its rows, with the
+// unit's 16 x values (two 16-byte loads, shared by the RPT rows); PF=1 loads the next unit's
+// weights before the current one is consumed (loop-carried registers). Unpack: u = w ^ 0x80808080
+// holds q + 128 per byte; one PRMT puts byte e under the exponent of 2^23 (0x4B0000bb), so the
+// float is 2^23 + q + 128 exactly and one FADD leaves q; one FFMA per weight into the row's fp32
+// sum. Warp-shuffle reduction, lane 0 writes y = fp16/bf16(Σ·s_row). Launch: ⌈N / (WARPS·RPT)⌉
+// blocks of 32·WARPS; K a multiple of 16 (the spec's 128).
+#ifndef PF
+#define PF 1
+#endif
+
+__device__ __forceinline__ void simt_unit(const uint4 (&w)[RPT], const float (&xv)[16], float (&acc)[RPT]) {
+#pragma unroll
+    for (int r = 0; r < RPT; ++r) {
+        const u32 ws[4] = {w[r].x, w[r].y, w[r].z, w[r].w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const u32 ub = ws[j] ^ 0x80808080u;  // q + 128 per byte
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                acc[r] = fmaf(__uint_as_float(__byte_perm(ub, 0x4B000000u, 0x7540 | e)) - 8388736.0f,
+                              xv[4 * j + e], acc[r]);
+        }
+    }
+}
+
+extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const unsigned short* __restrict__ scales,
+                                            const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
+                                            int N, int K) {
+    const int lane = threadIdx.x & 31;
+    const int n0 = (blockIdx.x * WARPS + (threadIdx.x >> 5)) * RPT;
+    if (n0 >= N) return;  // whole warp leaves together
+    const int upr = K / 16;  // 16-byte units per row
+    const uint4* rows[RPT];
+    float acc[RPT];
+#pragma unroll
+    for (int r = 0; r < RPT; ++r) {
+        rows[r] = wq + (size_t)min(n0 + r, N - 1) * upr;  // rows past N recompute row N-1, never stored
+        acc[r] = 0.0f;
+    }
+    uint4 cur[RPT];
+    if (PF && lane < upr) {
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) cur[r] = rows[r][lane];
+    }
+    for (int u = lane; u < upr; u += 32) {
+        uint4 nxt[RPT];
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            if (!PF) cur[r] = rows[r][u];
+            else if (u + 32 < upr) nxt[r] = rows[r][u + 32];
+        }
+        float xv[16];
+        const uint4* xp = reinterpret_cast<const uint4*>(x) + 2 * u;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const uint4 v = xp[h];
+            const u32 xw[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                xv[8 * h + 2 * i] = h2f((unsigned short)(xw[i] & 0xFFFFu));
+                xv[8 * h + 2 * i + 1] = h2f((unsigned short)(xw[i] >> 16));
+            }
+        }
+        simt_unit(cur, xv, acc);
+        if (PF) {
+#pragma unroll
+            for (int r = 0; r < RPT; ++r) cur[r] = nxt[r];
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RPT; ++r)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < RPT; ++r)
+            if (n0 + r < N) y[n0 + r] = f2o(acc[r] * row_scale(scales, n0 + r));
     }
 }

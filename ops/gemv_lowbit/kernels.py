@@ -277,13 +277,17 @@ def _cuda_tc(be, case, **defines):
                                                            nn, kk], shared_mem=smem)
 
 
-def cuda_simt(be, case, rpt: int = 4, warps: int = 8):
-    """w8a16 on CUDA cores (probe beside fused_vec's tensor cores): gemv_lowbit with MAGIC (one
-    PRMT + FADD + FFMA per weight, x read 16 bytes per load), 16-byte weight loads, ``rpt`` rows per
-    warp, ``warps`` per block, warp-shuffle reduction — the form that took Triton's w8a16 from 55
-    to 84–90 % (gemv_lowbit_row)."""
-    n, k, _, _ = _dims(case)
-    prog, grid, block = _c_gemv(be, case, _CU, (4, rpt), 32, warps, False, {"MAGIC": 1})
+def cuda_simt(be, case, rpt: int = 4, warps: int = 8, pf: int = 1):
+    """w8a16 at batch 1 on CUDA cores (probe beside fused_vec's tensor cores): gemv_lowbit_simt —
+    one PRMT + FADD + FFMA per weight, 16-byte weight and x loads, ``rpt`` rows per warp,
+    ``warps`` per block, ``pf`` 1: the next unit's weights loaded before the current one is used;
+    the form that took Triton's w8a16 from 55 to 84–90 % (gemv_lowbit_row)."""
+    n, k, b, bits = _dims(case)
+    if bits != 8 or b != 1:
+        raise Unsupported("gemv_lowbit_simt: w8a16 at batch 1 only")
+    defs = {"BITS": 8, "NB": 1, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "PF": pf}
+    prog = be.compile(_CU, "gemv_lowbit_simt", defs)
+    grid, block = (cdiv(n, warps * rpt),), (32 * warps,)
     nn, kk = np.int32(n), np.int32(k)
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
                                                            nn, kk])

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -45,6 +45,18 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+session16b)  # ~5 min: CUDA fused_vec w8a16 at batch 1 now gemv_lowbit_simt (4 rows per warp, 4 warps,
+    # prefetch): every test case checked on the GPU, then harness rows of cuda/triton fused_vec beside
+    # tinygemm and the dense GEMV; Triton gemv_lowbit_row with x read as int64 quads (X64) beside it
+    cli 100 gemv_cuda_test run --op gemv_lowbit --backend cuda --variant fused_vec --size test --check-only
+    cli 240 gemv run --op gemv_lowbit --backend cuda --backend triton --backend torch --variant fused_vec \
+        --variant tinygemm --variant dense --timeout 90 --case w4a16,n16384,k16384,b1,bf16 \
+        --case w4a16,n28672,k8192,b1,bf16 --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16 \
+        --case w8a16,n16384,k16384,b1 --case w8a16,n8192,k8192,b8
+    for c in w8a16,n28672,k8192,b1,bf16 w8a16,n16384,k16384,b1,bf16; do
+        probe 60 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'fused_vec$|X64' --cap 1
+    done
+    ;;
 probe16c)  # ~3 min: w8a16 bf16 at batch 1 — CUDA-core gemv_lowbit_simt (rows per warp, warps per block,
     # prefetch) beside CUDA's tensor-core fused_vec; Triton gemv_lowbit_row at each registered and
     # five more configs beside its autotuned fused_vec

@@ -596,7 +596,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     }
 }
 
-// ---- gemv_lowbit_simt: w8a16 at batch 1 on CUDA cores (probe beside gemv_lowbit_tc) ----
+// ---- gemv_lowbit_simt: fused_vec w8a16 at batch 1, on CUDA cores (gemv_lowbit_tc otherwise) ----
 //
 // Thread → data as gemv_lowbit (U=4): warp w of block g owns RPT rows from (g·WARPS + w)·RPT; lane
 // l takes 16-byte units l, l+32, ... (16 int8 weights each) of every one of its rows, with the

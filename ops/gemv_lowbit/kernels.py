@@ -220,7 +220,7 @@ def _c_kernels(be, case, path, variant: str, shape=None, teams: int | None = Non
     if variant == "fused":
         prog, grid, block = _c_gemv(be, case, path, "fused", 32 if path == _CU else 64,
                                     4 if path == _CU else 2, False)
-    else:  # OpenCL fused_vec (CUDA's is gemv_lowbit_tc, _cuda_tc)
+    else:  # OpenCL fused_vec (CUDA's: cuda_fused_vec)
         prog, grid, block = _c_gemv(be, case, path, shape or "fused_vec", 32, teams or _cl_teams(be), False,
                                     _cl_vec_defines(be))
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
@@ -277,11 +277,19 @@ def _cuda_tc(be, case, **defines):
                                                            nn, kk], shared_mem=smem)
 
 
-def cuda_simt(be, case, rpt: int = 4, warps: int = 8, pf: int = 1):
-    """w8a16 at batch 1 on CUDA cores (probe beside fused_vec's tensor cores): gemv_lowbit_simt —
-    one PRMT + FADD + FFMA per weight, 16-byte weight and x loads, ``rpt`` rows per warp,
-    ``warps`` per block, ``pf`` 1: the next unit's weights loaded before the current one is used;
-    the form that took Triton's w8a16 from 55 to 84–90 % (gemv_lowbit_row)."""
+#: gemv_lowbit_simt shape (rows per warp, warps per block; 128-thread blocks fit any CUDA GPU).
+#: H200, w8a16 bf16 B = 1, % of the ceiling at K=N=16384 / K=8192 N=28672
+#: (probes-20261203-session16/8cf8aa3): (4, 4) with the prefetch 89.4 / 89.7, against the
+#: tensor-core gemv_lowbit_tc's 83.1 / 76.6 in the same probe; (4, 8) 84.8 / 88.4, (8, 4) 87.4 /
+#: 86.4, (16, 4) 86.3 / 74.2, (8, 8) 87.1 / 84.2, (2, 8) 76.7 / 83.6; without the prefetch (4, 8)
+#: 91.4 / 77.3, (16, 4) 76.5 / 85.2 — only (4, 4) with the prefetch held at both shapes
+SIMT_RPT, SIMT_WARPS = 4, 4
+
+
+def cuda_simt(be, case, rpt: int = SIMT_RPT, warps: int = SIMT_WARPS, pf: int = 1):
+    """w8a16 at batch 1 on CUDA cores: gemv_lowbit_simt — one PRMT + FADD + FFMA per weight,
+    16-byte weight and x loads, ``rpt`` rows per warp, ``warps`` per block, ``pf`` 1: the next
+    unit's weights loaded before the current one is used (fused_vec's w8a16 batch-1 kernel)."""
     n, k, b, bits = _dims(case)
     if bits != 8 or b != 1:
         raise Unsupported("gemv_lowbit_simt: w8a16 at batch 1 only")
@@ -324,11 +332,14 @@ def cuda_fused(be, case):
 
 @kernel("gemv_lowbit", "cuda", "fused_vec")
 def cuda_fused_vec(be, case):
-    """Tensor cores: block per 16·RT rows (TC_RT: 32 for w4a16, 16 for w8a16), lane loads 16
-    bytes of 2·RT rows per step through a cp.async ring, magic-exponent unpack to f16x2/bf16x2,
-    mma.sync m16n8k16 with fp32 accumulators (batch = the mma's N), K split over the block's warps
-    (gemv_lowbit.cu: gemv_lowbit_tc)."""
-    return _cuda_tc(be, case)
+    """w8a16 at batch 1: CUDA cores (gemv_lowbit_simt, ``cuda_simt``: warp per 4 rows, 16-byte
+    loads with the next unit prefetched, one PRMT + FADD + FFMA per weight, warp-shuffle
+    reduction). Otherwise tensor cores: block per 16·RT rows (TC_RT: 32 for w4a16, 16 for w8a16),
+    lane loads 16 bytes of 2·RT rows per step through a cp.async ring, magic-exponent unpack to
+    f16x2/bf16x2, mma.sync m16n8k16 with fp32 accumulators (batch = the mma's N), K split over the
+    block's warps (gemv_lowbit.cu: gemv_lowbit_tc)."""
+    _, _, b, bits = _dims(case)
+    return cuda_simt(be, case) if (bits, b) == (8, 1) else _cuda_tc(be, case)
 
 
 @kernel("gemv_lowbit", "opencl", "dequant_then_gemv")
@@ -521,9 +532,10 @@ TRITON_ROW_INTERPRET = (32, 256, 4, 1)
 MAGIC_2P23 = 0x4B000000
 
 
-def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None):
+def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None, **meta):
     """gemv_lowbit_row (batch 1): 2-D word tiles, x pairs in the words' layout; ``shapes``: (BN, BK,
-    num_warps, num_stages) to tune over instead of TRITON_ROW_CONFIGS (probes)."""
+    num_warps, num_stages) to tune over instead of TRITON_ROW_CONFIGS and ``meta``: constexprs
+    (probes)."""
     import triton
 
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_row
@@ -535,7 +547,7 @@ def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None):
     heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     return _triton_tuned(be, case, heur(gemv_lowbit_row),
                          [{"BN": bn, "BK": bk, "num_warps": w, "num_stages": st} for bn, bk, w, st in shapes],
-                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23})
+                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23, **meta})
 
 
 def lowbit_scale_shape(case) -> tuple[int, ...]:

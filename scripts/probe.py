@@ -181,7 +181,7 @@ def _gemv_triton():
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
         for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),
                                           (128, 256, 16, 1), (256, 256, 16, 1)]] + [
-        ("row X64", lambda be, c: gk.triton_row(be, c, X64=True))]  # w8a16: x as int64 quads
+        ("row PFMASK", lambda be, c: gk.triton_row(be, c, PFMASK=True))]  # no reload past K
 
 
 #: (op, backend) → extra configurations beyond the registered variants

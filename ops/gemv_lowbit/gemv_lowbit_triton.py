@@ -218,7 +218,7 @@ def _xhalf(v, HIGH: tl.constexpr, XBF16: tl.constexpr):
 @triton.jit
 def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: tl.constexpr,
                     BN: tl.constexpr, BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr,
-                    X64: tl.constexpr = False):
+                    PFMASK: tl.constexpr = False):
     """fused_vec at batch 1 (both formats): gemv_lowbit_vec's word tiles and 2^23-magic unpack in
     2-D [BN, BW] tiles. gemv_lowbit_vec's batch axis makes its products 3-D, and its x tile, split
     in registers, arrives in another layout than the words: the sm_90 SASS converted every
@@ -242,7 +242,10 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
     nxt = _words(wrow, 0, K, wi, VPW, EVEN_K)
     for k0 in range(0, K, BK):
         words = nxt  # the next tile's loads are issued before this one is consumed (see gemv_lowbit_vec)
-        if EVEN_K:
+        if EVEN_K and PFMASK:  # probe: past the last tile no load (one uniform predicate)
+            live = tl.full((BN, BW), 1, tl.int1) & (k0 + BK < K)
+            nxt = tl.load(wrow + (k0 + BK) // VPW, mask=live, other=0)
+        elif EVEN_K:
             nxt = _words(wrow, (k0 + BK) * (k0 + BK < K).to(tl.int32), K, wi, VPW, True)
         else:
             nxt = _words(wrow, k0 + BK, K, wi, VPW, False)
@@ -268,14 +271,8 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
                          other=0.0).to(tl.float32)
             acc += part * tl.reshape(tl.broadcast_to(gs[:, :, None], (BN, GT, 16)), (BN, BW))
         else:
-            if X64:  # probe: a word's 4 x values as one int64 (contiguous along the words)
-                x64 = x_ptr.to(tl.pointer_type(tl.int64), bitcast=True)
-                xq = tl.load(x64 + k0 // 4 + wi, mask=xm, other=0)
-                xa = xq.to(tl.int32)
-                xb = (xq >> 32).to(tl.int32)
-            else:
-                xa = tl.load(xp, mask=xm, other=0)
-                xb = tl.load(xp + 1, mask=xm, other=0)
+            xa = tl.load(xp, mask=xm, other=0)
+            xb = tl.load(xp + 1, mask=xm, other=0)
             u = words ^ -2139062144  # 0x80808080 as an int32: q + 128 per byte
             hi = u >> 16  # bytes 2, 3 at bits 0, 8
             acc += _field(u, 0, 255, 128, MAGIC) * _xhalf(xa, False, XB)

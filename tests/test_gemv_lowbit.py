@@ -202,7 +202,7 @@ def test_triton_kernels_compile_for_hopper():
            "W_STRIDE": "i32"}
     opts = {"num_warps": 4, "divisible_by_16": ("w_ptr", "s_ptr", "x_ptr", "y_ptr", "K", "W_STRIDE")}
     sig_bf16 = {**sig, "s_ptr": "*bf16", "x_ptr": "*bf16", "y_ptr": "*bf16"}
-    row = {"EVEN_K": True, "PFMASK": False}
+    row = {"EVEN_K": True}
     out = compile_many_for_hopper([
         (gemv_lowbit, {"w_ptr": "*u8", **sig}, {"BITS": 4, "BN": 32, "BK": 128, "BB": 1, "MODE": 1,
                                                 "OUT_BF16": False}, opts),

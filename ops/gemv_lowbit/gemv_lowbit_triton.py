@@ -217,8 +217,7 @@ def _xhalf(v, HIGH: tl.constexpr, XBF16: tl.constexpr):
 
 @triton.jit
 def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: tl.constexpr,
-                    BN: tl.constexpr, BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr,
-                    PFMASK: tl.constexpr = False):
+                    BN: tl.constexpr, BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr):
     """fused_vec at batch 1 (both formats): gemv_lowbit_vec's word tiles and 2^23-magic unpack in
     2-D [BN, BW] tiles. gemv_lowbit_vec's batch axis makes its products 3-D, and its x tile, split
     in registers, arrives in another layout than the words: the sm_90 SASS converted every
@@ -242,11 +241,10 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
     nxt = _words(wrow, 0, K, wi, VPW, EVEN_K)
     for k0 in range(0, K, BK):
         words = nxt  # the next tile's loads are issued before this one is consumed (see gemv_lowbit_vec)
-        if EVEN_K and PFMASK:  # probe: past the last tile no load (one uniform predicate)
+        if EVEN_K:  # past the last tile nothing is loaded: one uniform predicate keeps the 16-byte
+            # loads (gemv_lowbit_vec reloads tile 0 instead, 1/(K/BK) more bytes: 1.5 points here)
             live = tl.full((BN, BW), 1, tl.int1) & (k0 + BK < K)
             nxt = tl.load(wrow + (k0 + BK) // VPW, mask=live, other=0)
-        elif EVEN_K:
-            nxt = _words(wrow, (k0 + BK) * (k0 + BK < K).to(tl.int32), K, wi, VPW, True)
         else:
             nxt = _words(wrow, k0 + BK, K, wi, VPW, False)
         xp = xrow + k0 // 2

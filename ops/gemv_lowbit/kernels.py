@@ -525,17 +525,16 @@ def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
 #: against gemv_lowbit_vec's 32; 4.3 instructions per weight value at 4–8 rows per thread). H200,
 #: bf16 (probes-20261203-session16/d9f9a7b, before the shift-free unpack): w8a16 K=N=16384 best
 #: (64, 512, 8) 86.2 %, N=28672 (128, 256, 8) 84.2 %; w4a16 (64, 512, 8) 43.0 %, (64, 256, 4) 47.6 %;
-#: (64, 1024, 8) 32–71 % (dropped)
+#: (64, 1024, 8) 32–71 % (dropped); no reload past the last K tile: +1.5 points for w8a16 (probe16d)
 TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1)]
 TRITON_ROW_INTERPRET = (32, 256, 4, 1)
 #: 0x4B000000 (2^23 as fp32) passed as a kernel argument, see gemv_lowbit_triton._field
 MAGIC_2P23 = 0x4B000000
 
 
-def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None, **meta):
+def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None):
     """gemv_lowbit_row (batch 1): 2-D word tiles, x pairs in the words' layout; ``shapes``: (BN, BK,
-    num_warps, num_stages) to tune over instead of TRITON_ROW_CONFIGS and ``meta``: constexprs
-    (probes)."""
+    num_warps, num_stages) to tune over instead of TRITON_ROW_CONFIGS (probes)."""
     import triton
 
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_row
@@ -547,7 +546,7 @@ def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None, 
     heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     return _triton_tuned(be, case, heur(gemv_lowbit_row),
                          [{"BN": bn, "BK": bk, "num_warps": w, "num_stages": st} for bn, bk, w, st in shapes],
-                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23, **meta})
+                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23})
 
 
 def lowbit_scale_shape(case) -> tuple[int, ...]:

@@ -446,24 +446,34 @@ TRITON_VEC_INTERPRET = (128, 128, 4, 1)
 #: programs: one per SM, 8 warps.)
 TRITON_DOT_CONFIGS = [(128, 8, 4), (128, 4, 3), (64, 4, 5)]
 TRITON_DOT_INTERPRET = (64, 4, 1)
-#: below this N·K no autotuning (test shapes): the first config is used
+#: below this N·K no autotuning (test shapes, N=1000): the config with the most programs (the
+#: smallest BN) is used — the first one left N=1000 K=8192 with 8 programs (104 GB/s, `9f7613`)
 TRITON_VEC_TUNE_MIN = 2**24
 
 
+#: launch options of a config dict (the rest are the kernel's constexprs)
+_LAUNCH_KEYS = ("num_warps", "num_stages", "maxnreg")
+
+
 def _triton_tuned(be, case, fn, configs, words_per_row: int, meta: dict):
-    """``fn`` (gemv_lowbit_vec or gemv_lowbit_dot) over the int32 view of qweight: one config in
-    the interpreter (``configs[0]``), else autotuned per (N, K, B) once here on scratch operands
-    of the case's shape (outside the timed runs; winner and tuning time in ``run.info``).
-    ``configs``: dicts of meta-parameters with ``num_warps`` / ``num_stages``; grid ⌈N / BN⌉."""
+    """``fn`` (gemv_lowbit_row, _vec or _dot) over the int32 view of qweight: one config in the
+    interpreter (``configs[0]``) and below TRITON_VEC_TUNE_MIN, else autotuned per (N, K, B) once
+    here on scratch operands of the case's shape (outside the timed runs; winner and tuning time
+    in ``run.info``).
+    ``configs``: dicts of meta-parameters with ``num_warps`` / ``num_stages`` (and optionally
+    ``maxnreg``); grid ⌈N / BN⌉."""
     import torch
     import triton
 
     n, k, b, _ = _dims(case)
     out_bf16 = case.dtype == "bf16"
-    if be.device.mode == "interpret" or n * k < TRITON_VEC_TUNE_MIN:
+    if be.device.mode == "interpret":
         configs = configs[:1]
-    kern = triton.autotune([triton.Config({kk: v for kk, v in c.items() if not kk.startswith("num_")},
-                                          num_warps=c["num_warps"], num_stages=c["num_stages"])
+    elif n * k < TRITON_VEC_TUNE_MIN:
+        configs = [min(configs, key=lambda c: c["BN"])]
+    kern = triton.autotune([triton.Config({kk: v for kk, v in c.items() if kk not in _LAUNCH_KEYS},
+                                          num_warps=c["num_warps"], num_stages=c["num_stages"],
+                                          maxnreg=c.get("maxnreg"))
                             for c in configs], key=["N", "K", "B"])(fn)
     grid = lambda m: (triton.cdiv(n, m["BN"]),)  # noqa: E731
 
@@ -484,7 +494,8 @@ def _triton_tuned(be, case, fn, configs, words_per_row: int, meta: dict):
         be.synchronize()
         best = kern.best_config
         info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
+                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages,
+                           **({"maxnreg": best.maxnreg} if best.maxnreg else {})}}
 
     def run(ins, outs):
         launch(ins["qweight"].view(torch.int32), _tv(ins["scales"], case), _tv(ins["x"], case),
@@ -526,15 +537,18 @@ def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
 #: bf16 (probes-20261203-session16/d9f9a7b, before the shift-free unpack): w8a16 K=N=16384 best
 #: (64, 512, 8) 86.2 %, N=28672 (128, 256, 8) 84.2 %; w4a16 (64, 512, 8) 43.0 %, (64, 256, 4) 47.6 %;
 #: (64, 1024, 8) 32–71 % (dropped); no reload past the last K tile: +1.5 points for w8a16 (probe16d)
-TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1)]
+#: (128, 256, 8) takes 147 registers: one program per SM, and N=28672's 224 programs in 1.7 waves;
+#: capped at 128 (maxnreg, the 5th field; no spills in the sm_90 SASS) two fit per SM
+TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1),
+                      (128, 256, 8, 1, 128)]
 TRITON_ROW_INTERPRET = (32, 256, 4, 1)
 #: 0x4B000000 (2^23 as fp32) passed as a kernel argument, see gemv_lowbit_triton._field
 MAGIC_2P23 = 0x4B000000
 
 
-def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None):
+def triton_row(be, case, shapes: list[tuple[int, ...]] | None = None):
     """gemv_lowbit_row (batch 1): 2-D word tiles, x pairs in the words' layout; ``shapes``: (BN, BK,
-    num_warps, num_stages) to tune over instead of TRITON_ROW_CONFIGS (probes)."""
+    num_warps, num_stages[, maxnreg]) to tune over instead of TRITON_ROW_CONFIGS (probes)."""
     import triton
 
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_row
@@ -545,7 +559,8 @@ def triton_row(be, case, shapes: list[tuple[int, int, int, int]] | None = None):
     shapes = shapes or ([TRITON_ROW_INTERPRET] if be.device.mode == "interpret" else TRITON_ROW_CONFIGS)
     heur = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     return _triton_tuned(be, case, heur(gemv_lowbit_row),
-                         [{"BN": bn, "BK": bk, "num_warps": w, "num_stages": st} for bn, bk, w, st in shapes],
+                         [{"BN": t[0], "BK": t[1], "num_warps": t[2], "num_stages": t[3],
+                           "maxnreg": t[4] if len(t) > 4 else None} for t in shapes],
                          k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23})
 
 

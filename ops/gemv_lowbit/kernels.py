@@ -537,10 +537,10 @@ def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
 #: bf16 (probes-20261203-session16/d9f9a7b, before the shift-free unpack): w8a16 K=N=16384 best
 #: (64, 512, 8) 86.2 %, N=28672 (128, 256, 8) 84.2 %; w4a16 (64, 512, 8) 43.0 %, (64, 256, 4) 47.6 %;
 #: (64, 1024, 8) 32–71 % (dropped); no reload past the last K tile: +1.5 points for w8a16 (probe16d)
-#: (128, 256, 8) takes 147 registers: one program per SM, and N=28672's 224 programs in 1.7 waves;
-#: capped at 128 (maxnreg, the 5th field; no spills in the sm_90 SASS) two fit per SM
-TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1),
-                      (128, 256, 8, 1, 128)]
+#: (128, 256, 8) takes 147 registers (one program per SM; N=28672's 224 programs in 1.7 waves);
+#: capped at 128 (maxnreg, an optional 5th field; two per SM, no spills) it lost at w8a16 N=28672:
+#: 78.0 against 83.9 % uncapped (session16d, commit 564ecf0), so not registered
+TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1)]
 TRITON_ROW_INTERPRET = (32, 256, 4, 1)
 #: 0x4B000000 (2^23 as fp32) passed as a kernel argument, see gemv_lowbit_triton._field
 MAGIC_2P23 = 0x4B000000

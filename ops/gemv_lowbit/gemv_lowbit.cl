@@ -17,8 +17,7 @@
 // softmax.cl) or else a local-memory tree (PoCL and other devices: a team need not be one
 // sub-group there); work-item 0 of the team rounds once to fp16 and stores.
 // fused_vec (MAGIC=1) unpacks with the 2^23 magic (FIELD below: one AND/OR and one subtraction per
-// weight, x pre-scaled by 2^-SH per field position, exact) instead of shift, mask, subtract and
-// int→float. x is read 8 values per 16-byte load (ldx), once per unit for the RPT rows.
+// weight, exact) instead of shift, mask, subtract and int→float. x is read 8 values per 16-byte load (ldx), once per unit for the RPT rows.
 // Launch: groups = (⌈N / (TEAMS·RPT)⌉), block = (TEAM·TEAMS).
 //
 //   gemv_lowbit      the GEMV above (fused: U=1, RPT=1, TEAM=64; fused_vec: U=4, RPT=4, TEAM=32)
@@ -114,17 +113,19 @@ inline float wval(uint w, int e) {
 }
 
 #ifndef MAGIC
-#define MAGIC 0  // 1 (fused_vec): 2^23-magic unpack with x pre-scaled per field position
+#define MAGIC 0  // 1 (fused_vec): shift-free 2^23-magic unpack (FIELD)
 #endif
 #ifndef SUBGROUPS
 #define SUBGROUPS 0  // 2: NVIDIA warp shuffles (inline PTX) for the team reduction (TEAM = 32)
 #endif
 
-// MAGIC: field e of a packed word w as (q·2^SH(e)) exactly: (src & (MASK << SH)) | 2^23 read as a
-// float is 2^23 + field·2^SH (the field stays inside the 23-bit mantissa), minus 2^23 + HALF·2^SH;
-// int4: nibbles 0..4 from w (SH 4e), 5..7 from w >> 12 (SH 4(e−3)); int8: bytes 0, 1 of
-// u = w ^ 0x80808080 (SH 8e), 2, 3 of u >> 16. The matching x is pre-scaled by 2^-SH (exact: a power
-// of two). One AND/OR (LOP3) and one subtraction per weight instead of shift, mask, sub, int→float.
+// MAGIC: field e of a packed word w as q exactly, without a shift: (src & (MASK << SH)) under the
+// exponent of 2^(23 − SH) reads as 2^(23 − SH) + field (the field's lowest bit is one unit of that
+// float's mantissa, and it stays inside the 23-bit mantissa), minus 2^(23 − SH) + HALF; int4:
+// nibbles 0..4 from w (SH 4e), 5..7 from w >> 12 (SH 4(e−3)); int8: bytes 0, 1 of
+// u = w ^ 0x80808080 (SH 8e), 2, 3 of u >> 16. One AND/OR (LOP3) and one subtraction per weight
+// instead of shift, mask, sub, int→float (x needs no scaling: session 17; before, the field was read
+// as 2^23 + field·2^SH and x pre-scaled by 2^-SH, one more multiply per x value and field).
 #if BITS == 4
 #define FSH(e) (4 * ((e) < 5 ? (e) : (e) - 3))
 #define FHALF 8.0f
@@ -140,7 +141,8 @@ inline float wval(uint w, int e) {
 #define FHI(w) ((w) >> 16)
 #define FPRE(w) ((w) ^ 0x80808080u)
 #endif
-#define FIELD(src, e) (as_float(((src) & (FMASK << FSH(e))) | 0x4B000000u) - (8388608.0f + FHALF * (float)(1 << FSH(e))))
+#define FIELD(src, e) \
+    (as_float(((src) & (FMASK << FSH(e))) | (0x4B000000u - ((uint)FSH(e) << 23))) - ((float)(1 << (23 - FSH(e))) + FHALF))
 
 #if SUBGROUPS == 2
 inline float team_sum(float v) {  // NVIDIA: a team of 32 is one warp
@@ -206,13 +208,8 @@ __kernel void gemv_lowbit(__global const uint* wq, __global const ushort* scales
                 }
 #endif
                 for (int e = 0; e < VPW; ++e) {
-#if MAGIC
-                    const float pre = 1.0f / (float)(1 << FSH(e));
-#else
-                    const float pre = 1.0f;
-#endif
                     float xv[NB];
-                    for (int b = 0; b < NB; ++b) xv[b] = xw[b][(j % XW) * VPW + e] * pre;
+                    for (int b = 0; b < NB; ++b) xv[b] = xw[b][(j % XW) * VPW + e];
                     for (int r = 0; r < RPT; ++r) {
 #if MAGIC
                         const float w = FIELD(FSRC(src[r], hiw[r], e), e);

@@ -7,7 +7,7 @@
 //
 // Loops over the private arrays (acc, part, the weight words) and over constant trip counts are
 // `// @unroll` (backends/wgsl_unroll.py): constant indices keep them in registers on NVIDIA Vulkan;
-// packed fields unpack with the 2^23 magic (wval: one AND/OR + one subtraction, exact).
+// packed fields unpack with the 2^23 magic, shift-free (wval: one AND/OR + one subtraction, exact).
 // Core WGSL only (no shader-f16, no subgroups): fp16 is read with unpack2x16float (exact) and
 // written by f2h (round to nearest even in integer arithmetic; WGSL leaves pack2x16float's
 // rounding open). The weights are bound as array<vec4<u32>> (every row starts on 16 bytes), so
@@ -85,13 +85,27 @@ fn xchunk(i: u32) -> vec4<u32> {
 // flat 32-bit word i of the weights
 fn wword(i: u32) -> u32 { return wq[i >> 2u][i & 3u]; }
 
-// value e of a weight word, as f32 (exact)
-fn wval(w: u32, e: u32) -> f32 {
-    // 2^23 magic: the field (offset binary; int8 made so by ^ 0x80) in the low mantissa bits of
-    // 2^23, one subtraction: exact, no int→float conversion
-    if (BITS == 4u) { return bitcast<f32>(((w >> (4u * e)) & 15u) | 0x4B000000u) - 8388616.0; }
-    if (BITS == 8u) { return bitcast<f32>((((w >> (8u * e)) & 255u) ^ 128u) | 0x4B000000u) - 8388736.0; }
+// field (src >> sh) & mask of a word, offset binary with offset `half`, as f32 (exact) without a
+// shift: (src & (mask << sh)) under the exponent of 2^(23 − sh) reads as 2^(23 − sh) + field (the
+// field's lowest bit is one unit of that float's mantissa), so one AND/OR and one subtraction
+// leave field − half = q. sh ≤ 16 keeps the field inside the 23-bit mantissa.
+fn field(src: u32, sh: u32, mask: u32, half: f32) -> f32 {
+    return bitcast<f32>((src & (mask << sh)) | (0x4B000000u - (sh << 23u))) - (f32(1u << (23u - sh)) + half);
+}
+
+// value e of a weight word w as f32 (exact). hi: w >> 12 (int4: nibbles 5..7 at bits 8, 12, 16) or
+// (w ^ 0x80808080) >> 16 (int8: bytes 2, 3 at bits 0, 8), computed once per word by the caller.
+// int8 is two's complement: ^ 0x80 per byte makes it offset binary (q + 128).
+fn wval(w: u32, hi: u32, e: u32) -> f32 {
+    if (BITS == 4u) { return field(select(hi, w, e < 5u), 4u * select(e - 3u, e, e < 5u), 15u, 8.0); }
+    if (BITS == 8u) { return field(select(hi, w ^ 0x80808080u, e < 2u), 8u * (e & 1u), 255u, 128.0); }
     return half_of(w, e == 1u);
+}
+
+// the high-field word wval needs beside w
+fn whi(w: u32) -> u32 {
+    if (BITS == 4u) { return w >> 12u; }
+    return (w ^ 0x80808080u) >> 16u;
 }
 
 // f32 → fp16 (DT 1) or bf16 (DT 2) bits, round to nearest even (NaN → quiet NaN, fp16 ≥ 65520 → inf)
@@ -152,6 +166,9 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                     // @unroll
                     for (var b = 0u; b < NB; b++) { xc[b] = xchunk(b * k_len + k0 + j * VPW); }
                 }
+                var hw: array<u32, RPT>;
+                // @unroll
+                for (var r = 0u; r < RPT; r++) { hw[r] = whi(ws[r * UV + j / 4u][j % 4u]); }
                 // @unroll
                 for (var e = 0u; e < VPW; e++) {
                     let h = (j % XW) * VPW + e;  // x value of the chunk
@@ -160,7 +177,7 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                     for (var b = 0u; b < NB; b++) { xv[b] = half_of(xc[b][h >> 1u], (h & 1u) == 1u); }
                     // @unroll
                     for (var r = 0u; r < RPT; r++) {
-                        let wv = wval(ws[r * UV + j / 4u][j % 4u], e);
+                        let wv = wval(ws[r * UV + j / 4u][j % 4u], hw[r], e);
                         // @unroll
                         for (var b = 0u; b < NB; b++) { part[r * NB + b] = fma(wv, xv[b], part[r * NB + b]); }
                     }
@@ -227,8 +244,8 @@ fn dequant_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_
     } else {
         let byte_i = n * k_len + k;  // even: k and k+1 share a word
         let w = wword(byte_i >> 2u);
-        q0 = wval(w, byte_i & 3u);
-        q1 = wval(w, (byte_i & 3u) + 1u);
+        q0 = wval(w, whi(w), byte_i & 3u);
+        q1 = wval(w, whi(w), (byte_i & 3u) + 1u);
         s = scale(n);
     }
     wd[i] = f2h(q0 * s) | (f2h(q1 * s) << 16u);

@@ -358,7 +358,7 @@ def opencl_fused(be, case):
 @kernel("gemv_lowbit", "opencl", "fused_vec")
 def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int | None = None):
     """Team of 32 work-items per 4 rows, one 16-byte (uint4) packed load per row per step, x
-    shared by the rows (pre-scaled per field position), 2^23-magic unpack (one AND/OR and one
+    shared by the rows, shift-free 2^23-magic unpack (one AND/OR and one
     subtraction per weight); warp shuffles on NVIDIA, else a local-memory tree; up to 4 teams per
     work-group (the device's max work-group size permitting). ``shape`` (U, RPT) and ``teams``
     instead of the registered ones: probes."""

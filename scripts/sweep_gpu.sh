@@ -49,6 +49,9 @@ session17)  # ~4 min: OpenCL / WebGPU GEMV with shift-free magic fields (no x pr
     # shift per field in WGSL): every test case checked on the GPU, then harness rows beside tinygemm
     cli 150 gemv_simt_test run --op gemv_lowbit --backend opencl --backend webgpu --size test --check-only
     simt_gemv_rows 300
+    for b in opencl webgpu; do  # the shapes again with the new field form (w4a16: the target cell)
+        probe 120 "gemv_${b}_w4" gemv_lowbit $b --case w4a16,n16384,k16384,b1,bf16 --cap 1
+    done
     ;;
 gemv17old)  # the same harness rows at the commit before (run with this script from a newer commit)
     simt_gemv_rows 300

@@ -143,6 +143,16 @@ def _gemv_cuda():
                         (8, 8, 1))]
 
 
+def _vector_add_opencl():
+    import ops.vector_add.kernels as vk
+
+    # fp16: 8 raw bytes per access converted in private memory (RAW16) beside the registered
+    # vloada_half4 / vstorea_half4_rte forms (82.4 % for vec4 in d5a030)
+    return [("vec4 RAW16=1", lambda be, c: vk._opencl_vector_add(be, c, "vector_add_vec4", 4, RAW16=1)),
+            ("grid_stride RAW16=1", lambda be, c: vk._opencl_vector_add(
+                be, c, "vector_add_grid_stride", 4, 8 * max(1, be.device.compute_units), RAW16=1))]
+
+
 def _gemv_opencl():
     import ops.gemv_lowbit.kernels as gk
 
@@ -189,7 +199,8 @@ CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_c
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
            ("matmul", "triton"): _matmul_triton, ("gemv_lowbit", "triton"): _gemv_triton,
-           ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu}
+           ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu,
+           ("vector_add", "opencl"): _vector_add_opencl}
 
 
 def main() -> None:

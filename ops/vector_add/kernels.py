@@ -114,13 +114,14 @@ _OPENCL_VECTOR_ADD = source(__file__, "vector_add.cl")
 _OPENCL_T = {"fp32": "float", "fp16": "half"}  # fp16: core half storage, fp32 arithmetic
 
 
-def _opencl_vector_add(be, case, entry: str, per_item: int, max_groups: int | None = None):
+def _opencl_vector_add(be, case, entry: str, per_item: int, max_groups: int | None = None, **defines):
+    """``defines``: extra -D of vector_add.cl (probes: RAW16)."""
     import numpy as np
 
     n = case["n"]
     if n >= 2**32:
         raise ValueError(f"{entry}: 32-bit indices, n={n} >= 2^32")
-    k = be.compile(_OPENCL_VECTOR_ADD, entry, {"T": _OPENCL_T[case.dtype]})
+    k = be.compile(_OPENCL_VECTOR_ADD, entry, {"T": _OPENCL_T[case.dtype], **defines})
     groups = max(1, -(-n // (256 * per_item)))
     grid = (groups if max_groups is None else min(groups, max_groups),)
     return lambda ins, outs: be.launch(k, grid, (256,), [ins["a"], ins["b"], outs["c"], np.uint32(n)])

@@ -28,8 +28,27 @@
 // a half element as a float, and back with round-to-nearest-even
 #define LOAD1(p, i) vload_half((i), (p))
 #define STORE1(x, p, i) vstore_half_rte((x), (i), (p))
+#ifndef RAW16
+#define RAW16 0
+#endif
+#if RAW16
+// 8 raw bytes per access (one ushort4 load or store), converted in private memory: the form that
+// doubled the fp16 GEMV on NVIDIA's OpenCL (session 17); a probe here (-D RAW16=1), unmeasured
+inline float4 load4_raw(__global const half *p, uint i) {
+    const ushort4 u = ((__global const ushort4 *)p)[i];
+    return vload_half4(0, (const __private half *)&u);
+}
+inline void store4_raw(float4 x, __global half *p, uint i) {
+    ushort4 u;
+    vstore_half4_rte(x, 0, (__private half *)&u);
+    ((__global ushort4 *)p)[i] = u;
+}
+#define LOAD4(p, i) load4_raw((p), (i))
+#define STORE4(x, p, i) store4_raw((x), (p), (i))
+#else
 #define LOAD4(p, i) vloada_half4((i), (p))  // aligned to 8 bytes
 #define STORE4(x, p, i) vstorea_half4_rte((x), (i), (p))
+#endif
 #else
 #define LOAD1(p, i) ((p)[i])
 #define STORE1(x, p, i) ((p)[i] = (x))

@@ -45,9 +45,13 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
-next18)  # ~6 min, prepared in session 17, not yet run: OpenCL fp16 vector_add with raw 8-byte
-    # accesses (RAW16) beside the registered forms, then vector_add/grayscale on opencl and webgpu
+next18)  # ~9 min, prepared in session 17, not yet run: OpenCL fp16 vector_add with raw 8-byte
+    # accesses (RAW16) beside the registered forms; Triton gemv_lowbit_row with two word tiles
+    # loaded ahead (PF=2); then vector_add/grayscale on opencl and webgpu
     probe 150 vector_add_opencl_fp16 vector_add opencl --case n=2^28,fp16 --cap 2
+    for c in w4a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16; do  # Triton row, 2 tiles ahead
+        probe 120 "gemv_triton_pf2_$c" gemv_lowbit triton --case "$c" --only 'fused_vec$|row PF=2' --cap 1
+    done
     cli 400 elementwise_simt run --op vector_add --op grayscale --backend opencl --backend webgpu --backend torch \
         --timeout 60 --time-cap 2
     ;;

@@ -546,9 +546,10 @@ TRITON_ROW_INTERPRET = (32, 256, 4, 1)
 MAGIC_2P23 = 0x4B000000
 
 
-def triton_row(be, case, shapes: list[tuple[int, ...]] | None = None):
+def triton_row(be, case, shapes: list[tuple[int, ...]] | None = None, pf: int = 1):
     """gemv_lowbit_row (batch 1): 2-D word tiles, x pairs in the words' layout; ``shapes``: (BN, BK,
-    num_warps, num_stages[, maxnreg]) to tune over instead of TRITON_ROW_CONFIGS (probes)."""
+    num_warps, num_stages[, maxnreg]) to tune over instead of TRITON_ROW_CONFIGS, ``pf``: word
+    tiles loaded ahead (probes)."""
     import triton
 
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_row
@@ -561,7 +562,7 @@ def triton_row(be, case, shapes: list[tuple[int, ...]] | None = None):
     return _triton_tuned(be, case, heur(gemv_lowbit_row),
                          [{"BN": t[0], "BK": t[1], "num_warps": t[2], "num_stages": t[3],
                            "maxnreg": t[4] if len(t) > 4 else None} for t in shapes],
-                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23})
+                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23, "PF": pf})
 
 
 def lowbit_scale_shape(case) -> tuple[int, ...]:

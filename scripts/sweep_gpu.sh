@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="next18 | session17f | session17e | session17d | session17c | session17b | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next18b | next18 | session17f | session17e | session17d | session17c | session17b | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -45,6 +45,14 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+next18b)  # ~4 min, prepared in session 17, not yet run: OpenCL's fp16/bf16 matmul and fp16 attention
+    # have never run on the H200 (no target: SIMT cells); their fp16 loads are vload_half4 /
+    # vload_half on global memory, the form that halved the fp16 GEMV there (session 17)
+    cli 240 matmul_opencl_16bit run --op matmul --backend opencl --backend torch --timeout 90 --time-cap 2 \
+        --case '8192³,fp16' --case '8192³,bf16' --case '16x8192x8192,bf16' --case '1x8192x8192,bf16'
+    cli 200 attention_opencl_fp16 run --op attention --backend opencl --backend torch --variant flash \
+        --variant sdpa --timeout 90 --time-cap 2 --case b2h16s1000d64,fp16
+    ;;
 next18)  # ~9 min, prepared in session 17, not yet run: OpenCL fp16 vector_add with raw 8-byte
     # accesses (RAW16) beside the registered forms; Triton gemv_lowbit_row with two word tiles
     # loaded ahead (PF=2); then vector_add/grayscale on opencl and webgpu

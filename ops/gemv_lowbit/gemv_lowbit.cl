@@ -17,7 +17,8 @@
 // softmax.cl) or else a local-memory tree (PoCL and other devices: a team need not be one
 // sub-group there); work-item 0 of the team rounds once to fp16 and stores.
 // fused_vec (MAGIC=1) unpacks with the 2^23 magic (FIELD below: one AND/OR and one subtraction per
-// weight, exact) instead of shift, mask, subtract and int→float. x is read 8 values per 16-byte load (ldx), once per unit for the RPT rows.
+// weight, exact) instead of shift, mask, subtract and int→float. x is read 8 values per 16-byte
+// load (ldx), once per unit for the RPT rows.
 // Launch: groups = (⌈N / (TEAMS·RPT)⌉), block = (TEAM·TEAMS).
 //
 //   gemv_lowbit      the GEMV above (fused: U=1, RPT=1, TEAM=64; fused_vec: U=4, RPT=4, TEAM=32)

@@ -148,9 +148,8 @@ def _vector_add_opencl():
 
     # fp16: 8 raw bytes per access converted in private memory (RAW16) beside the registered
     # vloada_half4 / vstorea_half4_rte forms (82.4 % for vec4 in d5a030)
-    return [("vec4 RAW16=1", lambda be, c: vk._opencl_vector_add(be, c, "vector_add_vec4", 4, RAW16=1)),
-            ("grid_stride RAW16=1", lambda be, c: vk._opencl_vector_add(
-                be, c, "vector_add_grid_stride", 4, 8 * max(1, be.device.compute_units), RAW16=1))]
+    return [("vec4 RAW16=1", lambda be, c: vk.opencl_vec4(be, c, RAW16=1)),
+            ("grid_stride RAW16=1", lambda be, c: vk.opencl_grid_stride(be, c, RAW16=1))]
 
 
 def _gemv_opencl():

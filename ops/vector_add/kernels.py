@@ -134,15 +134,18 @@ def opencl_naive(be, case):
 
 
 @kernel("vector_add", "opencl", "vec4")
-def opencl_vec4(be, case):
-    """Four elements per work-item through aligned float4/half4 accesses; scalar tail."""
-    return _opencl_vector_add(be, case, "vector_add_vec4", 4)
+def opencl_vec4(be, case, **defines):
+    """Four elements per work-item through aligned float4/half4 accesses; scalar tail.
+    ``defines``: probes (RAW16)."""
+    return _opencl_vector_add(be, case, "vector_add_vec4", 4, **defines)
 
 
 @kernel("vector_add", "opencl", "grid_stride")
-def opencl_grid_stride(be, case):
-    """The vec4 body in a grid-stride loop over 8 work-groups of 256 per compute unit."""
-    return _opencl_vector_add(be, case, "vector_add_grid_stride", 4, 8 * max(1, be.device.compute_units))
+def opencl_grid_stride(be, case, **defines):
+    """The vec4 body in a grid-stride loop over 8 work-groups of 256 per compute unit.
+    ``defines``: probes (RAW16)."""
+    return _opencl_vector_add(be, case, "vector_add_grid_stride", 4, 8 * max(1, be.device.compute_units),
+                              **defines)
 
 
 # ---- webgpu ---------------------------------------------------------------------------------

@@ -177,6 +177,16 @@ def _attention_cuda():
             for w, bn in ((8, 64), (4, 64))]  # registered flash: 8 warps × 128 keys where it fits
 
 
+def _attention_triton():
+    import ops.attention.kernels as ak
+
+    # one flash config each (BLOCK_M, BLOCK_N, warps, stages[, maxnreg]): two programs per SM
+    # (96 KiB of shared memory each; 4 warps at 255 registers, or 8 warps capped at 128) beside
+    # one of 8 warps with 128/64-key tiles (the registered autotune's winners)
+    return [(f"flash cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
+            for t in ((128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 2), (128, 64, 8, 2, 128))]
+
+
 def _gemv_triton():
     import ops.gemv_lowbit.kernels as gk
 
@@ -202,7 +212,7 @@ CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_c
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
            ("matmul", "triton"): _matmul_triton, ("gemv_lowbit", "triton"): _gemv_triton,
            ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu,
-           ("vector_add", "opencl"): _vector_add_opencl}
+           ("vector_add", "opencl"): _vector_add_opencl, ("attention", "triton"): _attention_triton}
 
 
 def main() -> None:

@@ -264,12 +264,13 @@ def _torch_dtype(case):
 
 
 @kernel("attention", "triton", "flash")
-def triton_flash(be, case):
+def triton_flash(be, case, cfgs=None):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages) per head dim on compiled devices."""
+    num_warps, num_stages[, maxnreg]) per head dim on compiled devices (``cfgs``: those instead of
+    _TRITON_CONFIGS)."""
     import time
 
     import torch
@@ -286,11 +287,12 @@ def triton_flash(be, case):
         bm, bn = _TRITON_INTERPRET
         kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
     else:
-        cfgs = _TRITON_CONFIGS[(d, case.dtype != "fp32")]
+        cfgs = cfgs or _TRITON_CONFIGS[(d, case.dtype != "fp32")]
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
-        kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
-                                for bm, bn, w, st in cfgs], key=["S"])(attention_flash)
+        kern = triton.autotune([triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1]}, num_warps=c[2],
+                                              num_stages=c[3], maxnreg=c[4] if len(c) > 4 else None)
+                                for c in cfgs], key=["S"])(attention_flash)
         meta = {}
 
     def launch(q, k, v, o):
@@ -305,7 +307,8 @@ def triton_flash(be, case):
         be.synchronize()
         best = kern.best_config
         info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
+                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages,
+                           **({"maxnreg": best.maxnreg} if best.maxnreg else {})}}
         del x
 
     def run(ins, outs):

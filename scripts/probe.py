@@ -143,15 +143,6 @@ def _gemv_cuda():
                         (8, 8, 1))]
 
 
-def _vector_add_opencl():
-    import ops.vector_add.kernels as vk
-
-    # fp16: 8 raw bytes per access converted in private memory (RAW16) beside the registered
-    # vloada_half4 / vstorea_half4_rte forms (82.4 % for vec4 in d5a030)
-    return [("vec4 RAW16=1", lambda be, c: vk.opencl_vec4(be, c, RAW16=1)),
-            ("grid_stride RAW16=1", lambda be, c: vk.opencl_grid_stride(be, c, RAW16=1))]
-
-
 def _gemv_opencl():
     import ops.gemv_lowbit.kernels as gk
 
@@ -180,11 +171,10 @@ def _attention_cuda():
 def _attention_triton():
     import ops.attention.kernels as ak
 
-    # one flash config each (BLOCK_M, BLOCK_N, warps, stages[, maxnreg]): two programs per SM
-    # (96 KiB of shared memory each; 4 warps at 255 registers, or 8 warps capped at 128) beside
-    # one of 8 warps with 128/64-key tiles (the registered autotune's winners)
+    # flash at one config each (BLOCK_M, BLOCK_N, warps, stages) of the autotune's tensor-core
+    # list at head dim 128
     return [(f"flash cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
-            for t in ((128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 2), (128, 64, 8, 2, 128))]
+            for t in ak._TRITON_CONFIGS[(128, True)]]
 
 
 def _gemv_triton():
@@ -212,7 +202,7 @@ CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_c
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,
            ("matmul", "triton"): _matmul_triton, ("gemv_lowbit", "triton"): _gemv_triton,
            ("gemv_lowbit", "opencl"): _gemv_opencl, ("gemv_lowbit", "webgpu"): _gemv_webgpu,
-           ("vector_add", "opencl"): _vector_add_opencl, ("attention", "triton"): _attention_triton}
+           ("attention", "triton"): _attention_triton}
 
 
 def main() -> None:

@@ -242,6 +242,11 @@ def opencl_flash(be, case):
 #: exp2 on the FMA pipe (a cubic on the odd columns, MUFU.EX2 on the even ones; register-local
 #: split/join, 100 instead of 132 MUFU.EX2 in the sm_90 SASS, 255 registers) 457 / 427 TFLOP/s
 #: against 520 / 498 at D128 non-causal / causal, 332 against 418 at D64: removed (commit 98474ac).
+#: Session 18 (probes-20261204-session18, commit 63191a8): two programs per SM at D128, so one's
+#: exponentials could run under the other's tensor-core work — 128×64 tiles on 4 warps, 2 stages
+#: (255 registers, 96 KiB of shared memory) 341 / 335 TFLOP/s, on 8 warps capped at 128 registers
+#: (88 bytes of stack) 447 / 407, against 513 / 501 for (128, 64, 8, 3) in the same probe
+#: (non-causal / causal): not added.
 _TRITON_CONFIGS = {
     (64, True): [(128, 64, 4, 3), (128, 128, 8, 3), (128, 64, 4, 4), (128, 128, 4, 2), (64, 64, 4, 3),
                  (128, 64, 8, 3), (128, 128, 8, 4)],
@@ -269,7 +274,7 @@ def triton_flash(be, case, cfgs=None):
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages[, maxnreg]) per head dim on compiled devices (``cfgs``: those instead of
+    num_warps, num_stages) per head dim on compiled devices (``cfgs``: those instead of
     _TRITON_CONFIGS)."""
     import time
 
@@ -290,9 +295,8 @@ def triton_flash(be, case, cfgs=None):
         cfgs = cfgs or _TRITON_CONFIGS[(d, case.dtype != "fp32")]
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
-        kern = triton.autotune([triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1]}, num_warps=c[2],
-                                              num_stages=c[3], maxnreg=c[4] if len(c) > 4 else None)
-                                for c in cfgs], key=["S"])(attention_flash)
+        kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
+                                for bm, bn, w, st in cfgs], key=["S"])(attention_flash)
         meta = {}
 
     def launch(q, k, v, o):
@@ -307,8 +311,7 @@ def triton_flash(be, case, cfgs=None):
         be.synchronize()
         best = kern.best_config
         info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages,
-                           **({"maxnreg": best.maxnreg} if best.maxnreg else {})}}
+                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
         del x
 
     def run(ins, outs):

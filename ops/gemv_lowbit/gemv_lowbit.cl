@@ -59,6 +59,8 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
+#include "halfvec.cl"
+
 // element i of a 16-bit array as float (exact)
 inline float ld16(size_t i, __global const ushort* p) {
 #if DT == 2
@@ -85,11 +87,7 @@ inline void ldx(size_t i, __global const ushort* p, float* out) {
     const CAT(uint, XC) u = CAT(convert_uint, XC)(*((__global const CAT(ushort, XC)*)(p + i))) << 16;
     CAT(vstore, XC)(CAT(as_float, XC)(u), 0, out);
 #else
-    // one vector load of the raw words, converted from private memory (as reduction.cl): with
-    // vloada_half8 on global memory, fp16 w4a16 ran at 19.2 % against bf16's 38.7 % (run d35c9f,
-    // NVIDIA's OpenCL) — the level scalar 2-byte x loads gave before session 12
-    const CAT(ushort, XC) u = *((__global const CAT(ushort, XC)*)(p + i));
-    CAT(vstore, XC)(CAT(vload_half, XC)(0, (const __private half*)&u), 0, out);
+    CAT(vstore, XC)(CAT(ldh, XC)((__global const half*)(p + i)), 0, out);  // halfvec.cl
 #endif
 }
 

@@ -44,13 +44,14 @@
 // ---- storage type and conversions: storage ↔ fp32 --------------------------------------------
 
 #include "f16.cl"
+#include "halfvec.cl"
 
 // p[i..i+3]; i % 4 == 0 and the row 4-aligned (the caller checks)
 inline float4 ld4(__global const T* p, size_t i) {
 #if DT == 0
     return *(__global const float4*)(p + i);
 #elif DT == 1
-    return vload_half4(0, p + i);
+    return ldh4(p + i);
 #else
     const uint2 w = *(__global const uint2*)(p + i);
     return (float4)(bf2f(w.x & 0xffffu), as_float(w.x & 0xffff0000u), bf2f(w.y & 0xffffu),
@@ -62,7 +63,7 @@ inline void st4(__global T* p, size_t i, float4 v) {
 #if DT == 0
     *(__global float4*)(p + i) = v;
 #elif DT == 1
-    vstore_half4_rte(v, 0, p + i);
+    sth4(p + i, v);
 #else
     *(__global uint2*)(p + i) = (uint2)((uint)f2bf(v.x) | ((uint)f2bf(v.y) << 16),
                                         (uint)f2bf(v.z) | ((uint)f2bf(v.w) << 16));

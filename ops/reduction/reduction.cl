@@ -36,6 +36,7 @@ typedef int acc_t;
 typedef int4 acc4_t;
 #define LOAD1(i, p) ((p)[i])
 #elif IN_HALF
+#include "halfvec.cl"
 typedef half in_t;
 typedef float acc_t;
 typedef float4 acc4_t;
@@ -54,8 +55,7 @@ typedef float4 acc4_t;
 // aligned, and vloadn could only assume element alignment); fp16: 8 halves → 4 pair sums
 acc4_t vec16(__global const in_t* restrict x, long i) {
 #if IN_HALF
-    const uint4 u = ((__global const uint4*)x)[i];
-    const float8 f = vload_half8(0, (const __private half*)&u);
+    const float8 f = ldh8(x + 8 * i);
     return f.lo + f.hi;
 #else
     return ((__global const acc4_t*)x)[i];

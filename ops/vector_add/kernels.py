@@ -114,14 +114,13 @@ _OPENCL_VECTOR_ADD = source(__file__, "vector_add.cl")
 _OPENCL_T = {"fp32": "float", "fp16": "half"}  # fp16: core half storage, fp32 arithmetic
 
 
-def _opencl_vector_add(be, case, entry: str, per_item: int, max_groups: int | None = None, **defines):
-    """``defines``: extra -D of vector_add.cl (probes: RAW16)."""
+def _opencl_vector_add(be, case, entry: str, per_item: int, max_groups: int | None = None):
     import numpy as np
 
     n = case["n"]
     if n >= 2**32:
         raise ValueError(f"{entry}: 32-bit indices, n={n} >= 2^32")
-    k = be.compile(_OPENCL_VECTOR_ADD, entry, {"T": _OPENCL_T[case.dtype], **defines})
+    k = be.compile(_OPENCL_VECTOR_ADD, entry, {"T": _OPENCL_T[case.dtype]})
     groups = max(1, -(-n // (256 * per_item)))
     grid = (groups if max_groups is None else min(groups, max_groups),)
     return lambda ins, outs: be.launch(k, grid, (256,), [ins["a"], ins["b"], outs["c"], np.uint32(n)])
@@ -134,18 +133,15 @@ def opencl_naive(be, case):
 
 
 @kernel("vector_add", "opencl", "vec4")
-def opencl_vec4(be, case, **defines):
-    """Four elements per work-item through aligned float4/half4 accesses; scalar tail.
-    ``defines``: probes (RAW16)."""
-    return _opencl_vector_add(be, case, "vector_add_vec4", 4, **defines)
+def opencl_vec4(be, case):
+    """Four elements per work-item through aligned float4/half4 accesses; scalar tail."""
+    return _opencl_vector_add(be, case, "vector_add_vec4", 4)
 
 
 @kernel("vector_add", "opencl", "grid_stride")
-def opencl_grid_stride(be, case, **defines):
-    """The vec4 body in a grid-stride loop over 8 work-groups of 256 per compute unit.
-    ``defines``: probes (RAW16)."""
-    return _opencl_vector_add(be, case, "vector_add_grid_stride", 4, 8 * max(1, be.device.compute_units),
-                              **defines)
+def opencl_grid_stride(be, case):
+    """The vec4 body in a grid-stride loop over 8 work-groups of 256 per compute unit."""
+    return _opencl_vector_add(be, case, "vector_add_grid_stride", 4, 8 * max(1, be.device.compute_units))
 
 
 # ---- webgpu ---------------------------------------------------------------------------------

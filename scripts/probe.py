@@ -189,10 +189,7 @@ def _gemv_triton():
             for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
         for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),
-                                          (128, 256, 16, 1), (256, 256, 16, 1)]] + [
-        (f"row PF=2 shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t], pf=2))  # two tiles ahead
-        for t in gk.TRITON_ROW_CONFIGS] + [
-        ("row PF=2 autotuned", lambda be, c: gk.triton_row(be, c, pf=2))]
+                                          (128, 256, 16, 1), (256, 256, 16, 1)]]
 
 
 #: (op, backend) → extra configurations beyond the registered variants

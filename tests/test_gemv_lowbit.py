@@ -135,10 +135,9 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
     assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
 
 
-def _triton_child(kernel: str, shapes, **kw):
-    """``ops.gemv_lowbit.kernels.<kernel>`` (with keyword arguments ``kw``) in the Triton
-    interpreter on each (bits, n, k, b) of ``shapes`` in fp16 and bf16 (its own process: one LLVM
-    each)."""
+def _triton_child(kernel: str, shapes):
+    """``ops.gemv_lowbit.kernels.<kernel>`` in the Triton interpreter on each (bits, n, k, b) of
+    ``shapes`` in fp16 and bf16 (its own process: one LLVM each)."""
     from ops.gemv_lowbit import kernels as gk
     from suite.check import checked_launch
     from tests.spawn import open_backend
@@ -153,7 +152,7 @@ def _triton_child(kernel: str, shapes, **kw):
             x = SPEC.inputs(case)
             ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
             outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case, **kw), ins, outs, x,
+            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case), ins, outs, x,
                                  SPEC.reference(case, x), SPEC.tolerance(case))
             if not res.ok:
                 fails.append(f"{case.name}: {res.message[:300]}")
@@ -172,22 +171,10 @@ def _triton_row_child():
     return _triton_child("triton_row", ((4, 37, 384, 1), (8, 33, 640, 1), (8, 70, 256, 1)))
 
 
-def _triton_row_pf2_child():
-    """gemv_lowbit_row's probe form with two word tiles loaded ahead (scripts/probe.py): one K
-    tile, two, and a ragged last one."""
-    return _triton_child("triton_row", ((4, 37, 256, 1), (8, 33, 640, 1), (4, 70, 512, 1)), pf=2)
-
-
 def test_triton_row_is_right_in_the_interpreter():
     from tests.spawn import check_in_process
 
     check_in_process(_triton_row_child)
-
-
-def test_triton_row_pf2_is_right_in_the_interpreter():
-    from tests.spawn import check_in_process
-
-    check_in_process(_triton_row_pf2_child)
 
 
 def test_triton_dot_is_right_in_the_interpreter():
@@ -215,7 +202,7 @@ def test_triton_kernels_compile_for_hopper():
            "W_STRIDE": "i32"}
     opts = {"num_warps": 4, "divisible_by_16": ("w_ptr", "s_ptr", "x_ptr", "y_ptr", "K", "W_STRIDE")}
     sig_bf16 = {**sig, "s_ptr": "*bf16", "x_ptr": "*bf16", "y_ptr": "*bf16"}
-    row = {"EVEN_K": True, "PF": 1}
+    row = {"EVEN_K": True}
     out = compile_many_for_hopper([
         (gemv_lowbit, {"w_ptr": "*u8", **sig}, {"BITS": 4, "BN": 32, "BK": 128, "BB": 1, "MODE": 1,
                                                 "OUT_BF16": False}, opts),
@@ -226,14 +213,12 @@ def test_triton_kernels_compile_for_hopper():
         (gemv_lowbit_row, {"w_ptr": "*i32", **sig_bf16, "MAGIC": "i32"},
          {"BITS": 4, "BN": 64, "BK": 256, "OUT_BF16": True, **row}, opts),
         (gemv_lowbit_row, {"w_ptr": "*i32", **sig, "MAGIC": "i32"},
-         {"BITS": 8, "BN": 128, "BK": 256, "OUT_BF16": False, **row}, {**opts, "num_warps": 8}),
-        (gemv_lowbit_row, {"w_ptr": "*i32", **sig_bf16, "MAGIC": "i32"},  # probe form: 2 tiles ahead
-         {"BITS": 4, "BN": 64, "BK": 256, "OUT_BF16": True, **row, "PF": 2}, opts)])
+         {"BITS": 8, "BN": 128, "BK": 256, "OUT_BF16": False, **row}, {**opts, "num_warps": 8})])
     for o in out:
         assert "error" not in o, o.get("error")
         assert o["spill_bytes"] == 0, o
     assert "wgmma.mma_async" in out[2]["ptx"]  # gemv_lowbit_dot
-    for o in out[1], out[3], out[4], out[5]:  # gemv_lowbit_vec, _row: 2 word tiles × 2 loads at least
+    for o in out[1], out[3], out[4]:  # gemv_lowbit_vec, gemv_lowbit_row: 2 word tiles × 2 loads at least
         assert o["global_accesses"].get("ld.global.v4.b32", 0) >= 4, o["global_accesses"]
     # one barrier in all, the final row sum's (gemv_lowbit_vec at batch 1, 4 warps: 38 in the PTX)
     assert out[4]["ptx"].count("bar.sync") <= 1, out[4]["ptx"].count("bar.sync")

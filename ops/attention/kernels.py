@@ -246,7 +246,9 @@ def opencl_flash(be, case):
 #: exponentials could run under the other's tensor-core work — 128×64 tiles on 4 warps, 2 stages
 #: (255 registers, 96 KiB of shared memory) 341 / 335 TFLOP/s, on 8 warps capped at 128 registers
 #: (88 bytes of stack) 447 / 407, against 513 / 501 for (128, 64, 8, 3) in the same probe
-#: (non-causal / causal): not added.
+#: (non-causal / causal): not added. Not probed: P by ex2.approx on bf16x2 / f16x2 pairs (inline
+#: PTX, for half the MUFU issues) — ptxas for sm_90 splits each into two MUFU.EX2 (132 in the SASS
+#: of either form, Triton 3.6 compiled on the CPU), so it cannot save any.
 _TRITON_CONFIGS = {
     (64, True): [(128, 64, 4, 3), (128, 128, 8, 3), (128, 64, 4, 4), (128, 128, 4, 2), (64, 64, 4, 3),
                  (128, 64, 8, 3), (128, 128, 8, 4)],

@@ -217,8 +217,7 @@ def _xhalf(v, HIGH: tl.constexpr, XBF16: tl.constexpr):
 
 @triton.jit
 def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: tl.constexpr,
-                    BN: tl.constexpr, BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr,
-                    PF: tl.constexpr = 1):
+                    BN: tl.constexpr, BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr):
     """fused_vec at batch 1 (both formats): gemv_lowbit_vec's word tiles and 2^23-magic unpack in
     2-D [BN, BW] tiles. gemv_lowbit_vec's batch axis makes its products 3-D, and its x tile, split
     in registers, arrives in another layout than the words: the sm_90 SASS converted every
@@ -228,8 +227,7 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
     field is one LOP3 (runtime MAGIC, see _field; no shift, no scaling of x), one FADD and one
     FFMA into [BN, BW] fp32
     accumulators; w4a16's group scale multiplies each word's 8-field partial sum (one scale per
-    16 words), w8a16's row scale the row sum; one tl.sum at the end. PF: word tiles loaded ahead
-    (1; 2 is a probe form: twice the bytes in flight per program, prepared in session 17)."""
+    16 words), w8a16's row scale the row sum; one tl.sum at the end."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
@@ -241,23 +239,14 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
     xrow = x_ptr.to(tl.pointer_type(tl.int32), bitcast=True) + (VPW // 2) * wi
     nxt = _words(wrow, 0, K, wi, VPW, EVEN_K)
-    if PF == 2:
-        nx2 = _words(wrow, BK, K, wi, VPW, False)
     for k0 in range(0, K, BK):
         words = nxt  # the next tile's loads are issued before this one is consumed (see gemv_lowbit_vec)
-        if PF == 2:
-            nxt = nx2
-        ahead = k0 + PF * BK
         if EVEN_K:  # past the last tile nothing is loaded: one uniform predicate keeps the 16-byte
             # loads (gemv_lowbit_vec reloads tile 0 instead, 1/(K/BK) more bytes: 1.5 points here)
-            live = tl.full((BN, BW), 1, tl.int1) & (ahead < K)
-            new = tl.load(wrow + ahead // VPW, mask=live, other=0)
+            live = tl.full((BN, BW), 1, tl.int1) & (k0 + BK < K)
+            nxt = tl.load(wrow + (k0 + BK) // VPW, mask=live, other=0)
         else:
-            new = _words(wrow, ahead, K, wi, VPW, False)
-        if PF == 2:
-            nx2 = new
-        else:
-            nxt = new
+            nxt = _words(wrow, k0 + BK, K, wi, VPW, False)
         xp = xrow + k0 // 2
         xm = k0 + VPW * wi < K
         if BITS == 4:

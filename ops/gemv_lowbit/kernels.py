@@ -539,17 +539,19 @@ def triton_dot(be, case, shapes: list[tuple[int, int, int]] | None = None):
 #: (64, 1024, 8) 32–71 % (dropped); no reload past the last K tile: +1.5 points for w8a16 (probe16d)
 #: (128, 256, 8) takes 147 registers (one program per SM; N=28672's 224 programs in 1.7 waves);
 #: capped at 128 (maxnreg, an optional 5th field; two per SM, no spills) it lost at w8a16 N=28672:
-#: 78.0 against 83.9 % uncapped (session16d, commit 564ecf0), so not registered
+#: 78.0 against 83.9 % uncapped (session16d, commit 564ecf0), so not registered. Two word tiles
+#: loaded ahead instead of one (a PF constexpr, commit ae5d8a6; probes-20261204-session18/s18b):
+#: autotuned 43.8 against 46.3 % (w4a16 K=N=16384 bf16) and 74.4 against 85.7 % (w8a16 N=28672);
+#: every config lower: removed
 TRITON_ROW_CONFIGS = [(128, 256, 8, 1), (64, 512, 8, 1), (32, 512, 8, 1), (64, 256, 4, 1), (16, 512, 4, 1)]
 TRITON_ROW_INTERPRET = (32, 256, 4, 1)
 #: 0x4B000000 (2^23 as fp32) passed as a kernel argument, see gemv_lowbit_triton._field
 MAGIC_2P23 = 0x4B000000
 
 
-def triton_row(be, case, shapes: list[tuple[int, ...]] | None = None, pf: int = 1):
+def triton_row(be, case, shapes: list[tuple[int, ...]] | None = None):
     """gemv_lowbit_row (batch 1): 2-D word tiles, x pairs in the words' layout; ``shapes``: (BN, BK,
-    num_warps, num_stages[, maxnreg]) to tune over instead of TRITON_ROW_CONFIGS, ``pf``: word
-    tiles loaded ahead (probes)."""
+    num_warps, num_stages[, maxnreg]) to tune over instead of TRITON_ROW_CONFIGS (probes)."""
     import triton
 
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_row
@@ -562,7 +564,7 @@ def triton_row(be, case, shapes: list[tuple[int, ...]] | None = None, pf: int = 
     return _triton_tuned(be, case, heur(gemv_lowbit_row),
                          [{"BN": t[0], "BK": t[1], "num_warps": t[2], "num_stages": t[3],
                            "maxnreg": t[4] if len(t) > 4 else None} for t in shapes],
-                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23, "PF": pf})
+                         k * bits // 32, {"BITS": bits, "MAGIC": MAGIC_2P23})
 
 
 def lowbit_scale_shape(case) -> tuple[int, ...]:

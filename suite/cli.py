@@ -340,8 +340,19 @@ def run(
                 rows += execute(pool, p.items, timeout, on_row, parallel=devices is not None)
             except KeyboardInterrupt as e:
                 interrupted = e
-    finally:
+    except BaseException:
         pool.close()
+        raise
+    try:  # the workers stop after the files are written: their teardown (drivers) can take seconds,
+        _finish_run(meta, p, rows, done, interrupted, prog, save, results_dir, json_out, csv_out)
+    finally:  # and a time limit landing then must not leave a finished run marked partial
+        pool.close()
+
+
+def _finish_run(meta, p, rows, done, interrupted, prog, save, results_dir, json_out, csv_out) -> None:
+    """An executed run's table, files (run files, --json, --csv; rescued to a temporary folder
+    where a target cannot be written) and summary line; exit 130 if interrupted, 1 on bad rows or
+    a file not saved."""
     if interrupted is not None:
         sig = getattr(interrupted, "signal", "SIGINT")
         if not done:

@@ -14,6 +14,7 @@ for CUDA, Triton and torch), so that the devices of a host can be driven in para
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import queue
@@ -36,6 +37,8 @@ FIX = {  # what a user runs when a backend's package is missing
 
 #: seed offset of the second input set every kernel is checked on (after the timed launches)
 SECOND_SEED = 7919
+#: seconds a worker (or, in Pool.close, all of them together) gets to exit when asked, then killed
+CLOSE_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -442,13 +445,18 @@ class Worker:
             self.proc.join(timeout=5)
         self.proc = None
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Ask the worker to exit (it finishes its current request first)."""
         if self.proc is not None and self.proc.is_alive():
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 self.req.put(None)
-                self.proc.join(timeout=10)
-            except (OSError, ValueError):
-                pass
+
+    def close(self, grace: float = CLOSE_GRACE_S) -> None:
+        """Stop, wait up to ``grace`` seconds for the exit, then kill."""
+        self.stop()
+        if self.proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.join(timeout=max(0.0, grace))
         self.kill()
 
 
@@ -530,5 +538,11 @@ class Pool:
         return out
 
     def close(self) -> None:
-        for w in {id(w): w for w in [*self.workers.values(), *self.device_workers.values()]}.values():
-            w.close()
+        """Every worker asked to exit at once, then each given what is left of one CLOSE_GRACE_S
+        (a driver's teardown can take seconds; one after another they added up)."""
+        ws = list({id(w): w for w in [*self.workers.values(), *self.device_workers.values()]}.values())
+        for w in ws:
+            w.stop()
+        deadline = time.monotonic() + CLOSE_GRACE_S
+        for w in ws:
+            w.close(deadline - time.monotonic())

@@ -327,6 +327,27 @@ def _render(rows, width=80) -> str:
     return c.file.getvalue()
 
 
+def test_run_file_is_complete_before_the_workers_stop(runner, tmp_path, monkeypatch):
+    """Stopping the workers can take seconds (a driver's teardown): the finished run's file is
+    written before they are asked to exit, so a time limit landing then (the device sweeps'
+    `timeout`) cannot leave a complete run marked partial (seen on the H200, run 8df286)."""
+    from suite import worker
+
+    seen = []
+    close = worker.Pool.close
+
+    def spy(self):
+        seen.append([json.loads(f.read_text())["run"] for f in tmp_path.rglob("run-*.json")])
+        close(self)
+
+    monkeypatch.setattr(worker.Pool, "close", spy)
+    r = runner.invoke(cli.app, ["run", "--backend", "torch", "--op", "vector_add", "--size", "test",
+                                     "--check-only", "--results-dir", str(tmp_path)])
+    assert r.exit_code == 0, r.output[-2000:]
+    assert len(seen) == 1 and len(seen[0]) == 1, seen
+    assert "partial" not in seen[0][0] and "interrupted" not in seen[0][0], seen[0][0]
+
+
 def test_run_table_golden_80_columns():
     text = _render(SAMPLE)
     golden = GOLDEN / "run_table_80.txt"

@@ -290,6 +290,33 @@ def test_sigterm_keeps_finished_rows(tmp_path):
     assert "partial" not in doc["run"]
 
 
+def test_pool_close_asks_every_worker_first_then_one_grace(monkeypatch):
+    """Pool.close asks all workers to exit before waiting on any, and the waits share one
+    CLOSE_GRACE_S instead of adding up."""
+    from suite import worker
+
+    calls = []
+
+    class W:
+        def __init__(self, name):
+            self.name = name
+
+        def stop(self):
+            calls.append(("stop", self.name))
+
+        def close(self, grace):
+            calls.append(("close", self.name, grace))
+
+    p = worker.Pool()
+    p.workers = {"a": W("a"), "b": W("b")}
+    p.device_workers = {("b", "dev"): p.workers["b"], ("c", "dev"): W("c")}
+    p.close()
+    assert [c[:2] for c in calls] == [("stop", "a"), ("stop", "b"), ("stop", "c"),
+                                      ("close", "a"), ("close", "b"), ("close", "c")]
+    graces = [c[2] for c in calls if c[0] == "close"]
+    assert all(0 <= g <= worker.CLOSE_GRACE_S for g in graces) and graces == sorted(graces, reverse=True)
+
+
 def _proc_stat(pid: int) -> tuple[str, int] | None:
     """(state, parent pid) of a process from /proc, or None once it is gone."""
     try:

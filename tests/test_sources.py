@@ -56,3 +56,26 @@ def test_shared_helpers_are_defined_once_in_the_repo():
         text = (root / f).read_text()
         assert f'#include "{snippet}"' in text, f
         assert "vstore_half_rte(v" not in text and "fn f2half" not in text, f
+
+
+def test_opencl_fp16_vectors_go_through_halfvec():
+    """OpenCL fp16 vectors are read and written through ops/common/halfvec.cl (one raw global
+    access, converted in private memory): NVIDIA's OpenCL split vload(a)_halfN / vstore(a)_halfN on
+    global memory into narrower accesses (fp16 GEMV x at half speed, vector_add vec4 at 83 %).
+    Elsewhere a vector form may only convert private memory (a `__private half*` argument)."""
+    import re
+
+    root = base.COMMON_SOURCES.parent.parent
+    call = re.compile(r"\bv(?:load|store)a?_half(?:2|3|4|8|16)(?:_rt[ezpn])?\s*\(([^;]*)")
+    bad = []
+    for f in sorted(root.glob("ops/**/*.cl")):
+        if f.name == "halfvec.cl":
+            continue
+        for n, line in enumerate(f.read_text().splitlines(), 1):
+            code = line.split("//", 1)[0]
+            bad += [f"{f.relative_to(root)}:{n}: {line.strip()}" for m in call.finditer(code)
+                    if "__private half" not in m.group(1)]
+    assert not bad, "\n".join(bad)
+    for f in ("ops/vector_add/vector_add.cl", "ops/matmul/matmul.cl", "ops/reduction/reduction.cl",
+              "ops/gemv_lowbit/gemv_lowbit.cl"):
+        assert '#include "halfvec.cl"' in (root / f).read_text(), f

@@ -85,15 +85,6 @@ def _matmul_triton():
     return [("persistent whole C", lambda be, c: mk.triton_persistent(be, c, subtile=False))]
 
 
-def _matmul_opencl():
-    import ops.matmul.kernels as mk
-
-    # register_blocked without NVIDIA's register cap, or with a looser one, beside the registered 128
-    # (fp16/bf16 at 8192³ ran at 24 against fp32's 39.4 TFLOP/s: the cap with the conversions?)
-    return [(f"register_blocked regcap={r}", lambda be, c, r=r: mk.opencl_register_blocked(be, c, r))
-            for r in (0, 168, 255)]
-
-
 def _matmul_webgpu():
     import ops.matmul.kernels as mk
 
@@ -203,7 +194,6 @@ def _gemv_triton():
 
 #: (op, backend) → extra configurations beyond the registered variants
 CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_cuda,
-           ("matmul", "opencl"): _matmul_opencl,
            ("matmul", "webgpu"): _matmul_webgpu, ("softmax", "webgpu"): _softmax_webgpu,
            ("gemv_lowbit", "cuda"): _gemv_cuda, ("attention", "cuda"): _attention_cuda,
            ("softmax", "triton"): _softmax_triton, ("attention", "webgpu"): _attention_webgpu,

@@ -47,7 +47,8 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 case "$PART" in
 s18e)  # ~3 min: OpenCL register_blocked at 8192³ fp16 (24 TFLOP/s against fp32's 39.4 in 6f2d8f)
     # without NVIDIA's register cap or with a looser one, and fp32 beside it; OpenCL uint8
-    # grayscale 8192×8192 again (75.2 % in 463135 against 88.6 % in d6d1c5, kernel unchanged)
+    # grayscale 8192×8192 again (75.2 % in 463135 against 88.6 % in d6d1c5, kernel unchanged);
+    # the regcap configs were removed after this run (commit ea4bb69 has them)
     probe 120 matmul_opencl_fp16 matmul opencl --case '8192³,fp16' --only register_blocked --cap 1
     probe 60 matmul_opencl_fp32 matmul opencl --case '8192³,fp32' --only 'register_blocked$' --cap 1
     probe 60 grayscale_opencl grayscale opencl --case 8192x8192 --cap 1

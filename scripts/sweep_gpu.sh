@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s18e | s18d | s18c | s18b | s18a | next18b | next18 | session17f | session17e | session17d | session17c | session17b | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17c | session17b | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -69,7 +69,8 @@ s18c)  # ~4.5 min: OpenCL fp16 vector_add as harness rows beside torch (s18b's C
     ;;
 s18b)  # ~6 min: OpenCL fp16 through halfvec.cl (commit 44a9b36) as harness rows beside torch
     # (vector_add and reduction at 2^28) and the GEMV test cases checked on the GPU; Triton
-    # gemv_lowbit_row with two word tiles loaded ahead (PF=2, from next18)
+    # gemv_lowbit_row with two word tiles loaded ahead (PF=2; removed after this run, commit
+    # 30c5cb4 has it)
     cli 150 fp16_opencl run --op vector_add --op reduction --backend opencl --backend torch \
         --case n=2^28,fp16 --timeout 60 --time-cap 2
     cli 100 gemv_opencl_test run --op gemv_lowbit --backend opencl --size test --check-only
@@ -79,7 +80,8 @@ s18b)  # ~6 min: OpenCL fp16 through halfvec.cl (commit 44a9b36) as harness rows
     ;;
 s18a)  # ~7 min: Triton flash at D128, one config per probe row: two programs per SM (4 warps at 255
     # registers, or 8 warps capped at 128; 96 KiB of shared memory each) beside the autotune's
-    # winners; then OpenCL fp16 vector_add with raw 8-byte accesses (RAW16, from next18)
+    # winners; then OpenCL fp16 vector_add with raw 8-byte accesses (RAW16); both probe forms
+    # were removed after this run (commit 63191a8 has them)
     for c in b4h32s8192d128,bf16 b4h32s8192d128,causal,bf16; do
         probe 170 "attention_triton_$c" attention triton --case "$c" --only 'cfg=' --cap 1
     done
@@ -92,16 +94,6 @@ next18b)  # ~4 min, prepared in session 17, not yet run: OpenCL's fp16/bf16 matm
         --case '8192³,fp16' --case '8192³,bf16' --case '16x8192x8192,bf16' --case '1x8192x8192,bf16'
     cli 200 attention_opencl_fp16 run --op attention --backend opencl --backend torch --variant flash \
         --variant sdpa --timeout 90 --time-cap 2 --case b2h16s1000d64,fp16
-    ;;
-next18)  # ~9 min, prepared in session 17, not yet run: OpenCL fp16 vector_add with raw 8-byte
-    # accesses (RAW16) beside the registered forms; Triton gemv_lowbit_row with two word tiles
-    # loaded ahead (PF=2); then vector_add/grayscale on opencl and webgpu
-    probe 150 vector_add_opencl_fp16 vector_add opencl --case n=2^28,fp16 --cap 2
-    for c in w4a16,n16384,k16384,b1,bf16 w8a16,n28672,k8192,b1,bf16; do  # Triton row, 2 tiles ahead
-        probe 120 "gemv_triton_pf2_$c" gemv_lowbit triton --case "$c" --only 'fused_vec$|row PF=2' --cap 1
-    done
-    cli 400 elementwise_simt run --op vector_add --op grayscale --backend opencl --backend webgpu --backend torch \
-        --timeout 60 --time-cap 2
     ;;
 session17f)  # ~2 min: the new cases session17e did not reach (its CLI stopped at its time limit after
     # 38 of 59 rows): fp16 vector_add and fp32 grayscale on opencl and webgpu

@@ -242,7 +242,7 @@ def opencl_flash(be, case):
 #: exp2 on the FMA pipe (a cubic on the odd columns, MUFU.EX2 on the even ones; register-local
 #: split/join, 100 instead of 132 MUFU.EX2 in the sm_90 SASS, 255 registers) 457 / 427 TFLOP/s
 #: against 520 / 498 at D128 non-causal / causal, 332 against 418 at D64: removed (commit 98474ac).
-#: Session 18 (probes-20261204-session18, commit 63191a8): two programs per SM at D128, so one's
+#: Session 18 (probes-20261204-session18/s18a, commit 63191a8): two programs per SM at D128, so one's
 #: exponentials could run under the other's tensor-core work — 128×64 tiles on 4 warps, 2 stages
 #: (255 registers, 96 KiB of shared memory) 341 / 335 TFLOP/s, on 8 warps capped at 128 registers
 #: (88 bytes of stack) 447 / 407, against 513 / 501 for (128, 64, 8, 3) in the same probe

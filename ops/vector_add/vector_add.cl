@@ -7,7 +7,8 @@
 //
 // vector_add_naive  one element per work-item; global = n (rounded up to 256), local = 256.
 // vector_add_vec4   four elements per work-item through one 16-byte (float4) or 8-byte (4 raw
-//                   halves, halfvec.cl) aligned load per operand; global = ceil(n/4) rounded up to 256, local = 256.
+//                   halves, halfvec.cl) aligned load per operand; global = ceil(n/4) rounded up
+//                   to 256, local = 256.
 //                   The buffers hold exactly n elements, so the last work-item (n % 4 != 0)
 //                   takes the scalar tail.
 // vector_add_grid_stride  the vec4 body in a grid-stride loop over a fixed grid (below).

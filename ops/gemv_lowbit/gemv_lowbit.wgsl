@@ -93,19 +93,25 @@ fn field(src: u32, sh: u32, mask: u32, half: f32) -> f32 {
     return bitcast<f32>((src & (mask << sh)) | (0x4B000000u - (sh << 23u))) - (f32(1u << (23u - sh)) + half);
 }
 
-// value e of a weight word w as f32 (exact). hi: w >> 12 (int4: nibbles 5..7 at bits 8, 12, 16) or
-// (w ^ 0x80808080) >> 16 (int8: bytes 2, 3 at bits 0, 8), computed once per word by the caller.
-// int8 is two's complement: ^ 0x80 per byte makes it offset binary (q + 128).
-fn wval(w: u32, hi: u32, e: u32) -> f32 {
-    if (BITS == 4u) { return field(select(hi, w, e < 5u), 4u * select(e - 3u, e, e < 5u), 15u, 8.0); }
-    if (BITS == 8u) { return field(select(hi, w ^ 0x80808080u, e < 2u), 8u * (e & 1u), 255u, 128.0); }
-    return half_of(w, e == 1u);
+// a weight word with its fields in offset binary: int8 is two's complement, ^ 0x80 per byte makes
+// it q + 128 (int4 is stored as q + 8 already); computed once per word by the caller
+fn wpre(w: u32) -> u32 {
+    if (BITS == 8u) { return w ^ 0x80808080u; }
+    return w;
 }
 
-// the high-field word wval needs beside w
-fn whi(w: u32) -> u32 {
-    if (BITS == 4u) { return w >> 12u; }
-    return (w ^ 0x80808080u) >> 16u;
+// the high-field word wval needs beside u = wpre(w): int4 nibbles 5..7 at bits 8, 12, 16, int8
+// bytes 2, 3 at bits 0, 8; computed once per word by the caller
+fn whi(u: u32) -> u32 {
+    if (BITS == 4u) { return u >> 12u; }
+    return u >> 16u;
+}
+
+// value e of a weight word as f32 (exact), from u = wpre(w) and hi = whi(u)
+fn wval(u: u32, hi: u32, e: u32) -> f32 {
+    if (BITS == 4u) { return field(select(hi, u, e < 5u), 4u * select(e - 3u, e, e < 5u), 15u, 8.0); }
+    if (BITS == 8u) { return field(select(hi, u, e < 2u), 8u * (e & 1u), 255u, 128.0); }
+    return half_of(u, e == 1u);
 }
 
 // f32 → fp16 (DT 1) or bf16 (DT 2) bits, round to nearest even (NaN → quiet NaN, fp16 ≥ 65520 → inf)
@@ -166,9 +172,13 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                     // @unroll
                     for (var b = 0u; b < NB; b++) { xc[b] = xchunk(b * k_len + k0 + j * VPW); }
                 }
+                var lw: array<u32, RPT>;  // word j of each row in offset binary, and its high fields
                 var hw: array<u32, RPT>;
                 // @unroll
-                for (var r = 0u; r < RPT; r++) { hw[r] = whi(ws[r * UV + j / 4u][j % 4u]); }
+                for (var r = 0u; r < RPT; r++) {
+                    lw[r] = wpre(ws[r * UV + j / 4u][j % 4u]);
+                    hw[r] = whi(lw[r]);
+                }
                 // @unroll
                 for (var e = 0u; e < VPW; e++) {
                     let h = (j % XW) * VPW + e;  // x value of the chunk
@@ -177,7 +187,7 @@ fn gemv_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                     for (var b = 0u; b < NB; b++) { xv[b] = half_of(xc[b][h >> 1u], (h & 1u) == 1u); }
                     // @unroll
                     for (var r = 0u; r < RPT; r++) {
-                        let wv = wval(ws[r * UV + j / 4u][j % 4u], hw[r], e);
+                        let wv = wval(lw[r], hw[r], e);
                         // @unroll
                         for (var b = 0u; b < NB; b++) { part[r * NB + b] = fma(wv, xv[b], part[r * NB + b]); }
                     }
@@ -243,9 +253,10 @@ fn dequant_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_
         s = scale(n * (k_len / GROUP) + k / GROUP);
     } else {
         let byte_i = n * k_len + k;  // even: k and k+1 share a word
-        let w = wword(byte_i >> 2u);
-        q0 = wval(w, whi(w), byte_i & 3u);
-        q1 = wval(w, whi(w), (byte_i & 3u) + 1u);
+        let u = wpre(wword(byte_i >> 2u));
+        let hi = whi(u);
+        q0 = wval(u, hi, byte_i & 3u);
+        q1 = wval(u, hi, (byte_i & 3u) + 1u);
         s = scale(n);
     }
     wd[i] = f2h(q0 * s) | (f2h(q1 * s) << 16u);

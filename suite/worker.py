@@ -451,13 +451,17 @@ class Worker:
             with contextlib.suppress(OSError, ValueError):
                 self.req.put(None)
 
-    def close(self, grace: float = CLOSE_GRACE_S) -> None:
-        """Stop, wait up to ``grace`` seconds for the exit, then kill."""
-        self.stop()
+    def reap(self, grace: float) -> None:
+        """After ``stop``: wait up to ``grace`` seconds for the exit, then kill."""
         if self.proc is not None:
             with contextlib.suppress(OSError, ValueError):
                 self.proc.join(timeout=max(0.0, grace))
         self.kill()
+
+    def close(self) -> None:
+        """Stop, wait up to CLOSE_GRACE_S for the exit, then kill."""
+        self.stop()
+        self.reap(CLOSE_GRACE_S)
 
 
 class Pool:
@@ -545,4 +549,4 @@ class Pool:
             w.stop()
         deadline = time.monotonic() + CLOSE_GRACE_S
         for w in ws:
-            w.close(deadline - time.monotonic())
+            w.reap(deadline - time.monotonic())

@@ -304,16 +304,16 @@ def test_pool_close_asks_every_worker_first_then_one_grace(monkeypatch):
         def stop(self):
             calls.append(("stop", self.name))
 
-        def close(self, grace):
-            calls.append(("close", self.name, grace))
+        def reap(self, grace):
+            calls.append(("reap", self.name, grace))
 
     p = worker.Pool()
     p.workers = {"a": W("a"), "b": W("b")}
     p.device_workers = {("b", "dev"): p.workers["b"], ("c", "dev"): W("c")}
     p.close()
     assert [c[:2] for c in calls] == [("stop", "a"), ("stop", "b"), ("stop", "c"),
-                                      ("close", "a"), ("close", "b"), ("close", "c")]
-    graces = [c[2] for c in calls if c[0] == "close"]
+                                      ("reap", "a"), ("reap", "b"), ("reap", "c")]
+    graces = [c[2] for c in calls if c[0] == "reap"]
     assert all(0 <= g <= worker.CLOSE_GRACE_S for g in graces) and graces == sorted(graces, reverse=True)
 
 

@@ -1,0 +1,126 @@
+// Plain reads of a buffer in one kernel, in several forms (scripts/read_ceiling.py times them):
+// how fast can one CUDA kernel read ~100–300 MB, and which form gets there? Every kernel XORs all
+// the 32-bit words it reads into *out (one atomicXor per warp), and the script checks that value
+// against the host's, so a form that skips data fails.
+//
+//   rd_empty  one thread, no reads: the timed window's fixed cost
+//   rd_ldg    grid-stride 16-byte loads, U of them in flight per thread before any is used;
+//             NC 1: ld.global.nc.L1::no_allocate.L2::256B (no L1 line, 256-byte L2 fetch);
+//             CHUNK 1: each block reads one contiguous chunk instead of the grid-wide stride
+//   rd_bulk   TMA bulk copies (cp.async.bulk, no tensor map) into a ring of STAGES stages of
+//             STAGE_BYTES per block, issued by one thread and completed through mbarriers; the
+//             block's threads XOR each landed stage out of shared memory
+#ifndef U
+#define U 4
+#endif
+#ifndef NC
+#define NC 0
+#endif
+#ifndef CHUNK
+#define CHUNK 0
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef STAGE_BYTES
+#define STAGE_BYTES 16384
+#endif
+
+__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+
+__device__ __forceinline__ void publish(unsigned acc, unsigned* out) {
+    for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) atomicXor(out, acc);
+}
+
+__device__ __forceinline__ uint4 ld16(const uint4* p) {
+#if NC
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+}
+
+extern "C" __global__ void rd_empty(const uint4* __restrict__ a, long long n16, unsigned* out) {
+    if (threadIdx.x == 0 && blockIdx.x == 0 && n16 < 0) *out = fold(a[0]);
+}
+
+extern "C" __global__ void rd_ldg(const uint4* __restrict__ a, long long n16, unsigned* out) {
+#if CHUNK
+    const long long per = (n16 + gridDim.x - 1) / gridDim.x;
+    const long long lo = blockIdx.x * per, hi = min(n16, lo + per);
+    long long i = lo + threadIdx.x;
+    const long long stride = blockDim.x;
+#else
+    const long long hi = n16;
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+#endif
+    unsigned acc = 0;
+    for (; i + (U - 1) * stride < hi; i += U * stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = ld16(a + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc ^= fold(v[u]);
+    }
+    for (; i < hi; i += stride) acc ^= fold(ld16(a + i));
+    publish(acc, out);
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // cp.async.bulk and mbarrier tx counts: sm_90
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void bulk_load(unsigned bar, unsigned dst, const void* src) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+                 ::"r"(bar), "r"(STAGE_BYTES) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 ::"r"(dst), "l"(src), "r"(STAGE_BYTES), "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
+    unsigned done = 0;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+
+// chunk c (STAGE_BYTES each) of the buffer goes to block c % gridDim.x; the vectors past the last
+// whole chunk are read with plain loads by the whole grid
+extern "C" __global__ void rd_bulk(const uint4* __restrict__ a, long long n16, unsigned* out) {
+    constexpr int V = STAGE_BYTES / 16;
+    extern __shared__ __align__(128) uint4 ring[];
+    __shared__ __align__(8) unsigned long long full[STAGES];
+    const long long chunks = n16 / V;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(&full[s])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+        for (int s = 0; s < STAGES; ++s) {
+            const long long c = blockIdx.x + (long long)s * gridDim.x;
+            if (c < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), a + c * V);
+        }
+    }
+    __syncthreads();
+    unsigned acc = 0;
+    int k = 0;
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++k) {
+        const int s = k % STAGES;
+        bar_wait(smem_addr(&full[s]), (k / STAGES) & 1);
+        for (int i = threadIdx.x; i < V; i += blockDim.x) acc ^= fold(ring[s * V + i]);
+        __syncthreads();  // every thread is done with stage s before it is refilled
+        const long long next = c + (long long)STAGES * gridDim.x;
+        if (threadIdx.x == 0 && next < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), a + next * V);
+    }
+    for (long long i = chunks * V + (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16;
+         i += (long long)gridDim.x * blockDim.x)
+        acc ^= fold(a[i]);
+    publish(acc, out);
+}
+#endif

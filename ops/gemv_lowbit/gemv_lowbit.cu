@@ -596,6 +596,204 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     }
 }
 
+// ---- gemv_lowbit_tma: fused_vec w4a16 at batch 1 on sm_90 (TMA bulk copies, tensor cores) ----
+//
+// Why: a plain read of the w4a16 cases' bytes reaches 88–92 % of the ceiling in one kernel when
+// it keeps 64+ KiB per SM in flight (scripts/read_ceiling.py, results/nvidia-h200/
+// probes-20261204-session19/s19a: TMA bulk rings 89–92 %, 16-byte loads with 4 in flight 85–88 %),
+// but gemv_lowbit_tc's memory path alone (its per-warp cp.async rings, about one wave of blocks)
+// stops at 77.6 / 76.4 % (session 15, MEMONLY). Here one producer thread per SM streams the
+// weights with cp.async.bulk (no tensor map: one copy per row segment) into a ring of TSTAGES
+// stages, and TKW consumer warps do gemv_lowbit_tc's unpack and mma.sync out of shared memory.
+//
+// Work: tiles of 16 rows (T = ⌈N/16⌉), each cut into CPT = (K/2)/TCH chunks (TCH bytes of each of
+// the 16 rows = TCH/64 steps = TCH/64 scale groups). The T·CPT chunks, tile-major, are split into
+// gridDim.x (≤ T) contiguous ranges, so every SM gets the same bytes (± one chunk) and a tile is
+// covered by at most two blocks; a block that holds part of a tile leaves its 16 sums in ws (slot
+// 0: the tile's head, 1: its tail) and the second of the two to arrive (cnt[tile], reset by it)
+// adds them (head + tail: fp32 addition commutes, so y is the same whichever finishes first) and
+// writes y. Stage s of the ring holds chunk i (of the block's range) for i ≡ s mod TSTAGES: 16
+// rows of TCH bytes at a row stride of TCH + 64 (the 64-byte pad makes the LDS.128 of rows g and
+// g + 1, one quarter-warp, conflict-free). full[s]: the producer's expect_tx + the copies' bytes;
+// empty[s]: the consuming warp's lane 0 after its last read. Consumer warp w takes the range's
+// chunks i ≡ w (mod TKW); per tile their partial sums are added through shared memory in warp
+// order (named barrier 1) by warp 0.
+//
+// x (batch 1, K·2 bytes) is staged once per block in shared memory in the fragment order of
+// gemv_lowbit_tc's k permutation — per 8 k, the words (x0,x2), (x1,x3), (x4,x6), (x5,x7), so one
+// LDS.128 is both mmas' B operands of a weight word (no PRMT, no L2 round trip per step) — while
+// the producer's first copies are in flight. The 16-byte pieces are swizzled (q ^ ((q >> 2) & 2))
+// so the four t lanes of a quarter-warp hit four different bank groups. A chunk's group scales
+// (TCH/64 per row, one 16-byte load for each of rows g and g + 8) are loaded one chunk ahead.
+// Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32, times the
+// group scale into fp32 accumulators; y rounded once.
+//
+// Defines: DT, TKW (consumer warps), TSTAGES. K a multiple of 1024 (TCH = 512 bytes divides each
+// row; the scale loads are 16-byte aligned). Launch: groups = (G ≤ ⌈N/16⌉), block = (32·(TKW + 1)); dynamic shared memory
+// TSTAGES·16·(TCH + 64) + 2·K + 2·TKW·512 bytes; ws: 32·⌈N/16⌉ floats, cnt: ⌈N/16⌉ ints, zero
+// before the first launch (each launch leaves them zero). Needs sm_90 (cp.async.bulk, mbarrier
+// transaction counts); NB 1, BITS 4.
+#ifndef TKW
+#define TKW 8
+#endif
+#ifndef TSTAGES
+#define TSTAGES 8
+#endif
+#define TCH 512  // bytes of each row per chunk: 8 steps, 8 scale groups (one 16-byte scale load per row)
+#define T_ROW (TCH + 64)
+#define T_STAGE (16 * T_ROW)
+
+#if BITS == 4 && NB == 1 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+__device__ __forceinline__ u32 t_smem(const void* p) { return (u32)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void t_wait(u32 bar, u32 parity) {
+    u32 done = 0;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+__device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
+
+extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
+gemv_lowbit_tma(const unsigned char* __restrict__ wq, const unsigned short* __restrict__ scales,
+                const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K,
+                float* __restrict__ ws, int* __restrict__ cnt) {
+    extern __shared__ __align__(128) unsigned char dyn[];
+    __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES];
+    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * T_STAGE);  // K/8 pieces
+    float* red = reinterpret_cast<float*>(dyn + TSTAGES * T_STAGE + 2 * K);  // [2][TKW][4][32]
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int bpr = K / 2, cpt = bpr / TCH, tiles = (N + 15) / 16;
+    const long long total = (long long)tiles * cpt;
+    const long long start = total * blockIdx.x / gridDim.x, end = total * (blockIdx.x + 1) / gridDim.x;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < TSTAGES; ++s) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(t_smem(&full[s])) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(t_smem(&empty[s])) : "memory");
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (warp == TKW) {  // producer: lane 0 streams the range's chunks through the ring
+        if (lane != 0) return;
+        for (long long i = 0; i < end - start; ++i) {
+            const long long c = start + i;
+            const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = (int)(i % TSTAGES);
+            const u32 u = (u32)(i / TSTAGES);
+            if (u > 0) t_wait(t_smem(&empty[s]), (u - 1) & 1);
+            const u32 fb = t_smem(&full[s]);
+            asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+                         ::"r"(fb), "r"(16 * TCH) : "memory");
+            const u32 dst = t_smem(dyn + s * T_STAGE);
+#pragma unroll 4
+            for (int r = 0; r < 16; ++r) {
+                const int row = min(tile * 16 + r, N - 1);  // rows past N: row N−1 again, never stored
+                asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                             ::"r"(dst + r * T_ROW), "l"(wq + (size_t)row * bpr + (size_t)kc * TCH), "r"(TCH), "r"(fb)
+                             : "memory");
+            }
+        }
+        return;
+    }
+
+    // consumers: x into shared memory in fragment order (see above), then the chunks
+    for (int q = threadIdx.x; q < K / 8; q += 32 * TKW) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(x) + q);
+        xs[t_swz(q)] = make_uint4(__byte_perm(v.x, v.y, 0x5410), __byte_perm(v.x, v.y, 0x7632),
+                                  __byte_perm(v.z, v.w, 0x5410), __byte_perm(v.z, v.w, 0x7632));
+    }
+    asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
+
+    // the scales of chunk c, rows g and g + 8 of its tile: TCH/64 16-bit values each (TCH/64 ≤ 8)
+    auto load_scales = [&](long long c, uint4& s0, uint4& s1) {
+        const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt);
+        const int ra = min(tile * 16 + g, N - 1), rb = min(tile * 16 + g + 8, N - 1);
+        s0 = __ldg(reinterpret_cast<const uint4*>(scales + (size_t)ra * (K / GROUP) + kc * (TCH / 64)));
+        s1 = __ldg(reinterpret_cast<const uint4*>(scales + (size_t)rb * (K / GROUP) + kc * (TCH / 64)));
+    };
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int cur = (int)(start / cpt);  // the tile acc belongs to
+    const int last = (int)((end - 1) / cpt);
+    uint4 sc0 = make_uint4(0u, 0u, 0u, 0u), sc1 = sc0;
+    if (start + warp < end) load_scales(start + warp, sc0, sc1);
+    for (long long i = warp;; i += TKW) {
+        const long long c = start + i;
+        const int tile = c < end ? (int)(c / cpt) : last + 1;
+        for (; cur < tile; ++cur) {  // flush tile cur: every consumer warp passes here once per tile
+            float* rb = red + (cur & 1) * TKW * 128;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) rb[(warp * 4 + e) * 32 + lane] = acc[e];
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+            asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
+            if (warp != 0) continue;
+            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (int w = 0; w < TKW; ++w)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) v[e] += rb[(w * 4 + e) * 32 + lane];
+            // lane (g, 0) holds rows 16·cur + g (v[0]) and + 8 (v[2]) of batch column 0
+            const long long t0 = (long long)cur * cpt;
+            const bool began_before = t0 < start, ends_after = t0 + cpt > end;
+            if (began_before || ends_after) {  // shared with a neighbour: we hold its tail (slot 1) or head (0)
+                const int slot = began_before ? 1 : 0;
+                if (t == 0) {
+                    ws[(cur * 2 + slot) * 16 + g] = v[0];
+                    ws[(cur * 2 + slot) * 16 + 8 + g] = v[2];
+                }
+                __threadfence();
+                __syncwarp();
+                int old = 0;
+                if (lane == 0) old = atomicAdd(cnt + cur, 1);
+                old = __shfl_sync(0xffffffffu, old, 0);
+                if (old == 0) continue;  // the other block finishes this tile
+                __threadfence();
+                const float o0 = __ldcg(ws + (cur * 2 + 1 - slot) * 16 + g);
+                const float o8 = __ldcg(ws + (cur * 2 + 1 - slot) * 16 + 8 + g);
+                v[0] = slot ? o0 + v[0] : v[0] + o0;  // head + tail
+                v[2] = slot ? o8 + v[2] : v[2] + o8;
+                if (lane == 0) cnt[cur] = 0;
+            }
+            if (t == 0) {
+                if (cur * 16 + g < N) y[cur * 16 + g] = f2o(v[0]);
+                if (cur * 16 + g + 8 < N) y[cur * 16 + g + 8] = f2o(v[2]);
+            }
+        }
+        if (c >= end) break;
+        const uint4 s0 = sc0, s1 = sc1;
+        if (c + TKW < end) load_scales(c + TKW, sc0, sc1);
+        const int s = (int)(i % TSTAGES);
+        t_wait(t_smem(&full[s]), (u32)(i / TSTAGES) & 1);
+        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * T_STAGE);
+        const int kc = (int)(c - (long long)tile * cpt);
+        const u32 sa[4] = {s0.x, s0.y, s0.z, s0.w}, sb[4] = {s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+        for (int j = 0; j < TCH / 64; ++j) {  // step j: 16 bytes of rows g, g + 8 at byte 64j + 16t
+            const uint4 va = st[g * (T_ROW / 16) + 4 * j + t], vb = st[(g + 8) * (T_ROW / 16) + 4 * j + t];
+            const int q0 = (kc * TCH * 2 + 128 * j + 32 * t) / 8;  // x piece of word 0
+            const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+            float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const uint4 xv = xs[t_swz(q0 + h)];
+                u32 pa[4], pb[4];
+                unpack_pairs(wa[h], pa);
+                unpack_pairs(wb[h], pb);
+                mma16816(d, pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
+                mma16816(e, pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
+            }
+            const unsigned short ha = (unsigned short)(sa[j / 2] >> (16 * (j & 1)));
+            const unsigned short hb = (unsigned short)(sb[j / 2] >> (16 * (j & 1)));
+            acc[0] = fmaf(d[0] + e[0], h2f(ha), acc[0]);
+            acc[2] = fmaf(d[2] + e[2], h2f(hb), acc[2]);
+        }
+        __syncwarp();
+        if (lane == 0) asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"
+                                    ::"r"(t_smem(&empty[s])) : "memory");
+    }
+}
+#endif
+
 // ---- gemv_lowbit_simt: fused_vec w8a16 at batch 1, on CUDA cores (gemv_lowbit_tc otherwise) ----
 //
 // Thread → data as gemv_lowbit (U=4): warp w of block g owns RPT rows from (g·WARPS + w)·RPT; lane

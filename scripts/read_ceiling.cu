@@ -25,6 +25,15 @@
 #ifndef STAGE_BYTES
 #define STAGE_BYTES 16384
 #endif
+#ifndef SEG
+#define SEG STAGE_BYTES  // bytes per bulk copy
+#endif
+#ifndef ROWB
+#define ROWB 0  // > 0: chunks are a 16-row GEMV tile's segments of rows ROWB bytes long (bulk_load)
+#endif
+#ifndef PAR
+#define PAR 0  // 1: warp 0's lanes issue a chunk's copies in parallel
+#endif
 
 __device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
 
@@ -76,11 +85,27 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ void bulk_load(unsigned bar, unsigned dst, const void* src) {
-    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                 ::"r"(bar), "r"(STAGE_BYTES) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                 ::"r"(dst), "l"(src), "r"(STAGE_BYTES), "r"(bar) : "memory");
+// chunk c into the stage at dst: STAGE_BYTES / SEG copies of SEG bytes. ROWB 0: the chunk is
+// STAGE_BYTES contiguous bytes; ROWB > 0: the buffer is read as rows of ROWB bytes, and chunk c is
+// segment kc = c mod (ROWB/SEG) of each of STAGE_BYTES/SEG consecutive rows (a GEMV's 16-row tile).
+// Called by warp 0: lane 0 posts the byte count; with PAR, lane r issues segment r, else lane 0 all.
+__device__ __forceinline__ void bulk_load(unsigned bar, unsigned dst, const unsigned char* a, long long c) {
+    constexpr int NSEG = STAGE_BYTES / SEG;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0)
+        asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+                     ::"r"(bar), "r"(STAGE_BYTES) : "memory");
+    for (int r = PAR ? lane : (lane == 0 ? 0 : NSEG); r < NSEG; r += PAR ? 32 : 1) {
+        const unsigned char* src;
+        if (ROWB == 0) {
+            src = a + c * STAGE_BYTES + (long long)r * SEG;
+        } else {
+            const long long tile = c / (ROWB / SEG), kc = c % (ROWB / SEG);
+            src = a + (tile * NSEG + r) * ROWB + kc * SEG;
+        }
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                     ::"r"(dst + r * SEG), "l"(src), "r"(SEG), "r"(bar) : "memory");
+    }
 }
 
 __device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
@@ -97,17 +122,22 @@ extern "C" __global__ void rd_bulk(const uint4* __restrict__ a, long long n16, u
     constexpr int V = STAGE_BYTES / 16;
     extern __shared__ __align__(128) uint4 ring[];
     __shared__ __align__(8) unsigned long long full[STAGES];
-    const long long chunks = n16 / V;
+    // whole chunks (ROWB > 0: whole 16-row tiles of them); the rest is read with plain loads
+    const long long chunks = ROWB == 0 ? n16 / V
+                                       : n16 * 16 / ((long long)(STAGE_BYTES / SEG) * ROWB) * (ROWB / SEG);
+    const unsigned char* ab = reinterpret_cast<const unsigned char*>(a);
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(&full[s])) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
-        for (int s = 0; s < STAGES; ++s) {
-            const long long c = blockIdx.x + (long long)s * gridDim.x;
-            if (c < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), a + c * V);
-        }
     }
     __syncthreads();
+    if (threadIdx.x < 32) {
+        for (int s = 0; s < STAGES; ++s) {
+            const long long c = blockIdx.x + (long long)s * gridDim.x;
+            if (c < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), ab, c);
+        }
+    }
     unsigned acc = 0;
     int k = 0;
     for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++k) {
@@ -116,7 +146,7 @@ extern "C" __global__ void rd_bulk(const uint4* __restrict__ a, long long n16, u
         for (int i = threadIdx.x; i < V; i += blockDim.x) acc ^= fold(ring[s * V + i]);
         __syncthreads();  // every thread is done with stage s before it is refilled
         const long long next = c + (long long)STAGES * gridDim.x;
-        if (threadIdx.x == 0 && next < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), a + next * V);
+        if (threadIdx.x < 32 && next < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), ab, next);
     }
     for (long long i = chunks * V + (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16;
          i += (long long)gridDim.x * blockDim.x)

@@ -45,6 +45,15 @@ FORMS: dict[str, tuple[str, dict, int, int]] = {
     "bulk 6x32K 1x512": ("rd_bulk", {"STAGES": 6, "STAGE_BYTES": 32768}, 1, 512),
     "bulk 4x16K 2x256": ("rd_bulk", {"STAGES": 4, "STAGE_BYTES": 16384}, 2, 256),
     "bulk 2x32K 3x256": ("rd_bulk", {"STAGES": 2, "STAGE_BYTES": 32768}, 3, 256),
+    # a GEMV tile's chunk: 16 copies of 512 bytes, contiguous or from 16 rows of 8 KiB (K = 16384
+    # int4), issued by one thread or by 16 lanes
+    "bulk 8x8K seg512 1x256": ("rd_bulk", {"STAGES": 8, "STAGE_BYTES": 8192, "SEG": 512}, 1, 256),
+    "bulk 8x8K rows 1x256": ("rd_bulk", {"STAGES": 8, "STAGE_BYTES": 8192, "SEG": 512, "ROWB": 8192}, 1, 256),
+    "bulk 8x8K rows par 1x256": ("rd_bulk", {"STAGES": 8, "STAGE_BYTES": 8192, "SEG": 512, "ROWB": 8192,
+                                             "PAR": 1}, 1, 256),
+    "bulk 8x8K 1x256": ("rd_bulk", {"STAGES": 8, "STAGE_BYTES": 8192}, 1, 256),
+    "bulk 4x32K rows2K 1x256": ("rd_bulk", {"STAGES": 4, "STAGE_BYTES": 32768, "SEG": 2048, "ROWB": 8192},
+                                1, 256),
 }
 
 

@@ -639,8 +639,18 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #ifndef TSTAGES
 #define TSTAGES 8
 #endif
+#ifndef TPAR
+#define TPAR 0  // probe: 1 = the producer warp's lanes 0..15 issue a chunk's 16 row copies in parallel
+#endif
+#ifndef TMEMONLY
+#define TMEMONLY 0  // probe: consumers XOR the chunk's words instead of the unpack and mma (wrong by design)
+#endif
 #define TCH 512  // bytes of each row per chunk: 8 steps, 8 scale groups (one 16-byte scale load per row)
 #define T_ROW (TCH + 64)
+// each stage is always consumed by the same warp (chunk i: stage i mod TSTAGES, warp i mod TKW), so a
+// warp waiting on a stage's use u has itself consumed use u − 1 and the parity wait cannot pass on
+// an older phase
+static_assert(TSTAGES % TKW == 0, "TSTAGES must be a multiple of TKW");
 #define T_STAGE (16 * T_ROW)
 
 #if BITS == 4 && NB == 1 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
@@ -676,19 +686,21 @@ gemv_lowbit_tma(const unsigned char* __restrict__ wq, const unsigned short* __re
     }
     __syncthreads();
 
-    if (warp == TKW) {  // producer: lane 0 streams the range's chunks through the ring
-        if (lane != 0) return;
+    if (warp == TKW) {  // producer: lane 0 (TPAR: lanes 0..15, one row each) streams the range's chunks
+        if (!TPAR && lane != 0) return;
         for (long long i = 0; i < end - start; ++i) {
             const long long c = start + i;
             const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = (int)(i % TSTAGES);
             const u32 u = (u32)(i / TSTAGES);
-            if (u > 0) t_wait(t_smem(&empty[s]), (u - 1) & 1);
             const u32 fb = t_smem(&full[s]);
-            asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                         ::"r"(fb), "r"(16 * TCH) : "memory");
+            if (lane == 0) {
+                if (u > 0) t_wait(t_smem(&empty[s]), (u - 1) & 1);
+                asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+                             ::"r"(fb), "r"(16 * TCH) : "memory");
+            }
+            if (TPAR) __syncwarp();
             const u32 dst = t_smem(dyn + s * T_STAGE);
-#pragma unroll 4
-            for (int r = 0; r < 16; ++r) {
+            for (int r = TPAR ? lane : 0; r < 16; r += TPAR ? 32 : 1) {
                 const int row = min(tile * 16 + r, N - 1);  // rows past N: row N−1 again, never stored
                 asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
                              ::"r"(dst + r * T_ROW), "l"(wq + (size_t)row * bpr + (size_t)kc * TCH), "r"(TCH), "r"(fb)
@@ -771,6 +783,10 @@ gemv_lowbit_tma(const unsigned char* __restrict__ wq, const unsigned short* __re
         for (int j = 0; j < TCH / 64; ++j) {  // step j: 16 bytes of rows g, g + 8 at byte 64j + 16t
             const uint4 va = st[g * (T_ROW / 16) + 4 * j + t], vb = st[(g + 8) * (T_ROW / 16) + 4 * j + t];
             const int q0 = (kc * TCH * 2 + 128 * j + 32 * t) / 8;  // x piece of word 0
+            if (TMEMONLY) {
+                acc[0] += __uint_as_float((va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w) & 0x007FFFFFu);
+                continue;
+            }
             const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
             float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll

@@ -283,13 +283,14 @@ def _cuda_tc(be, case, **defines):
 TMA_KW, TMA_STAGES = 8, 8
 
 
-def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES):
+def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_tma — one producer thread per SM streams 16-row ×
     512-byte chunks with cp.async.bulk into a shared-memory ring, ``kw`` consumer warps unpack and
     multiply them on tensor cores (gemv_lowbit_tc's unpack and mma) against x staged once per block
     in fragment order; the chunks are split evenly over one block per SM (a tile shared by two
     blocks is finished by the second through ``ws``/``cnt``). Unsupported off sm_90, for K not a
-    multiple of 1024, or where x and the ring exceed a block's shared memory."""
+    multiple of 1024, or where x and the ring exceed a block's shared memory. ``probe``: TPAR /
+    TMEMONLY defines (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % 1024:
         raise Unsupported("gemv_lowbit_tma: w4a16 at batch 1 with K a multiple of 1024 only")
@@ -297,7 +298,7 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES):
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
-    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages}
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, **probe}
     prog = be.compile(_CU, "gemv_lowbit_tma", defs, options=("-arch=sm_90",))
     tiles = cdiv(n, 16)
     ws, cnt = be.empty((2 * 16 * tiles,), np.float32), be.empty((tiles,), np.int32)

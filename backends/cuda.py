@@ -216,11 +216,18 @@ def _external_ptxas(ptx: str, arch: str) -> str | None:
 
 # ---- the backend ----------------------------------------------------------------------------
 
-def tensor_map_2d(ptr: int, bf16: bool, rows: int, cols: int, box_rows: int, box_cols: int) -> bytes:
+#: CUtensorMapDataType of the element types tensor_map_2d takes, with their sizes in bytes
+TMAP_TYPES = {"fp16": (6, 2), "bf16": (9, 2), "u64": (4, 8)}
+
+
+def tensor_map_2d(ptr: int, bf16: bool, rows: int, cols: int, box_rows: int, box_cols: int,
+                  *, elem: str = "", swizzle: int = 3) -> bytes:
     """The 128-byte CUtensorMap (driver API ``cuTensorMapEncodeTiled``, through ctypes: no binding
-    package needed) of a row-major [rows, cols] fp16/bf16 matrix at device address ``ptr``: boxes of
-    box_rows × box_cols elements, 128-byte swizzle (box_cols·2 ≤ 128), zeros read out of bounds.
-    Needs a CUDA driver (sm_90+: TMA); the row stride (cols·2 bytes) must be a multiple of 16."""
+    package needed) of a row-major [rows, cols] matrix at device address ``ptr`` of fp16/bf16
+    (``bf16``) or ``elem`` (a TMAP_TYPES key) elements: boxes of box_rows × box_cols elements,
+    ``swizzle`` a CUtensorMapSwizzle (3: 128-byte, box_cols·size ≤ 128; 0: none, box_cols ≤ 256),
+    zeros read out of bounds. Needs a CUDA driver (sm_90+: TMA); the row stride must be a multiple
+    of 16 bytes."""
     import ctypes
 
     lib = ctypes.CDLL("libcuda.so.1")
@@ -233,8 +240,9 @@ def tensor_map_2d(ptr: int, bf16: bool, rows: int, cols: int, box_rows: int, box
     out = (ctypes.addressof(buf) + 63) & ~63  # the map must be 64-byte aligned
     # CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 / FLOAT16 = 6; INTERLEAVE_NONE = 0, SWIZZLE_128B = 3,
     # L2_PROMOTION_L2_128B = 2, FLOAT_OOB_FILL_NONE = 0 (out-of-bounds elements read as zeros)
-    res = f(out, 9 if bf16 else 6, 2, ptr, (u64 * 2)(cols, rows), (u64 * 1)(cols * 2),
-            (u32 * 2)(box_cols, box_rows), (u32 * 2)(1, 1), 0, 3, 2, 0)
+    dtype, size = TMAP_TYPES[elem or ("bf16" if bf16 else "fp16")]
+    res = f(out, dtype, 2, ptr, (u64 * 2)(cols, rows), (u64 * 1)(cols * size),
+            (u32 * 2)(box_cols, box_rows), (u32 * 2)(1, 1), 0, swizzle, 2, 0)
     if res != 0:
         raise RuntimeError(f"cuTensorMapEncodeTiled: CUresult {res} for [{rows}, {cols}], "
                            f"boxes {box_rows}×{box_cols}")

@@ -596,62 +596,61 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     }
 }
 
-// ---- gemv_lowbit_tma: fused_vec w4a16 at batch 1 on sm_90 (TMA bulk copies, tensor cores) ----
+// ---- gemv_lowbit_tma: fused_vec w4a16 at batch 1 on sm_90 (2-D TMA copies, tensor cores) ----
 //
-// Why: a plain read of the w4a16 cases' bytes reaches 88–92 % of the ceiling in one kernel when
-// it keeps 64+ KiB per SM in flight (scripts/read_ceiling.py, results/nvidia-h200/
-// probes-20261204-session19/s19a: TMA bulk rings 89–92 %, 16-byte loads with 4 in flight 85–88 %),
-// but gemv_lowbit_tc's memory path alone (its per-warp cp.async rings, about one wave of blocks)
-// stops at 77.6 / 76.4 % (session 15, MEMONLY). Here one producer thread per SM streams the
-// weights with cp.async.bulk (no tensor map: one copy per row segment) into a ring of TSTAGES
-// stages, and TKW consumer warps do gemv_lowbit_tc's unpack and mma.sync out of shared memory.
+// Why: a plain read of the w4a16 cases' bytes reaches 88–93 % of the ceiling in one kernel when
+// it keeps 64+ KiB per SM in flight in large copies (scripts/read_ceiling.py; results/nvidia-h200/
+// probes-20261204-session19/s19a, s19c: TMA bulk rings of 8–32 KiB copies 89–93 %, 16-byte loads
+// with 4 in flight 85–89 %), while gemv_lowbit_tc's memory path alone (per-warp cp.async rings,
+// about one wave of blocks) stops at 77.6 / 76.4 % (session 15, MEMONLY). The copies must be
+// large: the same ring fed 512-byte 1-D copies (16 rows × 512 bytes per stage) read at 29–36 %
+// (s19c), 2-KiB row copies at 87 %; one 2-D tensor copy moves a whole 16-row stage here.
 //
-// Work: tiles of 16 rows (T = ⌈N/16⌉), each cut into CPT = (K/2)/TCH chunks (TCH bytes of each of
-// the 16 rows = TCH/64 steps = TCH/64 scale groups). The T·CPT chunks, tile-major, are split into
-// gridDim.x (≤ T) contiguous ranges, so every SM gets the same bytes (± one chunk) and a tile is
-// covered by at most two blocks; a block that holds part of a tile leaves its 16 sums in ws (slot
-// 0: the tile's head, 1: its tail) and the second of the two to arrive (cnt[tile], reset by it)
-// adds them (head + tail: fp32 addition commutes, so y is the same whichever finishes first) and
-// writes y. Stage s of the ring holds chunk i (of the block's range) for i ≡ s mod TSTAGES: 16
-// rows of TCH bytes at a row stride of TCH + 64 (the 64-byte pad makes the LDS.128 of rows g and
-// g + 1, one quarter-warp, conflict-free). full[s]: the producer's expect_tx + the copies' bytes;
-// empty[s]: the consuming warp's lane 0 after its last read. Consumer warp w takes the range's
-// chunks i ≡ w (mod TKW); per tile their partial sums are added through shared memory in warp
-// order (named barrier 1) by warp 0.
+// Work: tiles of 16 rows (T = ⌈N/16⌉), each cut into CPT = (K/2)/TCH chunks of TCH bytes of each
+// of the 16 rows (one 16 × TCH box of the tensor map over W as [N, K/16] 8-byte words: rows past N
+// read as zeros). The T·CPT chunks, tile-major, are split into gridDim.x (≤ T) contiguous ranges,
+// so every SM gets the same bytes (± one chunk) and a tile is covered by at most two blocks; a
+// block that holds part of a tile leaves its 16 sums in ws (slot 0: the tile's head, 1: its tail)
+// and the second of the two to arrive (cnt[tile], reset by it) adds them (head + tail: fp32
+// addition commutes, so y is the same whichever block finishes first) and writes y. Block = TKW
+// consumer warps + a producer warp whose lane 0 issues the copies: chunk i of the block's range
+// goes to stage i mod TSTAGES (dense [16][TCH] bytes); full[s]: the producer's expect_tx + the
+// copy's bytes; empty[s]: lane 0 of every consumer warp after its last read of the stage (TKW
+// arrivals). Every consumer warp reads every stage, in order (so the parity waits stay within one
+// phase): warp w takes steps w, w + TKW, ... (a step: 64 bytes of each row, one scale group;
+// lane (g, t) the 16 bytes at 64·step + 16t of rows g and g + 8, the m16n8k16 A fragment rows).
+// At a tile change the warps' partial sums are added through shared memory in warp order (named
+// barrier 1) by warp 0.
 //
 // x (batch 1, K·2 bytes) is staged once per block in shared memory in the fragment order of
-// gemv_lowbit_tc's k permutation — per 8 k, the words (x0,x2), (x1,x3), (x4,x6), (x5,x7), so one
+// gemv_lowbit_tc's k permutation — per 8 k the words (x0,x2), (x1,x3), (x4,x6), (x5,x7), so one
 // LDS.128 is both mmas' B operands of a weight word (no PRMT, no L2 round trip per step) — while
 // the producer's first copies are in flight. The 16-byte pieces are swizzled (q ^ ((q >> 2) & 2))
-// so the four t lanes of a quarter-warp hit four different bank groups. A chunk's group scales
-// (TCH/64 per row, one 16-byte load for each of rows g and g + 8) are loaded one chunk ahead.
-// Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32, times the
-// group scale into fp32 accumulators; y rounded once.
+// so the four t lanes of a quarter-warp hit four different bank groups. A warp's group scales of
+// a stage (rows g and g + 8) are loaded one stage ahead. Arithmetic as gemv_lowbit_tc (w4a16):
+// exact q·x products summed per group in fp32, times the group scale into fp32 accumulators; y
+// rounded once.
 //
-// Defines: DT, TKW (consumer warps), TSTAGES. K a multiple of 1024 (TCH = 512 bytes divides each
-// row; the scale loads are 16-byte aligned). Launch: groups = (G ≤ ⌈N/16⌉), block = (32·(TKW + 1)); dynamic shared memory
-// TSTAGES·16·(TCH + 64) + 2·K + 2·TKW·512 bytes; ws: 32·⌈N/16⌉ floats, cnt: ⌈N/16⌉ ints, zero
-// before the first launch (each launch leaves them zero). Needs sm_90 (cp.async.bulk, mbarrier
-// transaction counts); NB 1, BITS 4.
+// Defines: DT, TKW (consumer warps), TSTAGES, TCH (bytes of each row per stage: a multiple of
+// 64·TKW, at most 2048, dividing K/2). Launch: groups = (G ≤ ⌈N/16⌉), block = (32·(TKW + 1));
+// dynamic shared memory TSTAGES·16·TCH + 2·K + 2·TKW·512 bytes; tmap: the 128-byte CUtensorMap
+// (backends.cuda.tensor_map_2d, UINT64 elements, boxes 16 × TCH/8, no swizzle) in device memory;
+// ws: 32·⌈N/16⌉ floats, cnt: ⌈N/16⌉ ints, zero before the first launch (each launch leaves them
+// zero). Needs sm_90 (TMA, mbarrier transaction counts); NB 1, BITS 4.
 #ifndef TKW
 #define TKW 8
 #endif
 #ifndef TSTAGES
 #define TSTAGES 8
 #endif
-#ifndef TPAR
-#define TPAR 0  // probe: 1 = the producer warp's lanes 0..15 issue a chunk's 16 row copies in parallel
+#ifndef TCH
+#define TCH 1024
 #endif
 #ifndef TMEMONLY
-#define TMEMONLY 0  // probe: consumers XOR the chunk's words instead of the unpack and mma (wrong by design)
+#define TMEMONLY 0  // probe: consumers XOR the stage's words instead of the unpack and mma (wrong by design)
 #endif
-#define TCH 512  // bytes of each row per chunk: 8 steps, 8 scale groups (one 16-byte scale load per row)
-#define T_ROW (TCH + 64)
-// each stage is always consumed by the same warp (chunk i: stage i mod TSTAGES, warp i mod TKW), so a
-// warp waiting on a stage's use u has itself consumed use u − 1 and the parity wait cannot pass on
-// an older phase
-static_assert(TSTAGES % TKW == 0, "TSTAGES must be a multiple of TKW");
-#define T_STAGE (16 * T_ROW)
+#define T_SPW (TCH / 64 / TKW)  // steps per warp and stage
+static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW, at most 2048 (256 words)");
 
 #if BITS == 4 && NB == 1 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 __device__ __forceinline__ u32 t_smem(const void* p) { return (u32)__cvta_generic_to_shared(p); }
@@ -665,47 +664,41 @@ __device__ __forceinline__ void t_wait(u32 bar, u32 parity) {
 __device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
 
 extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
-gemv_lowbit_tma(const unsigned char* __restrict__ wq, const unsigned short* __restrict__ scales,
+gemv_lowbit_tma(const unsigned char* __restrict__ tmap, const unsigned short* __restrict__ scales,
                 const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K,
                 float* __restrict__ ws, int* __restrict__ cnt) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES];
-    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * T_STAGE);  // K/8 pieces
-    float* red = reinterpret_cast<float*>(dyn + TSTAGES * T_STAGE + 2 * K);  // [2][TKW][4][32]
+    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * 16 * TCH);                // K/8 pieces
+    float* red = reinterpret_cast<float*>(dyn + TSTAGES * 16 * TCH + 2 * K);      // [2][TKW][4][32]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
-    const int bpr = K / 2, cpt = bpr / TCH, tiles = (N + 15) / 16;
+    const int cpt = K / 2 / TCH, tiles = (N + 15) / 16;
     const long long total = (long long)tiles * cpt;
     const long long start = total * blockIdx.x / gridDim.x, end = total * (blockIdx.x + 1) / gridDim.x;
+    const int len = (int)(end - start);
     if (threadIdx.x == 0) {
         for (int s = 0; s < TSTAGES; ++s) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(t_smem(&full[s])) : "memory");
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(t_smem(&empty[s])) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(t_smem(&empty[s])), "n"(TKW) : "memory");
         }
         asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
     }
     __syncthreads();
 
-    if (warp == TKW) {  // producer: lane 0 (TPAR: lanes 0..15, one row each) streams the range's chunks
-        if (!TPAR && lane != 0) return;
-        for (long long i = 0; i < end - start; ++i) {
+    if (warp == TKW) {  // producer: lane 0 streams the range's chunks through the ring
+        if (lane != 0) return;
+        for (int i = 0; i < len; ++i) {
             const long long c = start + i;
-            const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = (int)(i % TSTAGES);
-            const u32 u = (u32)(i / TSTAGES);
+            const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = i % TSTAGES;
             const u32 fb = t_smem(&full[s]);
-            if (lane == 0) {
-                if (u > 0) t_wait(t_smem(&empty[s]), (u - 1) & 1);
-                asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                             ::"r"(fb), "r"(16 * TCH) : "memory");
-            }
-            if (TPAR) __syncwarp();
-            const u32 dst = t_smem(dyn + s * T_STAGE);
-            for (int r = TPAR ? lane : 0; r < 16; r += TPAR ? 32 : 1) {
-                const int row = min(tile * 16 + r, N - 1);  // rows past N: row N−1 again, never stored
-                asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                             ::"r"(dst + r * T_ROW), "l"(wq + (size_t)row * bpr + (size_t)kc * TCH), "r"(TCH), "r"(fb)
-                             : "memory");
-            }
+            if (i >= TSTAGES) t_wait(t_smem(&empty[s]), ((i / TSTAGES) - 1) & 1);
+            asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+                         ::"r"(fb), "n"(16 * TCH) : "memory");
+            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                         " [%0], [%1, {%2, %3}], [%4];\n"
+                         ::"r"(t_smem(dyn + s * 16 * TCH)), "l"(tmap), "r"(kc * (TCH / 8)), "r"(tile * 16), "r"(fb)
+                         : "memory");
         }
         return;
     }
@@ -718,22 +711,23 @@ gemv_lowbit_tma(const unsigned char* __restrict__ wq, const unsigned short* __re
     }
     asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
 
-    // the scales of chunk c, rows g and g + 8 of its tile: TCH/64 16-bit values each (TCH/64 ≤ 8)
-    auto load_scales = [&](long long c, uint4& s0, uint4& s1) {
+    // this warp's group scales of chunk c (steps warp + TKW·j), rows g and g + 8 of its tile
+    auto load_scales = [&](long long c, unsigned short (&sv)[2 * T_SPW]) {
         const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt);
-        const int ra = min(tile * 16 + g, N - 1), rb = min(tile * 16 + g + 8, N - 1);
-        s0 = __ldg(reinterpret_cast<const uint4*>(scales + (size_t)ra * (K / GROUP) + kc * (TCH / 64)));
-        s1 = __ldg(reinterpret_cast<const uint4*>(scales + (size_t)rb * (K / GROUP) + kc * (TCH / 64)));
+        const unsigned short* pa = scales + (size_t)min(tile * 16 + g, N - 1) * (K / GROUP) + kc * (TCH / 64) + warp;
+        const unsigned short* pb = scales + (size_t)min(tile * 16 + g + 8, N - 1) * (K / GROUP) + kc * (TCH / 64) + warp;
+#pragma unroll
+        for (int j = 0; j < T_SPW; ++j) sv[2 * j] = __ldg(pa + TKW * j), sv[2 * j + 1] = __ldg(pb + TKW * j);
     };
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int cur = (int)(start / cpt);  // the tile acc belongs to
-    const int last = (int)((end - 1) / cpt);
-    uint4 sc0 = make_uint4(0u, 0u, 0u, 0u), sc1 = sc0;
-    if (start + warp < end) load_scales(start + warp, sc0, sc1);
-    for (long long i = warp;; i += TKW) {
+    unsigned short sn[2 * T_SPW];
+    load_scales(start, sn);
+    for (int i = 0;; ++i) {
         const long long c = start + i;
-        const int tile = c < end ? (int)(c / cpt) : last + 1;
-        for (; cur < tile; ++cur) {  // flush tile cur: every consumer warp passes here once per tile
+        const int tile = i < len ? (int)(c / cpt) : tiles;
+        for (; cur < tile && cur < tiles; ++cur) {  // flush tile cur: every consumer warp, once per tile
+            if (cur * (long long)cpt >= end) break;  // past the range
             float* rb = red + (cur & 1) * TKW * 128;
 #pragma unroll
             for (int e = 0; e < 4; ++e) rb[(warp * 4 + e) * 32 + lane] = acc[e];
@@ -771,22 +765,24 @@ gemv_lowbit_tma(const unsigned char* __restrict__ wq, const unsigned short* __re
                 if (cur * 16 + g + 8 < N) y[cur * 16 + g + 8] = f2o(v[2]);
             }
         }
-        if (c >= end) break;
-        const uint4 s0 = sc0, s1 = sc1;
-        if (c + TKW < end) load_scales(c + TKW, sc0, sc1);
-        const int s = (int)(i % TSTAGES);
-        t_wait(t_smem(&full[s]), (u32)(i / TSTAGES) & 1);
-        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * T_STAGE);
-        const int kc = (int)(c - (long long)tile * cpt);
-        const u32 sa[4] = {s0.x, s0.y, s0.z, s0.w}, sb[4] = {s1.x, s1.y, s1.z, s1.w};
+        if (i >= len) break;
+        unsigned short sc[2 * T_SPW];
 #pragma unroll
-        for (int j = 0; j < TCH / 64; ++j) {  // step j: 16 bytes of rows g, g + 8 at byte 64j + 16t
-            const uint4 va = st[g * (T_ROW / 16) + 4 * j + t], vb = st[(g + 8) * (T_ROW / 16) + 4 * j + t];
-            const int q0 = (kc * TCH * 2 + 128 * j + 32 * t) / 8;  // x piece of word 0
+        for (int j = 0; j < 2 * T_SPW; ++j) sc[j] = sn[j];
+        if (i + 1 < len) load_scales(c + 1, sn);
+        const int s = i % TSTAGES;
+        t_wait(t_smem(&full[s]), (u32)(i / TSTAGES) & 1);
+        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * 16 * TCH);
+        const int kc = (int)(c - (long long)tile * cpt);
+#pragma unroll
+        for (int j = 0; j < T_SPW; ++j) {  // step warp + TKW·j: 16 bytes of rows g, g + 8 at 64·step + 16t
+            const int step = warp + TKW * j;
+            const uint4 va = st[g * (TCH / 16) + 4 * step + t], vb = st[(g + 8) * (TCH / 16) + 4 * step + t];
             if (TMEMONLY) {
                 acc[0] += __uint_as_float((va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w) & 0x007FFFFFu);
                 continue;
             }
+            const int q0 = (kc * TCH * 2 + 128 * step + 32 * t) / 8;  // x piece of word 0
             const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
             float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
@@ -798,10 +794,8 @@ gemv_lowbit_tma(const unsigned char* __restrict__ wq, const unsigned short* __re
                 mma16816(d, pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
                 mma16816(e, pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
-            const unsigned short ha = (unsigned short)(sa[j / 2] >> (16 * (j & 1)));
-            const unsigned short hb = (unsigned short)(sb[j / 2] >> (16 * (j & 1)));
-            acc[0] = fmaf(d[0] + e[0], h2f(ha), acc[0]);
-            acc[2] = fmaf(d[2] + e[2], h2f(hb), acc[2]);
+            acc[0] = fmaf(d[0] + e[0], h2f(sc[2 * j]), acc[0]);
+            acc[2] = fmaf(d[2] + e[2], h2f(sc[2 * j + 1]), acc[2]);
         }
         __syncwarp();
         if (lane == 0) asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"

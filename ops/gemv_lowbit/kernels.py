@@ -277,36 +277,47 @@ def _cuda_tc(be, case, **defines):
                                                            nn, kk], shared_mem=smem)
 
 
-#: gemv_lowbit_tma shape: consumer warps per block (one block per SM) and ring stages of 16 rows ×
-#: 512 bytes (8 stages: 64 KiB of weights in flight per SM, where the plain TMA reads of
-#: scripts/read_ceiling.py reached 89–92 % at the w4a16 cases' byte counts)
-TMA_KW, TMA_STAGES = 8, 8
+#: gemv_lowbit_tma shape: consumer warps per block (one block per SM), ring stages, and bytes of
+#: each of a tile's 16 rows per stage (one 2-D TMA copy of 16 KiB; 8 stages: 128 KiB in flight per
+#: SM, where the plain TMA reads of scripts/read_ceiling.py reached 89–93 % at the w4a16 cases'
+#: byte counts)
+TMA_KW, TMA_STAGES, TMA_CH = 8, 8, 1024
 
 
-def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, **probe):
+def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_tma — one producer thread per SM streams 16-row ×
-    512-byte chunks with cp.async.bulk into a shared-memory ring, ``kw`` consumer warps unpack and
-    multiply them on tensor cores (gemv_lowbit_tc's unpack and mma) against x staged once per block
-    in fragment order; the chunks are split evenly over one block per SM (a tile shared by two
-    blocks is finished by the second through ``ws``/``cnt``). Unsupported off sm_90, for K not a
-    multiple of 1024, or where x and the ring exceed a block's shared memory. ``probe``: TPAR /
-    TMEMONLY defines (scripts/probe.py)."""
+    ``ch``-byte boxes of W with 2-D TMA copies into a shared-memory ring of ``stages``, ``kw``
+    consumer warps unpack and multiply them on tensor cores (gemv_lowbit_tc's unpack and mma)
+    against x staged once per block in fragment order; the chunks are split evenly over one block
+    per SM (a tile shared by two blocks is finished by the second through ``ws``/``cnt``).
+    Unsupported off sm_90, for K/2 not a multiple of ``ch``, or where x and the ring exceed a
+    block's shared memory. ``probe``: the TMEMONLY define (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
-    if bits != 4 or b != 1 or k % 1024:
-        raise Unsupported("gemv_lowbit_tma: w4a16 at batch 1 with K a multiple of 1024 only")
-    smem = stages * 16 * (512 + 64) + 2 * k + 2 * kw * 512
+    if bits != 4 or b != 1 or (k // 2) % ch:
+        raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")
+    smem = stages * 16 * ch + 2 * k + 2 * kw * 512
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
-    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, **probe}
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, "TCH": ch, **probe}
     prog = be.compile(_CU, "gemv_lowbit_tma", defs, options=("-arch=sm_90",))
     tiles = cdiv(n, 16)
     ws, cnt = be.empty((2 * 16 * tiles,), np.float32), be.empty((tiles,), np.int32)
     be.fill_bytes(cnt, 0)  # each launch leaves the tile counters zero again
     grid, block = (min(tiles, be.device.compute_units or 132),), (32 * (kw + 1),)
     nn, kk = np.int32(n), np.int32(k)
-    return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
-                                                           nn, kk, ws, cnt], shared_mem=smem)
+    maps: dict = {}
+
+    def tmap(w):  # W as [N, K/16] 8-byte words, 16 × ch/8 boxes, built once per weight buffer
+        if w.data.ptr not in maps:
+            from backends.cuda import tensor_map_2d
+
+            m = tensor_map_2d(w.data.ptr, False, n, k // 16, 16, ch // 8, elem="u64", swizzle=0)
+            maps[w.data.ptr] = be.upload(np.frombuffer(m, np.uint8))
+        return maps[w.data.ptr]
+
+    return lambda ins, outs: be.launch(prog, grid, block, [tmap(ins["qweight"]), ins["scales"], ins["x"],
+                                                           outs["y"], nn, kk, ws, cnt], shared_mem=smem)
 
 
 #: gemv_lowbit_simt shape (rows per warp, warps per block; 128-thread blocks fit any CUDA GPU).
@@ -373,7 +384,7 @@ def cuda_fused_vec(be, case):
     _, k, b, bits = _dims(case)
     if (bits, b) == (8, 1):
         return cuda_simt(be, case)
-    if (bits, b) == (4, 1) and k % 1024 == 0:
+    if (bits, b) == (4, 1) and (k // 2) % TMA_CH == 0:
         try:
             return cuda_tma(be, case)
         except Unsupported:  # not sm_90, or x and the ring do not fit: the cp.async-ring kernel

@@ -217,7 +217,7 @@ def _external_ptxas(ptx: str, arch: str) -> str | None:
 # ---- the backend ----------------------------------------------------------------------------
 
 #: CUtensorMapDataType of the element types tensor_map_2d takes, with their sizes in bytes
-TMAP_TYPES = {"fp16": (6, 2), "bf16": (9, 2), "u64": (4, 8)}
+TMAP_TYPES = {"fp16": (6, 2), "bf16": (9, 2), "u16": (1, 2), "u64": (4, 8)}
 
 
 def tensor_map_2d(ptr: int, bf16: bool, rows: int, cols: int, box_rows: int, box_cols: int,

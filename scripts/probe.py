@@ -130,8 +130,10 @@ def _gemv_cuda():
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3), (1, 4), (1, 6))]
     return [(f"tma KW={kw} STAGES={st} CH={ch}",
              lambda be, c, kw=kw, st=st, ch=ch: gk.cuda_tma(be, c, kw, st, ch))
-            for kw, st, ch in ((8, 4, 2048), (8, 5, 2048), (4, 8, 1024), (8, 10, 1024), (4, 16, 512))] + [
-        ("tma TMEMONLY UNCHECKED", lambda be, c: gk.cuda_tma(be, c, TMEMONLY=1))] + [  # its memory path
+            for kw, st, ch in ((8, 5, 2048), (4, 4, 2048), (8, 8, 1024), (4, 8, 1024), (8, 16, 512))] + [
+        (f"tma TMEMONLY CH={ch} UNCHECKED",
+         lambda be, c, ch=ch, st=st: gk.cuda_tma(be, c, ch=ch, stages=st, TMEMONLY=1))
+        for ch, st in ((2048, 4), (1024, 8))] + [  # its memory path
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [

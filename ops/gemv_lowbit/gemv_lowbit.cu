@@ -622,19 +622,24 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 // At a tile change the warps' partial sums are added through shared memory in warp order (named
 // barrier 1) by warp 0.
 //
+// The chunk's group scales (16 rows × TCH/64) come with it, one more 2-D TMA copy per stage (a
+// second tensor map, over the scales as [N, K/128] 16-bit words) into the stage's scale area: as
+// 16-bit loads from the consumers, one stage ahead, they stalled every stage on DRAM latency
+// (s19d: the full kernel 40–52 % against its memory path alone at 80–83 %).
+//
 // x (batch 1, K·2 bytes) is staged once per block in shared memory in the fragment order of
 // gemv_lowbit_tc's k permutation — per 8 k the words (x0,x2), (x1,x3), (x4,x6), (x5,x7), so one
 // LDS.128 is both mmas' B operands of a weight word (no PRMT, no L2 round trip per step) — while
 // the producer's first copies are in flight. The 16-byte pieces are swizzled (q ^ ((q >> 2) & 2))
-// so the four t lanes of a quarter-warp hit four different bank groups. A warp's group scales of
-// a stage (rows g and g + 8) are loaded one stage ahead. Arithmetic as gemv_lowbit_tc (w4a16):
+// so the four t lanes of a quarter-warp hit four different bank groups. Arithmetic as gemv_lowbit_tc (w4a16):
 // exact q·x products summed per group in fp32, times the group scale into fp32 accumulators; y
 // rounded once.
 //
 // Defines: DT, TKW (consumer warps), TSTAGES, TCH (bytes of each row per stage: a multiple of
 // 64·TKW, at most 2048, dividing K/2). Launch: groups = (G ≤ ⌈N/16⌉), block = (32·(TKW + 1));
-// dynamic shared memory TSTAGES·16·TCH + 2·K + 2·TKW·512 bytes; tmap: the 128-byte CUtensorMap
-// (backends.cuda.tensor_map_2d, UINT64 elements, boxes 16 × TCH/8, no swizzle) in device memory;
+// dynamic shared memory TSTAGES·16·(TCH + TCH/32) + 2·K + 2·TKW·512 bytes; tmaps: two 128-byte
+// CUtensorMaps in device memory (backends.cuda.tensor_map_2d, no swizzle): W's (UINT64, boxes
+// 16 × TCH/8) at byte 0, the scales' (UINT16, boxes 16 × TCH/64) at byte 128;
 // ws: 32·⌈N/16⌉ floats, cnt: ⌈N/16⌉ ints, zero before the first launch (each launch leaves them
 // zero). Needs sm_90 (TMA, mbarrier transaction counts); NB 1, BITS 4.
 #ifndef TKW
@@ -664,13 +669,15 @@ __device__ __forceinline__ void t_wait(u32 bar, u32 parity) {
 __device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
 
 extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
-gemv_lowbit_tma(const unsigned char* __restrict__ tmap, const unsigned short* __restrict__ scales,
-                const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K,
+gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K,
                 float* __restrict__ ws, int* __restrict__ cnt) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES];
-    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * 16 * TCH);                // K/8 pieces
-    float* red = reinterpret_cast<float*>(dyn + TSTAGES * 16 * TCH + 2 * K);      // [2][TKW][4][32]
+    // [TSTAGES][16][TCH] weights, [TSTAGES][16][TCH/64] scales, x (K/8 pieces), [2][TKW][4][32] sums
+    constexpr int SCB = 16 * (TCH / 64) * 2;  // bytes of a stage's scales
+    const unsigned short* scl = reinterpret_cast<const unsigned short*>(dyn + TSTAGES * 16 * TCH);
+    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * (16 * TCH + SCB));
+    float* red = reinterpret_cast<float*>(dyn + TSTAGES * (16 * TCH + SCB) + 2 * K);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int cpt = K / 2 / TCH, tiles = (N + 15) / 16;
@@ -694,10 +701,15 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmap, const unsigned short* __
             const u32 fb = t_smem(&full[s]);
             if (i >= TSTAGES) t_wait(t_smem(&empty[s]), ((i / TSTAGES) - 1) & 1);
             asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                         ::"r"(fb), "n"(16 * TCH) : "memory");
+                         ::"r"(fb), "n"(16 * TCH + SCB) : "memory");
             asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                          " [%0], [%1, {%2, %3}], [%4];\n"
-                         ::"r"(t_smem(dyn + s * 16 * TCH)), "l"(tmap), "r"(kc * (TCH / 8)), "r"(tile * 16), "r"(fb)
+                         ::"r"(t_smem(dyn + s * 16 * TCH)), "l"(tmaps), "r"(kc * (TCH / 8)), "r"(tile * 16), "r"(fb)
+                         : "memory");
+            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                         " [%0], [%1, {%2, %3}], [%4];\n"
+                         ::"r"(t_smem(scl + s * (SCB / 2))), "l"(tmaps + 128), "r"(kc * (TCH / 64)), "r"(tile * 16),
+                           "r"(fb)
                          : "memory");
         }
         return;
@@ -711,18 +723,8 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmap, const unsigned short* __
     }
     asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
 
-    // this warp's group scales of chunk c (steps warp + TKW·j), rows g and g + 8 of its tile
-    auto load_scales = [&](long long c, unsigned short (&sv)[2 * T_SPW]) {
-        const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt);
-        const unsigned short* pa = scales + (size_t)min(tile * 16 + g, N - 1) * (K / GROUP) + kc * (TCH / 64) + warp;
-        const unsigned short* pb = scales + (size_t)min(tile * 16 + g + 8, N - 1) * (K / GROUP) + kc * (TCH / 64) + warp;
-#pragma unroll
-        for (int j = 0; j < T_SPW; ++j) sv[2 * j] = __ldg(pa + TKW * j), sv[2 * j + 1] = __ldg(pb + TKW * j);
-    };
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int cur = (int)(start / cpt);  // the tile acc belongs to
-    unsigned short sn[2 * T_SPW];
-    load_scales(start, sn);
     for (int i = 0;; ++i) {
         const long long c = start + i;
         const int tile = i < len ? (int)(c / cpt) : tiles;
@@ -766,13 +768,10 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmap, const unsigned short* __
             }
         }
         if (i >= len) break;
-        unsigned short sc[2 * T_SPW];
-#pragma unroll
-        for (int j = 0; j < 2 * T_SPW; ++j) sc[j] = sn[j];
-        if (i + 1 < len) load_scales(c + 1, sn);
         const int s = i % TSTAGES;
         t_wait(t_smem(&full[s]), (u32)(i / TSTAGES) & 1);
         const uint4* st = reinterpret_cast<const uint4*>(dyn + s * 16 * TCH);
+        const unsigned short* ss = scl + s * (SCB / 2);  // [16][TCH/64]
         const int kc = (int)(c - (long long)tile * cpt);
 #pragma unroll
         for (int j = 0; j < T_SPW; ++j) {  // step warp + TKW·j: 16 bytes of rows g, g + 8 at 64·step + 16t
@@ -794,8 +793,8 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmap, const unsigned short* __
                 mma16816(d, pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
                 mma16816(e, pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
-            acc[0] = fmaf(d[0] + e[0], h2f(sc[2 * j]), acc[0]);
-            acc[2] = fmaf(d[2] + e[2], h2f(sc[2 * j + 1]), acc[2]);
+            acc[0] = fmaf(d[0] + e[0], h2f(ss[g * (TCH / 64) + step]), acc[0]);
+            acc[2] = fmaf(d[2] + e[2], h2f(ss[(g + 8) * (TCH / 64) + step]), acc[2]);
         }
         __syncwarp();
         if (lane == 0) asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"

@@ -278,15 +278,16 @@ def _cuda_tc(be, case, **defines):
 
 
 #: gemv_lowbit_tma shape: consumer warps per block (one block per SM), ring stages, and bytes of
-#: each of a tile's 16 rows per stage (one 2-D TMA copy of 16 KiB; 8 stages: 128 KiB in flight per
-#: SM, where the plain TMA reads of scripts/read_ceiling.py reached 89–93 % at the w4a16 cases'
-#: byte counts)
-TMA_KW, TMA_STAGES, TMA_CH = 8, 8, 1024
+#: each of a tile's 16 rows per stage (one 2-D TMA copy of 32 KiB, 2 KiB per row, the most a box
+#: row holds; 4 stages: 128 KiB in flight per SM, where the plain TMA reads of
+#: scripts/read_ceiling.py reached 89–93 % at the w4a16 cases' byte counts)
+TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 
 
 def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_tma — one producer thread per SM streams 16-row ×
-    ``ch``-byte boxes of W with 2-D TMA copies into a shared-memory ring of ``stages``, ``kw``
+    ``ch``-byte boxes of W and their group scales with 2-D TMA copies into a shared-memory ring of
+    ``stages``, ``kw``
     consumer warps unpack and multiply them on tensor cores (gemv_lowbit_tc's unpack and mma)
     against x staged once per block in fragment order; the chunks are split evenly over one block
     per SM (a tile shared by two blocks is finished by the second through ``ws``/``cnt``).
@@ -295,7 +296,7 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or (k // 2) % ch:
         raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")
-    smem = stages * 16 * ch + 2 * k + 2 * kw * 512
+    smem = stages * 16 * (ch + ch // 32) + 2 * k + 2 * kw * 512
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
@@ -308,15 +309,17 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     nn, kk = np.int32(n), np.int32(k)
     maps: dict = {}
 
-    def tmap(w):  # W as [N, K/16] 8-byte words, 16 × ch/8 boxes, built once per weight buffer
-        if w.data.ptr not in maps:
+    def tmaps(w, sc):  # W as [N, K/16] 8-byte words (16 × ch/8 boxes), the scales as [N, K/128]
+        key = (w.data.ptr, sc.data.ptr)  # 16-bit words (16 × ch/64 boxes); built once per buffer pair
+        if key not in maps:
             from backends.cuda import tensor_map_2d
 
-            m = tensor_map_2d(w.data.ptr, False, n, k // 16, 16, ch // 8, elem="u64", swizzle=0)
-            maps[w.data.ptr] = be.upload(np.frombuffer(m, np.uint8))
-        return maps[w.data.ptr]
+            m = tensor_map_2d(w.data.ptr, False, n, k // 16, 16, ch // 8, elem="u64", swizzle=0) \
+                + tensor_map_2d(sc.data.ptr, False, n, k // GROUP, 16, ch // 64, elem="u16", swizzle=0)
+            maps[key] = be.upload(np.frombuffer(m, np.uint8))
+        return maps[key]
 
-    return lambda ins, outs: be.launch(prog, grid, block, [tmap(ins["qweight"]), ins["scales"], ins["x"],
+    return lambda ins, outs: be.launch(prog, grid, block, [tmaps(ins["qweight"], ins["scales"]), ins["x"],
                                                            outs["y"], nn, kk, ws, cnt], shared_mem=smem)
 
 

@@ -651,6 +651,9 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #ifndef TCH
 #define TCH 1024
 #endif
+#ifndef T4C
+#define T4C 0  // probe: four mma accumulator chains per step instead of two
+#endif
 #ifndef TMEMONLY
 #define TMEMONLY 0  // probe: consumers XOR the stage's words instead of the unpack and mma (wrong by design)
 #endif
@@ -783,18 +786,21 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
             }
             const int q0 = (kc * TCH * 2 + 128 * step + 32 * t) / 8;  // x piece of word 0
             const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
-            float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            float d[T4C ? 4 : 2][4] = {};  // independent mma chains (T4C: four, by word parity too)
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
                 const uint4 xv = xs[t_swz(q0 + h)];
                 u32 pa[4], pb[4];
                 unpack_pairs(wa[h], pa);
                 unpack_pairs(wb[h], pb);
-                mma16816(d, pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
-                mma16816(e, pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
+                const int ch = T4C ? 2 * (h & 1) : 0;
+                mma16816(d[ch], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
+                mma16816(d[ch + 1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
-            acc[0] = fmaf(d[0] + e[0], h2f(ss[g * (TCH / 64) + step]), acc[0]);
-            acc[2] = fmaf(d[2] + e[2], h2f(ss[(g + 8) * (TCH / 64) + step]), acc[2]);
+            float r0 = d[0][0] + d[1][0], r2 = d[0][2] + d[1][2];
+            if (T4C) r0 += d[T4C ? 2 : 0][0] + d[T4C ? 3 : 0][0], r2 += d[T4C ? 2 : 0][2] + d[T4C ? 3 : 0][2];
+            acc[0] = fmaf(r0, h2f(ss[g * (TCH / 64) + step]), acc[0]);
+            acc[2] = fmaf(r2, h2f(ss[(g + 8) * (TCH / 64) + step]), acc[2]);
         }
         __syncwarp();
         if (lane == 0) asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"

@@ -277,11 +277,13 @@ def _cuda_tc(be, case, **defines):
                                                            nn, kk], shared_mem=smem)
 
 
-#: gemv_lowbit_tma shape: consumer warps per block (one block per SM), ring stages, and bytes of
+#: gemv_lowbit_tma shape: consumer warps per block (one block per SM: 16, four per scheduler, to
+#: hide the unpack → mma latency; with 8 the kernel ran 15 points below its memory path, s19e),
+#: ring stages, and bytes of
 #: each of a tile's 16 rows per stage (one 2-D TMA copy of 32 KiB, 2 KiB per row, the most a box
 #: row holds; 4 stages: 128 KiB in flight per SM, where the plain TMA reads of
 #: scripts/read_ceiling.py reached 89–93 % at the w4a16 cases' byte counts)
-TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
+TMA_KW, TMA_STAGES, TMA_CH = 16, 4, 2048
 
 
 def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):
@@ -384,15 +386,17 @@ def cuda_fused_vec(be, case):
     lane loads 16 bytes of 2·RT rows per step through a cp.async ring, magic-exponent unpack to
     f16x2/bf16x2, mma.sync m16n8k16 with fp32 accumulators (batch = the mma's N), K split over the
     block's warps (gemv_lowbit.cu: gemv_lowbit_tc)."""
-    _, k, b, bits = _dims(case)
-    if (bits, b) == (8, 1):
-        return cuda_simt(be, case)
-    if (bits, b) == (4, 1) and (k // 2) % TMA_CH == 0:
-        try:
-            return cuda_tma(be, case)
-        except Unsupported:  # not sm_90, or x and the ring do not fit: the cp.async-ring kernel
-            pass
-    return _cuda_tc(be, case)
+    _, _, b, bits = _dims(case)
+    return cuda_simt(be, case) if (bits, b) == (8, 1) else _cuda_tc(be, case)
+
+
+@kernel("gemv_lowbit", "cuda", "fused_tma")
+def cuda_fused_tma(be, case):
+    """w4a16 at batch 1 on sm_90 (``cuda_tma``, gemv_lowbit.cu: gemv_lowbit_tma): 2-D TMA copies of
+    16-row boxes of W and their group scales into a shared-memory ring, one producer thread and
+    TMA_KW consumer warps per SM (tensor-core mma.sync as fused_vec), the chunks split evenly over
+    one block per SM. Elsewhere (other formats, batch, architectures): unsupported."""
+    return cuda_tma(be, case)
 
 
 @kernel("gemv_lowbit", "opencl", "dequant_then_gemv")

@@ -132,8 +132,10 @@ def _gemv_cuda():
              lambda be, c, kw=kw, st=st, ch=ch, c4=c4: gk.cuda_tma(be, c, kw, st, ch, T4C=c4))
             for kw, st, ch, c4 in ((8, 4, 2048, 0), (16, 4, 2048, 0), (16, 8, 1024, 0), (16, 4, 2048, 1),
                                    (8, 4, 2048, 1))] + [
+        (f"tma TPF={pf}", lambda be, c, pf=pf: gk.cuda_tma(be, c, TPF=pf)) for pf in (4, 8)] + [  # L2
         (f"tma TMEMONLY KW={kw} UNCHECKED", lambda be, c, kw=kw: gk.cuda_tma(be, c, kw, TMEMONLY=1))
         for kw in (8, 16)] + [  # its memory path
+        ("tma TMEMONLY TPF=8 UNCHECKED", lambda be, c: gk.cuda_tma(be, c, TMEMONLY=1, TPF=8))] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [

@@ -651,6 +651,9 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #ifndef TCH
 #define TCH 1024
 #endif
+#ifndef TPF
+#define TPF 0  // probe: the producer also prefetches chunk i + TPF into L2 when it issues chunk i
+#endif
 #ifndef T4C
 #define T4C 0  // probe: four mma accumulator chains per step instead of two
 #endif
@@ -702,6 +705,12 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
             const long long c = start + i;
             const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = i % TSTAGES;
             const u32 fb = t_smem(&full[s]);
+            if (TPF && i + TPF < len) {  // warm L2 with a later chunk (no shared memory held)
+                const long long cp = c + TPF;
+                const int tp = (int)(cp / cpt);
+                asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global [%0, {%1, %2}];\n"
+                             ::"l"(tmaps), "r"((int)(cp - (long long)tp * cpt) * (TCH / 8)), "r"(tp * 16) : "memory");
+            }
             if (i >= TSTAGES) t_wait(t_smem(&empty[s]), ((i / TSTAGES) - 1) & 1);
             asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
                          ::"r"(fb), "n"(16 * TCH + SCB) : "memory");

@@ -136,6 +136,8 @@ def _gemv_cuda():
         (f"tma TMEMONLY KW={kw} UNCHECKED", lambda be, c, kw=kw: gk.cuda_tma(be, c, kw, TMEMONLY=1))
         for kw in (8, 16)] + [  # its memory path
         ("tma TMEMONLY TPF=8 UNCHECKED", lambda be, c: gk.cuda_tma(be, c, TMEMONLY=1, TPF=8))] + [
+        (f"tma TSX{' T4C' if c4 else ''}", lambda be, c, c4=c4: gk.cuda_tma(be, c, TSX=1, T4C=c4))
+        for c4 in (0, 1)] + [  # raw nibble pairs, offset through Σx
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [

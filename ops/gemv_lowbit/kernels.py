@@ -298,7 +298,7 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or (k // 2) % ch:
         raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")
-    smem = stages * 16 * (ch + ch // 32) + 2 * k + 2 * kw * 512
+    smem = stages * 16 * (ch + ch // 32) + 2 * k + 2 * kw * 512 + 4 * (k // GROUP)  # ring, x, sums, Σx
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")

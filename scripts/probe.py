@@ -128,16 +128,10 @@ def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
     shapes = [(kw, us, st) for kw in (1, 2, 4) for us, st in ((2, 3), (2, 4), (4, 3), (1, 4), (1, 6))]
-    return [(f"tma KW={kw} STAGES={st} CH={ch}{' T4C' if c4 else ''}",
-             lambda be, c, kw=kw, st=st, ch=ch, c4=c4: gk.cuda_tma(be, c, kw, st, ch, T4C=c4))
-            for kw, st, ch, c4 in ((8, 4, 2048, 0), (16, 4, 2048, 0), (16, 8, 1024, 0), (16, 4, 2048, 1),
-                                   (8, 4, 2048, 1))] + [
-        (f"tma TPF={pf}", lambda be, c, pf=pf: gk.cuda_tma(be, c, TPF=pf)) for pf in (4, 8)] + [  # L2
-        (f"tma TMEMONLY KW={kw} UNCHECKED", lambda be, c, kw=kw: gk.cuda_tma(be, c, kw, TMEMONLY=1))
-        for kw in (8, 16)] + [  # its memory path
-        ("tma TMEMONLY TPF=8 UNCHECKED", lambda be, c: gk.cuda_tma(be, c, TMEMONLY=1, TPF=8))] + [
-        (f"tma TSX{' T4C' if c4 else ''}", lambda be, c, c4=c4: gk.cuda_tma(be, c, TSX=1, T4C=c4))
-        for c4 in (0, 1)] + [  # raw nibble pairs, offset through Σx
+    return [(f"tma KW={kw} STAGES={st} CH={ch}",
+             lambda be, c, kw=kw, st=st, ch=ch: gk.cuda_tma(be, c, kw, st, ch))
+            for kw, st, ch in ((8, 4, 2048), (16, 4, 2048), (8, 8, 1024))] + [  # w4a16 b1: gemv_lowbit_tma
+        ("tma TMEMONLY UNCHECKED", lambda be, c: gk.cuda_tma(be, c, TMEMONLY=1))] + [  # its memory path alone
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [

@@ -646,20 +646,10 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #define TKW 8
 #endif
 #ifndef TSTAGES
-#define TSTAGES 8
+#define TSTAGES 4
 #endif
 #ifndef TCH
-#define TCH 1024
-#endif
-#ifndef TPF
-#define TPF 0  // probe: the producer also prefetches chunk i + TPF into L2 when it issues chunk i
-#endif
-#ifndef TSX
-#define TSX 0  // probe: nibbles unpacked raw (one LOP3 per pair: 128 + n / 1024 + n, no HFMA2), the
-               // offset removed once per group through Σx of the group (staged with x)
-#endif
-#ifndef T4C
-#define T4C 0  // probe: four mma accumulator chains per step instead of two
+#define TCH 2048
 #endif
 #ifndef TMEMONLY
 #define TMEMONLY 0  // probe: consumers XOR the stage's words instead of the unpack and mma (wrong by design)
@@ -709,12 +699,6 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
             const long long c = start + i;
             const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = i % TSTAGES;
             const u32 fb = t_smem(&full[s]);
-            if (TPF && i + TPF < len) {  // warm L2 with a later chunk (no shared memory held)
-                const long long cp = c + TPF;
-                const int tp = (int)(cp / cpt);
-                asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global [%0, {%1, %2}];\n"
-                             ::"l"(tmaps), "r"((int)(cp - (long long)tp * cpt) * (TCH / 8)), "r"(tp * 16) : "memory");
-            }
             if (i >= TSTAGES) t_wait(t_smem(&empty[s]), ((i / TSTAGES) - 1) & 1);
             asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
                          ::"r"(fb), "n"(16 * TCH + SCB) : "memory");
@@ -734,25 +718,9 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
     // consumers: x into shared memory in fragment order (see above), then the chunks
     for (int q = threadIdx.x; q < K / 8; q += 32 * TKW) {
         const uint4 v = __ldg(reinterpret_cast<const uint4*>(x) + q);
-#if TSX  // raw pairs are (e0,e4), (e1,e5), (e2,e6), (e3,e7) of a word: x pairs to match
-        xs[t_swz(q)] = make_uint4(__byte_perm(v.x, v.z, 0x5410), __byte_perm(v.x, v.z, 0x7632),
-                                  __byte_perm(v.y, v.w, 0x5410), __byte_perm(v.y, v.w, 0x7632));
-#else
         xs[t_swz(q)] = make_uint4(__byte_perm(v.x, v.y, 0x5410), __byte_perm(v.x, v.y, 0x7632),
                                   __byte_perm(v.z, v.w, 0x5410), __byte_perm(v.z, v.w, 0x7632));
-#endif
     }
-#if TSX
-    float* xsum = red + 2 * TKW * 128;  // K/128 group sums of x (fp32, lane order: deterministic)
-    for (int gi = warp; gi < K / GROUP; gi += TKW) {
-        const uint2 v = __ldg(reinterpret_cast<const uint2*>(x + gi * GROUP) + lane);
-        float a = (h2f((unsigned short)v.x) + h2f((unsigned short)(v.x >> 16))) +
-                  (h2f((unsigned short)v.y) + h2f((unsigned short)(v.y >> 16)));
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffffu, a, o);
-        if (lane == 0) xsum[gi] = a;
-    }
-#endif
     asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
 
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -815,36 +783,17 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
             }
             const int q0 = (kc * TCH * 2 + 128 * step + 32 * t) / 8;  // x piece of word 0
             const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
-            float d[T4C ? 4 : 2][4] = {};  // independent mma chains (T4C: four, by word parity too)
+            float d[2][4] = {};  // two independent mma chains: each word's k 0..3 and 4..7
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
                 const uint4 xv = xs[t_swz(q0 + h)];
                 u32 pa[4], pb[4];
-#if TSX
-#if DT == 2
-                const u32 mg = 0x43004300u;  // bf16 128 + n
-#else
-                const u32 mg = 0x64006400u;  // fp16 1024 + n
-#endif
-#pragma unroll
-                for (int f = 0; f < 4; ++f) {
-                    pa[f] = ((wa[h] >> (4 * f)) & 0x000F000Fu) | mg;
-                    pb[f] = ((wb[h] >> (4 * f)) & 0x000F000Fu) | mg;
-                }
-#else
                 unpack_pairs(wa[h], pa);
                 unpack_pairs(wb[h], pb);
-#endif
-                const int ch = T4C ? 2 * (h & 1) : 0;
-                mma16816(d[ch], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
-                mma16816(d[ch + 1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
+                mma16816(d[0], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
+                mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
             float r0 = d[0][0] + d[1][0], r2 = d[0][2] + d[1][2];
-            if (T4C) r0 += d[T4C ? 2 : 0][0] + d[T4C ? 3 : 0][0], r2 += d[T4C ? 2 : 0][2] + d[T4C ? 3 : 0][2];
-#if TSX  // the pairs held q + OFF (OFF = magic + 8): remove OFF·Σx of this group
-            const float off = (DT == 2 ? 136.0f : 1032.0f) * xsum[kc * (TCH / 64) + step];
-            r0 -= off, r2 -= off;
-#endif
             acc[0] = fmaf(r0, h2f(ss[g * (TCH / 64) + step]), acc[0]);
             acc[2] = fmaf(r2, h2f(ss[(g + 8) * (TCH / 64) + step]), acc[2]);
         }

@@ -277,13 +277,13 @@ def _cuda_tc(be, case, **defines):
                                                            nn, kk], shared_mem=smem)
 
 
-#: gemv_lowbit_tma shape: consumer warps per block (one block per SM: 16, four per scheduler, to
-#: hide the unpack → mma latency; with 8 the kernel ran 15 points below its memory path, s19e),
+#: gemv_lowbit_tma shape: consumer warps per block (one block per SM; 16 warps: 67.6 / 60.8 %
+#: against 8 warps' 68.3 / 62.5 % at w4a16 bf16 K=N=16384 / N=28672, probes-20261204-session19/s19f),
 #: ring stages, and bytes of
 #: each of a tile's 16 rows per stage (one 2-D TMA copy of 32 KiB, 2 KiB per row, the most a box
 #: row holds; 4 stages: 128 KiB in flight per SM, where the plain TMA reads of
 #: scripts/read_ceiling.py reached 89–93 % at the w4a16 cases' byte counts)
-TMA_KW, TMA_STAGES, TMA_CH = 16, 4, 2048
+TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 
 
 def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):
@@ -298,7 +298,7 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or (k // 2) % ch:
         raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")
-    smem = stages * 16 * (ch + ch // 32) + 2 * k + 2 * kw * 512 + 4 * (k // GROUP)  # ring, x, sums, Σx
+    smem = stages * 16 * (ch + ch // 32) + 2 * k + 2 * kw * 512  # ring (weights, scales), x, sums
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")

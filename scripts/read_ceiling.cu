@@ -81,9 +81,7 @@ extern "C" __global__ void rd_ldg(const uint4* __restrict__ a, long long n16, un
 }
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // cp.async.bulk and mbarrier tx counts: sm_90
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
+#include "mbarrier.cuh"
 
 // chunk c into the stage at dst: STAGE_BYTES / SEG copies of SEG bytes. ROWB 0: the chunk is
 // STAGE_BYTES contiguous bytes; ROWB > 0: the buffer is read as rows of ROWB bytes, and chunk c is
@@ -92,9 +90,7 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
 __device__ __forceinline__ void bulk_load(unsigned bar, unsigned dst, const unsigned char* a, long long c) {
     constexpr int NSEG = STAGE_BYTES / SEG;
     const int lane = threadIdx.x & 31;
-    if (lane == 0)
-        asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                     ::"r"(bar), "r"(STAGE_BYTES) : "memory");
+    if (lane == 0) mbar_arrive_expect_tx(bar, STAGE_BYTES);
     for (int r = PAR ? lane : (lane == 0 ? 0 : NSEG); r < NSEG; r += PAR ? 32 : 1) {
         const unsigned char* src;
         if (ROWB == 0) {
@@ -106,14 +102,6 @@ __device__ __forceinline__ void bulk_load(unsigned bar, unsigned dst, const unsi
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
                      ::"r"(dst + r * SEG), "l"(src), "r"(SEG), "r"(bar) : "memory");
     }
-}
-
-__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
-    unsigned done = 0;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
 }
 
 // chunk c (STAGE_BYTES each) of the buffer goes to block c % gridDim.x; the vectors past the last
@@ -128,25 +116,25 @@ extern "C" __global__ void rd_bulk(const uint4* __restrict__ a, long long n16, u
     const unsigned char* ab = reinterpret_cast<const unsigned char*>(a);
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(&full[s])) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(&full[s])) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
     }
     __syncthreads();
     if (threadIdx.x < 32) {
         for (int s = 0; s < STAGES; ++s) {
             const long long c = blockIdx.x + (long long)s * gridDim.x;
-            if (c < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), ab, c);
+            if (c < chunks) bulk_load(smem_u32(&full[s]), smem_u32(ring + s * V), ab, c);
         }
     }
     unsigned acc = 0;
     int k = 0;
     for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++k) {
         const int s = k % STAGES;
-        bar_wait(smem_addr(&full[s]), (k / STAGES) & 1);
+        mbar_wait_parity(smem_u32(&full[s]), (k / STAGES) & 1);
         for (int i = threadIdx.x; i < V; i += blockDim.x) acc ^= fold(ring[s * V + i]);
         __syncthreads();  // every thread is done with stage s before it is refilled
         const long long next = c + (long long)STAGES * gridDim.x;
-        if (threadIdx.x < 32 && next < chunks) bulk_load(smem_addr(&full[s]), smem_addr(ring + s * V), ab, next);
+        if (threadIdx.x < 32 && next < chunks) bulk_load(smem_u32(&full[s]), smem_u32(ring + s * V), ab, next);
     }
     for (long long i = chunks * V + (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16;
          i += (long long)gridDim.x * blockDim.x)

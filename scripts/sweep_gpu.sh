@@ -37,6 +37,14 @@ simt_flash_rows() {  # simt_flash_rows SECONDS: WebGPU / OpenCL flash beside SDP
     cli "$1" attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
         --variant flash --variant sdpa --case b1h16s4096d64,fp32 --case b1h16s4096d64,causal,fp32 --timeout 60
 }
+cuda_w4_rows() {  # cuda_w4_rows SECONDS VARIANT...: CUDA w4a16 batch-1 GEMV rows beside tinygemm
+    local t=$1 v a=()
+    shift
+    for v in "$@" tinygemm; do a+=(--variant "$v"); done
+    cli "$t" gemv_cuda run --op gemv_lowbit --backend cuda --backend torch "${a[@]}" --timeout 60 \
+        --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 --case w4a16,n8192,k8192,b1 \
+        --case w4a16,n16384,k16384,b1 --case w4a16,n28672,k8192,b1 --case w4a16,n1000,k8192,b1
+}
 probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, its table to the log
     local t=$1 name=$2; shift 2
     step "probe $*"
@@ -47,10 +55,7 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 case "$PART" in
 s19g)  # ~1.5 min: the w4a16 batch-1 harness rows at the session's final sources: fused_vec
     # (gemv_lowbit_tc), fused_tma (gemv_lowbit_tma, back to 8 consumer warps) and tinygemm
-    cli 240 gemv_cuda run --op gemv_lowbit --backend cuda --backend torch --variant fused_vec --variant fused_tma \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w4a16,n8192,k8192,b1 --case w4a16,n16384,k16384,b1 --case w4a16,n28672,k8192,b1 \
-        --case w4a16,n1000,k8192,b1
+    cuda_w4_rows 240 fused_vec fused_tma
     ;;
 s19f)  # ~4 min: gemv_lowbit_tma with 16 consumer warps and/or four mma chains per step (s19e: with
     # 8 warps 68.3 / 62.2 % against a memory path of 83.2 / 79.5 %), then the w4a16 batch-1
@@ -58,10 +63,7 @@ s19f)  # ~4 min: gemv_lowbit_tma with 16 consumer warps and/or four mma chains p
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|tma|fused_vec RT=2$' --cap 1
     done
-    cli 240 gemv_cuda run --op gemv_lowbit --backend cuda --backend torch --variant fused_vec --variant fused_tma \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w4a16,n8192,k8192,b1 --case w4a16,n16384,k16384,b1 --case w4a16,n28672,k8192,b1 \
-        --case w4a16,n1000,k8192,b1
+    cuda_w4_rows 240 fused_vec fused_tma
     ;;
 s19e)  # ~4 min: gemv_lowbit_tma with the group scales in the TMA stages (s19d: consumer-side scale
     # loads stalled each stage on DRAM: 40–52 % against a memory path of 80–83 %), its shapes and
@@ -69,10 +71,7 @@ s19e)  # ~4 min: gemv_lowbit_tma with the group scales in the TMA stages (s19d: 
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|tma|fused_vec RT=2$' --cap 1
     done
-    cli 240 gemv_cuda run --op gemv_lowbit --backend cuda --backend torch --variant fused_vec \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w4a16,n8192,k8192,b1 --case w4a16,n16384,k16384,b1 --case w4a16,n28672,k8192,b1 \
-        --case w4a16,n1000,k8192,b1
+    cuda_w4_rows 240 fused_vec
     ;;
 s19d)  # ~5 min: gemv_lowbit_tma with one 2-D TMA copy per 16-row stage (s19c: 512-byte 1-D copies
     # were the limiter) — its shapes and memory path beside gemv_lowbit_tc at both w4a16 bf16
@@ -80,10 +79,7 @@ s19d)  # ~5 min: gemv_lowbit_tma with one 2-D TMA copy per 16-row stage (s19c: 5
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|tma|fused_vec RT=2$' --cap 1
     done
-    cli 240 gemv_cuda run --op gemv_lowbit --backend cuda --backend torch --variant fused_vec \
-        --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
-        --case w4a16,n8192,k8192,b1 --case w4a16,n16384,k16384,b1 --case w4a16,n28672,k8192,b1 \
-        --case w4a16,n1000,k8192,b1
+    cuda_w4_rows 240 fused_vec
     ;;
 s19c)  # ~6 min: why gemv_lowbit_tma ran at 19.6 % (s19b, 160 us where its plain TMA read took 35):
     # plain reads of its chunk shape (16 copies of 512 bytes per 8 KiB stage, contiguous or from 16

@@ -658,14 +658,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW, at most 2048 (256 words)");
 
 #if BITS == 4 && NB == 1 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
-__device__ __forceinline__ u32 t_smem(const void* p) { return (u32)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void t_wait(u32 bar, u32 parity) {
-    u32 done = 0;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-}
+#include "mbarrier.cuh"
 __device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
 
 extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
@@ -686,8 +679,8 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
     const int len = (int)(end - start);
     if (threadIdx.x == 0) {
         for (int s = 0; s < TSTAGES; ++s) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(t_smem(&full[s])) : "memory");
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(t_smem(&empty[s])), "n"(TKW) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(&full[s])) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(&empty[s])), "n"(TKW) : "memory");
         }
         asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
     }
@@ -698,17 +691,16 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
         for (int i = 0; i < len; ++i) {
             const long long c = start + i;
             const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = i % TSTAGES;
-            const u32 fb = t_smem(&full[s]);
-            if (i >= TSTAGES) t_wait(t_smem(&empty[s]), ((i / TSTAGES) - 1) & 1);
-            asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                         ::"r"(fb), "n"(16 * TCH + SCB) : "memory");
+            const u32 fb = smem_u32(&full[s]);
+            if (i >= TSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / TSTAGES) - 1) & 1);
+            mbar_arrive_expect_tx(fb, 16 * TCH + SCB);
             asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                          " [%0], [%1, {%2, %3}], [%4];\n"
-                         ::"r"(t_smem(dyn + s * 16 * TCH)), "l"(tmaps), "r"(kc * (TCH / 8)), "r"(tile * 16), "r"(fb)
+                         ::"r"(smem_u32(dyn + s * 16 * TCH)), "l"(tmaps), "r"(kc * (TCH / 8)), "r"(tile * 16), "r"(fb)
                          : "memory");
             asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                          " [%0], [%1, {%2, %3}], [%4];\n"
-                         ::"r"(t_smem(scl + s * (SCB / 2))), "l"(tmaps + 128), "r"(kc * (TCH / 64)), "r"(tile * 16),
+                         ::"r"(smem_u32(scl + s * (SCB / 2))), "l"(tmaps + 128), "r"(kc * (TCH / 64)), "r"(tile * 16),
                            "r"(fb)
                          : "memory");
         }
@@ -769,7 +761,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
         }
         if (i >= len) break;
         const int s = i % TSTAGES;
-        t_wait(t_smem(&full[s]), (u32)(i / TSTAGES) & 1);
+        mbar_wait_parity(smem_u32(&full[s]), (u32)(i / TSTAGES) & 1);
         const uint4* st = reinterpret_cast<const uint4*>(dyn + s * 16 * TCH);
         const unsigned short* ss = scl + s * (SCB / 2);  // [16][TCH/64]
         const int kc = (int)(c - (long long)tile * cpt);
@@ -799,7 +791,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
         }
         __syncwarp();
         if (lane == 0) asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"
-                                    ::"r"(t_smem(&empty[s])) : "memory");
+                                    ::"r"(smem_u32(&empty[s])) : "memory");
     }
 }
 #endif

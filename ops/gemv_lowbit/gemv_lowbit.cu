@@ -596,7 +596,7 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
     }
 }
 
-// ---- gemv_lowbit_tma: fused_vec w4a16 at batch 1 on sm_90 (2-D TMA copies, tensor cores) ----
+// ---- gemv_lowbit_tma: fused_tma, w4a16 at batch 1 on sm_90 (2-D TMA copies, tensor cores) ----
 //
 // Why: a plain read of the w4a16 cases' bytes reaches 88–93 % of the ceiling in one kernel when
 // it keeps 64+ KiB per SM in flight in large copies (scripts/read_ceiling.py; results/nvidia-h200/
@@ -631,9 +631,9 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 // gemv_lowbit_tc's k permutation — per 8 k the words (x0,x2), (x1,x3), (x4,x6), (x5,x7), so one
 // LDS.128 is both mmas' B operands of a weight word (no PRMT, no L2 round trip per step) — while
 // the producer's first copies are in flight. The 16-byte pieces are swizzled (q ^ ((q >> 2) & 2))
-// so the four t lanes of a quarter-warp hit four different bank groups. Arithmetic as gemv_lowbit_tc (w4a16):
-// exact q·x products summed per group in fp32, times the group scale into fp32 accumulators; y
-// rounded once.
+// so the four t lanes of a quarter-warp hit four different bank groups. Arithmetic as
+// gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32, times the group scale into
+// fp32 accumulators; y rounded once.
 //
 // Defines: DT, TKW (consumer warps), TSTAGES, TCH (bytes of each row per stage: a multiple of
 // 64·TKW, at most 2048, dividing K/2). Launch: groups = (G ≤ ⌈N/16⌉), block = (32·(TKW + 1));
@@ -662,8 +662,8 @@ static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW,
 __device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
 
 extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
-gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* __restrict__ x, unsigned short* __restrict__ y, int N, int K,
-                float* __restrict__ ws, int* __restrict__ cnt) {
+gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* __restrict__ x,
+                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES];
     // [TSTAGES][16][TCH] weights, [TSTAGES][16][TCH/64] scales, x (K/8 pieces), [2][TKW][4][32] sums

@@ -278,21 +278,20 @@ def _cuda_tc(be, case, **defines):
 
 
 #: gemv_lowbit_tma shape: consumer warps per block (one block per SM; 16 warps: 67.6 / 60.8 %
-#: against 8 warps' 68.3 / 62.5 % at w4a16 bf16 K=N=16384 / N=28672, probes-20261204-session19/s19f),
-#: ring stages, and bytes of
-#: each of a tile's 16 rows per stage (one 2-D TMA copy of 32 KiB, 2 KiB per row, the most a box
-#: row holds; 4 stages: 128 KiB in flight per SM, where the plain TMA reads of
-#: scripts/read_ceiling.py reached 89–93 % at the w4a16 cases' byte counts)
+#: against 8 warps' 68.3 / 62.5 % at w4a16 bf16 K=N=16384 / N=28672, probes-20261204-session19/
+#: s19f), ring stages, and bytes of each of a tile's 16 rows per stage (one 2-D TMA copy of 32 KiB,
+#: 2 KiB per row, the most a box row holds; 4 stages: 128 KiB in flight per SM, where the plain TMA
+#: reads of scripts/read_ceiling.py reached 89–93 % at the w4a16 cases' byte counts)
 TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 
 
 def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_tma — one producer thread per SM streams 16-row ×
     ``ch``-byte boxes of W and their group scales with 2-D TMA copies into a shared-memory ring of
-    ``stages``, ``kw``
-    consumer warps unpack and multiply them on tensor cores (gemv_lowbit_tc's unpack and mma)
-    against x staged once per block in fragment order; the chunks are split evenly over one block
-    per SM (a tile shared by two blocks is finished by the second through ``ws``/``cnt``).
+    ``stages``; ``kw`` consumer warps unpack and multiply them on tensor cores (gemv_lowbit_tc's
+    unpack and mma) against x staged once per block in fragment order; the chunks are split evenly
+    over one block per SM (a tile shared by two blocks is finished by the second through
+    ``ws``/``cnt``).
     Unsupported off sm_90, for K/2 not a multiple of ``ch``, or where x and the ring exceed a
     block's shared memory. ``probe``: the TMEMONLY define (scripts/probe.py)."""
     n, k, b, bits = _dims(case)

@@ -115,9 +115,8 @@ extern "C" __global__ void rd_bulk(const uint4* __restrict__ a, long long n16, u
                                        : n16 * 16 / ((long long)(STAGE_BYTES / SEG) * ROWB) * (ROWB / SEG);
     const unsigned char* ab = reinterpret_cast<const unsigned char*>(a);
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(&full[s])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+        for (int s = 0; s < STAGES; ++s) mbar_init(smem_u32(&full[s]), 1);
+        mbar_init_fence();
     }
     __syncthreads();
     if (threadIdx.x < 32) {

@@ -1,7 +1,26 @@
-// mbarrier helpers for sm_90 pipelines fed by TMA (transaction counts): gemv_lowbit.cu's
-// gemv_lowbit_tma and scripts/read_ceiling.cu's rd_bulk. Addresses are shared-memory (32-bit).
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+// mbarrier.cuh — the sm_90 pieces of a shared-memory pipeline fed by TMA: mbarriers with
+// transaction counts, and the 2-D tensor copy that completes on one. Used by matmul_wgmma.cu,
+// gemv_lowbit.cu's gemv_lowbit_tma and scripts/read_ceiling.cu; addresses are shared-window
+// (smem_u32). matmul_wgmma.cu keeps its own wait (a labelled PTX loop, the measured form).
+#include "smem.cuh"
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// the initialised barriers visible to the async proxy (cp.async / TMA completions) too
+__device__ __forceinline__ void mbar_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+
+// one arrival that also expects `bytes` more of transactions (the copies that complete on it)
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+                 ::"r"(bar), "r"(bytes) : "memory");
 }
 
 // until the phase of parity `parity` of the barrier at `bar` has completed
@@ -13,8 +32,8 @@ __device__ __forceinline__ void mbar_wait_parity(unsigned bar, unsigned parity) 
     } while (!done);
 }
 
-// one arrival that also expects `bytes` more of transactions (the copies that complete on it)
-__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                 ::"r"(bar), "r"(bytes) : "memory");
+// box (c0, c1) of the tensor map at tmap (global memory) into shared memory at dst, completing on bar
+__device__ __forceinline__ void tma_2d(unsigned dst, const void* tmap, int c0, int c1, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }

@@ -4,9 +4,7 @@
 // (`#include "mma_sm80.cuh"`, backends.base.read_source); the including file includes cuda_bf16.h
 // and cuda_fp16.h and defines MMA_BF16 (1: bf16 operands, 0: fp16) first.
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
+#include "smem.cuh"
 
 // 16-byte global → shared copy; src_bytes = 0 writes zeros (out-of-bounds chunks)
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {

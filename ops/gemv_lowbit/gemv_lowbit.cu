@@ -679,10 +679,10 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
     const int len = (int)(end - start);
     if (threadIdx.x == 0) {
         for (int s = 0; s < TSTAGES; ++s) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(&full[s])) : "memory");
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(&empty[s])), "n"(TKW) : "memory");
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), TKW);
         }
-        asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();
 
@@ -694,15 +694,8 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
             const u32 fb = smem_u32(&full[s]);
             if (i >= TSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / TSTAGES) - 1) & 1);
             mbar_arrive_expect_tx(fb, 16 * TCH + SCB);
-            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                         " [%0], [%1, {%2, %3}], [%4];\n"
-                         ::"r"(smem_u32(dyn + s * 16 * TCH)), "l"(tmaps), "r"(kc * (TCH / 8)), "r"(tile * 16), "r"(fb)
-                         : "memory");
-            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                         " [%0], [%1, {%2, %3}], [%4];\n"
-                         ::"r"(smem_u32(scl + s * (SCB / 2))), "l"(tmaps + 128), "r"(kc * (TCH / 64)), "r"(tile * 16),
-                           "r"(fb)
-                         : "memory");
+            tma_2d(smem_u32(dyn + s * 16 * TCH), tmaps, kc * (TCH / 8), tile * 16, fb);          // weights
+            tma_2d(smem_u32(scl + s * (SCB / 2)), tmaps + 128, kc * (TCH / 64), tile * 16, fb);  // scales
         }
         return;
     }
@@ -790,8 +783,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
             acc[2] = fmaf(r2, h2f(ss[(g + 8) * (TCH / 64) + step]), acc[2]);
         }
         __syncwarp();
-        if (lane == 0) asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"
-                                    ::"r"(smem_u32(&empty[s])) : "memory");
+        if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
     }
 }
 #endif

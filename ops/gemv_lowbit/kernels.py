@@ -291,9 +291,8 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     ``stages``; ``kw`` consumer warps unpack and multiply them on tensor cores (gemv_lowbit_tc's
     unpack and mma) against x staged once per block in fragment order; the chunks are split evenly
     over one block per SM (a tile shared by two blocks is finished by the second through
-    ``ws``/``cnt``).
-    Unsupported off sm_90, for K/2 not a multiple of ``ch``, or where x and the ring exceed a
-    block's shared memory. ``probe``: the TMEMONLY define (scripts/probe.py)."""
+    ``ws``/``cnt``). Unsupported off sm_90, for K/2 not a multiple of ``ch``, or where x and the
+    ring exceed a block's shared memory. ``probe``: the TMEMONLY define (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or (k // 2) % ch:
         raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")

@@ -75,6 +75,7 @@ typedef unsigned short u16;
 
 #define MMA_BF16 BF16
 #include "mma_sm80.cuh"
+#include "mbarrier.cuh"
 
 #if BF16
 #define WG_TYPE "bf16"
@@ -266,12 +267,6 @@ matmul_wgmma(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restri
 #if WGS == 2
 #define WS_THREADS (128 * (WGS + 1))
 
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
-}
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {  // until that phase is complete
     asm volatile("{\n.reg .pred done;\nAGAIN:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
@@ -285,8 +280,7 @@ __device__ __forceinline__ void init_barriers(unsigned full, unsigned empty, uns
             mbar_init(full + 8 * s, full_count);
             mbar_init(empty + 8 * s, 4 * WGS);
         }
-        // the initialised barriers visible to the async proxy (cp.async/TMA completions) too
-        asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();
 }
@@ -322,10 +316,6 @@ __device__ __forceinline__ void consume(float (&d)[128], unsigned s_a, unsigned 
 // fp16, SWIZZLE_128B, out-of-bounds elements read as zeros, so no bounds here). The 128-byte
 // swizzle of TMA is the layout the wgmma descriptors expect. full[s] counts one arrival (the
 // producer's arrive.expect_tx of the stage's 48 KiB) plus the copies' bytes.
-__device__ __forceinline__ void tma_2d(unsigned dst, const void* tmap, int c0, int c1, unsigned bar) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-                 ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
-}
 
 // the warp-specialised kernels' body: USE_TMA picks the producer (TMA from the tensor maps, or
 // the 128 producer threads' cp.async copies from A and B)
@@ -348,8 +338,7 @@ __device__ __forceinline__ void ws_body(const u16* __restrict__ A, const u16* __
             const int s = kt % STAGES;
             if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
             if constexpr (USE_TMA) {
-                asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
-                             ::"r"(full + 8 * s), "r"(A_STAGE + B_STAGE) : "memory");
+                mbar_arrive_expect_tx(full + 8 * s, A_STAGE + B_STAGE);
                 tma_2d(s_a + s * A_STAGE, tmaps, kt * BK, row0, full + 8 * s);
 #pragma unroll
                 for (int j = 0; j < BN / 64; ++j)

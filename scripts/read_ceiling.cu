@@ -99,8 +99,7 @@ __device__ __forceinline__ void bulk_load(unsigned bar, unsigned dst, const unsi
             const long long tile = c / (ROWB / SEG), kc = c % (ROWB / SEG);
             src = a + (tile * NSEG + r) * ROWB + kc * SEG;
         }
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                     ::"r"(dst + r * SEG), "l"(src), "r"(SEG), "r"(bar) : "memory");
+        bulk_1d(dst + r * SEG, src, SEG, bar);
     }
 }
 

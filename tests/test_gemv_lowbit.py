@@ -242,9 +242,11 @@ def test_cuda_tc_probe_forms_compile_without_spills(defines):
 
 
 @pytest.mark.parametrize("defines", [{"DT": 1}, {"DT": 2}, {"DT": 2, "TKW": 16},
-                                     {"DT": 2, "TSTAGES": 8, "TCH": 1024}, {"DT": 2, "TMEMONLY": 1}])
+                                     {"DT": 2, "TSTAGES": 8, "TCH": 1024}, {"DT": 2, "TMEMONLY": 1},
+                                     {"DT": 1, "TPACK": 1}, {"DT": 2, "TPACK": 1},
+                                     {"DT": 2, "TPACK": 1, "TSTAGES": 5}])
 def test_cuda_tma_compiles_for_sm90_without_spills(defines):
-    """gemv_lowbit_tma (fused_tma: w4a16 at batch 1 on sm_90, and the probe's shapes) compiles for
+    """gemv_lowbit_tma (fused_tma, fused_packed: w4a16 at batch 1 on sm_90, and the probe's shapes) compiles for
     sm_90 in fp16 and bf16 without spills, within 65536 registers per block."""
     from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
@@ -255,6 +257,39 @@ def test_cuda_tma_compiles_for_sm90_without_spills(defines):
     defs = {"BITS": 4, "NB": 1, **defines}
     (rep,) = compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_tma", defs, options=("-arch=sm_90",))
     assert rep["spill_bytes"] == 0 and rep["registers"] * 32 * (defs.get("TKW", 8) + 1) <= 65536, rep
+
+
+@pytest.mark.parametrize("n,k,ch", [(1000, 1024, 512), (48, 4096, 2048), (13, 128, 64)])
+def test_pack_tiles_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, ch):
+    """fused_packed's stream (kernels.pack_tiles) against the kernel's reads written out
+    (gemv_lowbit.cu, TPACK 1): chunk c = tile·CPT + kc at byte c·STB; step j's lane (g, t) reads
+    16 bytes at 1024·j + 16·lane (row g) and + 512 (row g + 8), which must be the format's bytes
+    64·(kc·ch/64 + j) + 16t of those rows; the scale of (row r, step j) at 16·ch + 2·(16j + r).
+    Rows past N read as zeros."""
+    from ops.gemv_lowbit.kernels import pack_tiles
+
+    rng = np.random.default_rng(n + k)
+    w = rng.integers(0, 256, size=(n, k // 2), dtype=np.uint8)
+    sc = rng.integers(1, 2**16, size=(n, k // 128), dtype=np.uint16)
+    stream = pack_tiles(w, sc, n, k, ch)
+    tiles, cpt, spc = -(-n // 16), k // 2 // ch, ch // 64
+    stb = 16 * ch + ch // 2
+    assert stream.dtype == np.uint8 and stream.shape == (tiles * cpt * stb,)
+    wz = np.concatenate([w, np.zeros((tiles * 16 - n, k // 2), np.uint8)])
+    sz = np.concatenate([sc, np.zeros((tiles * 16 - n, k // 128), np.uint16)])
+    for tile in range(tiles):
+        for kc in range(cpt):
+            base = (tile * cpt + kc) * stb
+            scl = stream[base + 16 * ch: base + stb].view(np.uint16)
+            for j in range(spc):
+                step = kc * spc + j
+                assert (scl[16 * j: 16 * j + 16] == sz[16 * tile: 16 * tile + 16, step]).all()
+                for lane in range(32):
+                    g, t = lane >> 2, lane & 3
+                    for half in range(2):
+                        at = base + 1024 * j + 512 * half + 16 * lane
+                        want = wz[16 * tile + g + 8 * half, 64 * step + 16 * t: 64 * step + 16 * t + 16]
+                        assert (stream[at: at + 16] == want).all(), (tile, kc, j, lane, half)
 
 
 @pytest.mark.parametrize("dt,pf", [(1, 1), (2, 1), (2, 0)])

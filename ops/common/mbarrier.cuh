@@ -1,5 +1,5 @@
 // mbarrier.cuh — the sm_90 pieces of a shared-memory pipeline fed by TMA: mbarriers with
-// transaction counts, and the 2-D tensor copy that completes on one. Used by matmul_wgmma.cu,
+// transaction counts, and the 1-D bulk and 2-D tensor copies that complete on one. Used by matmul_wgmma.cu,
 // gemv_lowbit.cu's gemv_lowbit_tma and scripts/read_ceiling.cu; addresses are shared-window
 // (smem_u32). matmul_wgmma.cu keeps its own wait (a labelled PTX loop, the measured form).
 #include "smem.cuh"
@@ -36,4 +36,11 @@ __device__ __forceinline__ void mbar_wait_parity(unsigned bar, unsigned parity) 
 __device__ __forceinline__ void tma_2d(unsigned dst, const void* tmap, int c0, int c1, unsigned bar) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                  ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+
+// `bytes` (a multiple of 16; both addresses 16-byte aligned) from src (global memory) into shared
+// memory at dst, completing on bar
+__device__ __forceinline__ void bulk_1d(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }

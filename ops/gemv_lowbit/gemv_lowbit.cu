@@ -637,11 +637,21 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 //
 // Defines: DT, TKW (consumer warps), TSTAGES, TCH (bytes of each row per stage: a multiple of
 // 64·TKW, at most 2048, dividing K/2). Launch: groups = (G ≤ ⌈N/16⌉), block = (32·(TKW + 1));
-// dynamic shared memory TSTAGES·16·(TCH + TCH/32) + 2·K + 2·TKW·512 bytes; tmaps: two 128-byte
-// CUtensorMaps in device memory (backends.cuda.tensor_map_2d, no swizzle): W's (UINT64, boxes
-// 16 × TCH/8) at byte 0, the scales' (UINT16, boxes 16 × TCH/64) at byte 128;
+// dynamic shared memory TSTAGES·16·(TCH + TCH/32) + 2·K + 2·TKW·512 bytes; src (TPACK 0): two
+// 128-byte CUtensorMaps in device memory (backends.cuda.tensor_map_2d, no swizzle): W's (UINT64,
+// boxes 16 × TCH/8) at byte 0, the scales' (UINT16, boxes 16 × TCH/64) at byte 128; (TPACK 1) the
+// packed stream below;
 // ws: 32·⌈N/16⌉ floats, cnt: ⌈N/16⌉ ints, zero before the first launch (each launch leaves them
 // zero). Needs sm_90 (TMA, mbarrier transaction counts); NB 1, BITS 4.
+//
+// fused_packed (TPACK 1): the same kernel over W and the scales repacked once, outside the timed
+// call, into the order the chunks are consumed in (as tinygemm's and Marlin's weights are repacked
+// at load time; kernels.pack_tiles): chunk c = tile·CPT + kc is one run of 16·TCH + TCH/2 bytes —
+// for each of its TCH/64 steps the 512 bytes lanes (g, t) read of rows g (16 bytes of row g at
+// 64·step + 16t, in lane order), then the 512 of rows g + 8; then the chunk's scales as [step][16
+// rows]. One 1-D bulk copy fills a stage, each SM reads one contiguous range of the stream, and the
+// consumers' 16-byte reads are conflict-free. Why: the 2-D boxes' memory path stopped at 82–83 %
+// (s19e) where bulk copies of contiguous 32 KiB read at 89–93 % (s19a).
 #ifndef TKW
 #define TKW 8
 #endif
@@ -654,6 +664,9 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #ifndef TMEMONLY
 #define TMEMONLY 0  // probe: consumers XOR the stage's words instead of the unpack and mma (wrong by design)
 #endif
+#ifndef TPACK
+#define TPACK 0  // 1: fused_packed — W and scales repacked once into the chunks' order (see above)
+#endif
 #define T_SPW (TCH / 64 / TKW)  // steps per warp and stage
 static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW, at most 2048 (256 words)");
 
@@ -662,15 +675,15 @@ static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW,
 __device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
 
 extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
-gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* __restrict__ x,
+gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                 unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES];
-    // [TSTAGES][16][TCH] weights, [TSTAGES][16][TCH/64] scales, x (K/8 pieces), [2][TKW][4][32] sums
+    // TSTAGES × (16·TCH bytes of weights, then SCB of scales), x (K/8 pieces), [2][TKW][4][32] sums
     constexpr int SCB = 16 * (TCH / 64) * 2;  // bytes of a stage's scales
-    const unsigned short* scl = reinterpret_cast<const unsigned short*>(dyn + TSTAGES * 16 * TCH);
-    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * (16 * TCH + SCB));
-    float* red = reinterpret_cast<float*>(dyn + TSTAGES * (16 * TCH + SCB) + 2 * K);
+    constexpr int STB = 16 * TCH + SCB;       // bytes of a stage (a multiple of 128)
+    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * STB);
+    float* red = reinterpret_cast<float*>(dyn + TSTAGES * STB + 2 * K);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int cpt = K / 2 / TCH, tiles = (N + 15) / 16;
@@ -693,9 +706,13 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
             const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = i % TSTAGES;
             const u32 fb = smem_u32(&full[s]);
             if (i >= TSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / TSTAGES) - 1) & 1);
-            mbar_arrive_expect_tx(fb, 16 * TCH + SCB);
-            tma_2d(smem_u32(dyn + s * 16 * TCH), tmaps, kc * (TCH / 8), tile * 16, fb);          // weights
-            tma_2d(smem_u32(scl + s * (SCB / 2)), tmaps + 128, kc * (TCH / 64), tile * 16, fb);  // scales
+            mbar_arrive_expect_tx(fb, STB);
+#if TPACK  // chunk c is STB contiguous bytes of the packed stream
+            bulk_1d(smem_u32(dyn + s * STB), src + c * STB, STB, fb);
+#else
+            tma_2d(smem_u32(dyn + s * STB), src, kc * (TCH / 8), tile * 16, fb);                   // weights
+            tma_2d(smem_u32(dyn + s * STB + 16 * TCH), src + 128, kc * (TCH / 64), tile * 16, fb);  // scales
+#endif
         }
         return;
     }
@@ -755,13 +772,20 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
         if (i >= len) break;
         const int s = i % TSTAGES;
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / TSTAGES) & 1);
-        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * 16 * TCH);
-        const unsigned short* ss = scl + s * (SCB / 2);  // [16][TCH/64]
+        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * STB);
+        // scales: [16][TCH/64] (TPACK: [TCH/64][16]); entry of (row r, step)
+        const unsigned short* ss = reinterpret_cast<const unsigned short*>(dyn + s * STB + 16 * TCH);
         const int kc = (int)(c - (long long)tile * cpt);
 #pragma unroll
         for (int j = 0; j < T_SPW; ++j) {  // step warp + TKW·j: 16 bytes of rows g, g + 8 at 64·step + 16t
             const int step = warp + TKW * j;
+#if TPACK  // [step][rows g / g + 8][lane]: two conflict-free 512-byte reads
+            const uint4 va = st[64 * step + lane], vb = st[64 * step + 32 + lane];
+#define T_SC(r) ss[step * 16 + (r)]
+#else
             const uint4 va = st[g * (TCH / 16) + 4 * step + t], vb = st[(g + 8) * (TCH / 16) + 4 * step + t];
+#define T_SC(r) ss[(r) * (TCH / 64) + step]
+#endif
             if (TMEMONLY) {
                 acc[0] += __uint_as_float((va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w) & 0x007FFFFFu);
                 continue;
@@ -779,8 +803,9 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
                 mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
             float r0 = d[0][0] + d[1][0], r2 = d[0][2] + d[1][2];
-            acc[0] = fmaf(r0, h2f(ss[g * (TCH / 64) + step]), acc[0]);
-            acc[2] = fmaf(r2, h2f(ss[(g + 8) * (TCH / 64) + step]), acc[2]);
+            acc[0] = fmaf(r0, h2f(T_SC(g)), acc[0]);
+            acc[2] = fmaf(r2, h2f(T_SC(g + 8)), acc[2]);
+#undef T_SC
         }
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));

@@ -88,7 +88,7 @@ def _same_inputs(cache: dict, ins) -> bool:
     """Whether the weights prepared in ``cache`` came from these very input tensors: the tensors
     themselves are held (so a new input set at a reused address is never mistaken for the old
     one) and their in-place version counters compared; on a miss the cache is re-keyed."""
-    key = [(ins[a], ins[a]._version) for a in ("qweight", "scales")]
+    key = [(ins[a], getattr(ins[a], "_version", 0)) for a in ("qweight", "scales")]  # CuPy: no counter
     old = cache.get("src")
     if old is not None and all(t is u and v == w for (t, v), (u, w) in zip(old, key, strict=True)):
         return True
@@ -285,14 +285,53 @@ def _cuda_tc(be, case, **defines):
 TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 
 
-def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):
+def pack_tiles(w, sc, n: int, k: int, ch: int):
+    """fused_packed's stream (gemv_lowbit.cu, TPACK 1) from the format's qweight [N, K/2] (uint8)
+    and scales [N, K/128] (16-bit words), NumPy or CuPy alike: chunk (tile, kc) of ch bytes of each
+    of a 16-row tile's rows, tile-major, each as its ch/64 steps' [rows g / g + 8][lane (g, t)][16
+    bytes at 64·step + 16t], then its scales as [step][16 rows]; rows past N are zeros. A pure
+    permutation of the bytes (plus zero rows): the same data, in the order one SM reads it."""
+    tiles, steps, spc = -(-n // 16), k // GROUP, ch // 64
+    if n % 16:  # zero rows up to whole tiles (never stored)
+        w, sc = _concat0(w, tiles * 16 - n), _concat0(sc, tiles * 16 - n)
+    wt = w.reshape(tiles, 2, 8, steps, 4, 16).transpose(0, 3, 1, 2, 4, 5)  # [tile][step][half][g][t][16]
+    wt = wt.reshape(tiles, k // 2 // ch, spc * 1024)
+    st = sc.reshape(tiles, 16, steps).transpose(0, 2, 1).reshape(tiles, k // 2 // ch, spc * 16)
+    st = st.copy().view(np.uint8)  # [tile][chunk][step][16 rows] as bytes
+    return _concat_last(wt, st).reshape(-1)
+
+
+def _xp(a):
+    """NumPy or CuPy: the module of array ``a``."""
+    if type(a).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
+
+
+def _concat0(a, pad: int):
+    xp = _xp(a)
+    return xp.concatenate([a, xp.zeros((pad,) + a.shape[1:], a.dtype)], axis=0)
+
+
+def _concat_last(a, b):
+    xp = _xp(a)
+    return xp.ascontiguousarray(xp.concatenate([a, b], axis=-1))
+
+
+def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, packed: bool = False,
+             **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_tma — one producer thread per SM streams 16-row ×
     ``ch``-byte boxes of W and their group scales with 2-D TMA copies into a shared-memory ring of
     ``stages``; ``kw`` consumer warps unpack and multiply them on tensor cores (gemv_lowbit_tc's
     unpack and mma) against x staged once per block in fragment order; the chunks are split evenly
     over one block per SM (a tile shared by two blocks is finished by the second through
     ``ws``/``cnt``). Unsupported off sm_90, for K/2 not a multiple of ``ch``, or where x and the
-    ring exceed a block's shared memory. ``probe``: the TMEMONLY define (scripts/probe.py)."""
+    ring exceed a block's shared memory. ``packed``: fused_packed (TPACK 1) — the kernel reads
+    ``pack_tiles``' stream with one 1-D bulk copy per stage, repacked on the first launch with a
+    new input set (outside the timed calls, as tinygemm's weights are). ``probe``: the TMEMONLY
+    define (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or (k // 2) % ch:
         raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")
@@ -300,7 +339,8 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
-    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, "TCH": ch, **probe}
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, "TCH": ch, "TPACK": int(packed),
+            **probe}
     prog = be.compile(_CU, "gemv_lowbit_tma", defs, options=("-arch=sm_90",))
     tiles = cdiv(n, 16)
     ws, cnt = be.empty((2 * 16 * tiles,), np.float32), be.empty((tiles,), np.int32)
@@ -319,8 +359,17 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
             maps[key] = be.upload(np.frombuffer(m, np.uint8))
         return maps[key]
 
-    return lambda ins, outs: be.launch(prog, grid, block, [tmaps(ins["qweight"], ins["scales"]), ins["x"],
-                                                           outs["y"], nn, kk, ws, cnt], shared_mem=smem)
+    cache: dict = {}
+
+    def stream(ins):  # the packed stream of this input set, made once per set
+        if not _same_inputs(cache, ins):
+            cache.pop("stream", None)  # free the old set's copy first
+            cache["stream"] = pack_tiles(ins["qweight"], ins["scales"], n, k, ch)
+        return cache["stream"]
+
+    src = stream if packed else (lambda ins: tmaps(ins["qweight"], ins["scales"]))
+    return lambda ins, outs: be.launch(prog, grid, block, [src(ins), ins["x"], outs["y"], nn, kk, ws, cnt],
+                                       shared_mem=smem)
 
 
 #: gemv_lowbit_simt shape (rows per warp, warps per block; 128-thread blocks fit any CUDA GPU).
@@ -395,6 +444,14 @@ def cuda_fused_tma(be, case):
     TMA_KW consumer warps per SM (tensor-core mma.sync as fused_vec), the chunks split evenly over
     one block per SM. Elsewhere (other formats, batch, architectures): unsupported."""
     return cuda_tma(be, case)
+
+
+@kernel("gemv_lowbit", "cuda", "fused_packed")
+def cuda_fused_packed(be, case):
+    """fused_tma over weights repacked once into the order each SM consumes them (``pack_tiles``;
+    repacked outside the timed calls, as tinygemm's are): one contiguous 33 KiB bulk copy per stage
+    instead of two 2-D tensor copies. w4a16 at batch 1 on sm_90; elsewhere unsupported."""
+    return cuda_tma(be, case, packed=True)
 
 
 @kernel("gemv_lowbit", "opencl", "dequant_then_gemv")

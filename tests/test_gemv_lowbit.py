@@ -246,8 +246,8 @@ def test_cuda_tc_probe_forms_compile_without_spills(defines):
                                      {"DT": 1, "TPACK": 1}, {"DT": 2, "TPACK": 1},
                                      {"DT": 2, "TPACK": 1, "TSTAGES": 5}])
 def test_cuda_tma_compiles_for_sm90_without_spills(defines):
-    """gemv_lowbit_tma (fused_tma, fused_packed: w4a16 at batch 1 on sm_90, and the probe's shapes) compiles for
-    sm_90 in fp16 and bf16 without spills, within 65536 registers per block."""
+    """gemv_lowbit_tma (fused_tma, fused_packed: w4a16 at batch 1 on sm_90, and the probe's shapes)
+    compiles for sm_90 in fp16 and bf16 without spills, within 65536 registers per block."""
     from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.gemv_lowbit.kernels import _CU

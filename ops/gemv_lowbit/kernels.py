@@ -339,8 +339,8 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
-    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, "TCH": ch, "TPACK": int(packed),
-            **probe}
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, "TCH": ch,
+            "TPACK": int(packed), **probe}
     prog = be.compile(_CU, "gemv_lowbit_tma", defs, options=("-arch=sm_90",))
     tiles = cdiv(n, 16)
     ws, cnt = be.empty((2 * 16 * tiles,), np.float32), be.empty((tiles,), np.int32)

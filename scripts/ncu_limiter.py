@@ -4,8 +4,9 @@ For each ``op/backend/variant/case`` key: a child process builds the registered 
 against the reference (a wrong kernel is not profiled), and launches it once inside an NVTX range
 after an L2 flush; ``ncu --clock-control none`` (the clocks are left alone) profiles the kernels
 of that range with the sections that name a limiter: SpeedOfLight (DRAM / SM throughput),
-MemoryWorkloadAnalysis, Occupancy, LaunchStats (registers, shared memory, waves), WarpStateStats
-and SchedulerStats (issue slots, stall reasons), plus the headline and stall metrics by name — all
+MemoryWorkloadAnalysis, ComputeWorkloadAnalysis (pipe utilisation), Occupancy, LaunchStats
+(registers, shared memory, waves), WarpStateStats and SchedulerStats (issue slots, stall
+reasons), plus the headline and stall metrics by name — all
 from the same launch (one exported report, read as the details page and as CSV). Prints a short
 table of the headline metrics and writes ncu's full details page per key under --out.
 
@@ -26,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats",
-            "SchedulerStats"]
+SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis", "Occupancy", "LaunchStats",
+            "WarpStateStats", "SchedulerStats"]
 #: headline metrics of the table (ncu names; all in the sections above or cheap)
 METRICS = {
     "gpu__time_duration.sum": "time",

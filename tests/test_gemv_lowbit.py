@@ -263,9 +263,10 @@ def test_cuda_tma_compiles_for_sm90_without_spills(defines):
 def test_pack_tiles_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, ch):
     """fused_packed's stream (kernels.pack_tiles) against the kernel's reads written out
     (gemv_lowbit.cu, TPACK 1): chunk c = tile·CPT + kc at byte c·STB; step j's lane (g, t) reads
-    16 bytes at 1024·j + 16·lane (row g) and + 512 (row g + 8), which must be the format's bytes
-    64·(kc·ch/64 + j) + 16t of those rows; the scale of (row r, step j) at 16·ch + 2·(16j + r).
-    Rows past N read as zeros."""
+    16 bytes at 1024·j + 16·lane (row g) and + 512 (row g + 8): its word h must hold the row's k
+    8·(4h + t) + (0, 2, 1, 3, 4, 6, 5, 7) of the step, from the low nibble up (the pairs
+    unpack_pairs makes are then consecutive k, as x is stored); the scale of (row r, step j) at
+    16·ch + 2·(16j + r). Rows past N read as zeros."""
     from ops.gemv_lowbit.kernels import pack_tiles
 
     rng = np.random.default_rng(n + k)
@@ -275,8 +276,10 @@ def test_pack_tiles_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, c
     tiles, cpt, spc = -(-n // 16), k // 2 // ch, ch // 64
     stb = 16 * ch + ch // 2
     assert stream.dtype == np.uint8 and stream.shape == (tiles * cpt * stb,)
-    wz = np.concatenate([w, np.zeros((tiles * 16 - n, k // 2), np.uint8)])
+    nib = np.zeros((tiles * 16, k), np.uint8)  # the format's nibbles: element 2j low in byte j
+    nib[:n, 0::2], nib[:n, 1::2] = w & 15, w >> 4
     sz = np.concatenate([sc, np.zeros((tiles * 16 - n, k // 128), np.uint16)])
+    order = np.array([0, 2, 1, 3, 4, 6, 5, 7])
     for tile in range(tiles):
         for kc in range(cpt):
             base = (tile * cpt + kc) * stb
@@ -288,8 +291,11 @@ def test_pack_tiles_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, c
                     g, t = lane >> 2, lane & 3
                     for half in range(2):
                         at = base + 1024 * j + 512 * half + 16 * lane
-                        want = wz[16 * tile + g + 8 * half, 64 * step + 16 * t: 64 * step + 16 * t + 16]
-                        assert (stream[at: at + 16] == want).all(), (tile, kc, j, lane, half)
+                        got = stream[at: at + 16]
+                        got = np.stack([got & 15, got >> 4], axis=-1).reshape(4, 8)  # [h][nibble]
+                        for h in range(4):
+                            want = nib[16 * tile + g + 8 * half, 128 * step + 8 * (4 * h + t) + order]
+                            assert (got[h] == want).all(), (tile, kc, j, lane, half, h)
 
 
 @pytest.mark.parametrize("dt,pf", [(1, 1), (2, 1), (2, 0)])

@@ -647,11 +647,15 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 // fused_packed (TPACK 1): the same kernel over W and the scales repacked once, outside the timed
 // call, into the order the chunks are consumed in (as tinygemm's and Marlin's weights are repacked
 // at load time; kernels.pack_tiles): chunk c = tile·CPT + kc is one run of 16·TCH + TCH/2 bytes —
-// for each of its TCH/64 steps the 512 bytes lanes (g, t) read of rows g (16 bytes of row g at
-// 64·step + 16t, in lane order), then the 512 of rows g + 8; then the chunk's scales as [step][16
-// rows]. One 1-D bulk copy fills a stage, each SM reads one contiguous range of the stream, and the
-// consumers' 16-byte reads are conflict-free. Why: the 2-D boxes' memory path stopped at 82–83 %
-// (s19e) where bulk copies of contiguous 32 KiB read at 89–93 % (s19a).
+// for each of its TCH/64 steps the 512 bytes lanes (g, t) read of rows g, then the 512 of rows
+// g + 8; then the chunk's scales as [step][16 rows]. Lane (g, t)'s word h of a step is the row's
+// k piece 4h + t of the step's 16 (8 k each), its nibbles reordered so that unpack_pairs yields
+// consecutive k pairs: (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up. So x needs no
+// fragment order: the producer copies it as it is, once, and a step's x piece is one conflict-free
+// LDS.128 whose four words are both mmas' B operands. One 1-D bulk copy fills a stage, each SM
+// reads one contiguous range of the stream, and the consumers' 16-byte reads are conflict-free.
+// Why: the 2-D boxes' memory path stopped at 82–83 % (s19e) where bulk copies of contiguous 32 KiB
+// read at 89–93 % (s19a).
 #ifndef TKW
 #define TKW 8
 #endif
@@ -678,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
 gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                 unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt) {
     extern __shared__ __align__(128) unsigned char dyn[];
-    __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES];
+    __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES], xbar;
     // TSTAGES × (16·TCH bytes of weights, then SCB of scales), x (K/8 pieces), [2][TKW][4][32] sums
     constexpr int SCB = 16 * (TCH / 64) * 2;  // bytes of a stage's scales
     constexpr int STB = 16 * TCH + SCB;       // bytes of a stage (a multiple of 128)
@@ -695,12 +699,17 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
             mbar_init(smem_u32(&full[s]), 1);
             mbar_init(smem_u32(&empty[s]), TKW);
         }
+        mbar_init(smem_u32(&xbar), 1);
         mbar_init_fence();
     }
     __syncthreads();
 
     if (warp == TKW) {  // producer: lane 0 streams the range's chunks through the ring
         if (lane != 0) return;
+#if TPACK  // x as it is (the packed words are in its order): one copy before the ring's
+        mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
+        bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
+#endif
         for (int i = 0; i < len; ++i) {
             const long long c = start + i;
             const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = i % TSTAGES;
@@ -717,13 +726,18 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
         return;
     }
 
-    // consumers: x into shared memory in fragment order (see above), then the chunks
+    // consumers: x into shared memory in fragment order (see above; TPACK: the producer's copy of
+    // x as it is), then the chunks
+#if TPACK
+    mbar_wait_parity(smem_u32(&xbar), 0);
+#else
     for (int q = threadIdx.x; q < K / 8; q += 32 * TKW) {
         const uint4 v = __ldg(reinterpret_cast<const uint4*>(x) + q);
         xs[t_swz(q)] = make_uint4(__byte_perm(v.x, v.y, 0x5410), __byte_perm(v.x, v.y, 0x7632),
                                   __byte_perm(v.z, v.w, 0x5410), __byte_perm(v.z, v.w, 0x7632));
     }
     asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
+#endif
 
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int cur = (int)(start / cpt);  // the tile acc belongs to
@@ -790,12 +804,17 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
                 acc[0] += __uint_as_float((va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w) & 0x007FFFFFu);
                 continue;
             }
+#if TPACK  // word h of lane (g, t): the step's k piece 4h + t (8 k), nibbles in pair order
+#define T_XPIECE(h) xs[(kc * (TCH / 64) + step) * 16 + 4 * (h) + t]
+#else
             const int q0 = (kc * TCH * 2 + 128 * step + 32 * t) / 8;  // x piece of word 0
+#define T_XPIECE(h) xs[t_swz(q0 + (h))]
+#endif
             const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
             float d[2][4] = {};  // two independent mma chains: each word's k 0..3 and 4..7
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const uint4 xv = xs[t_swz(q0 + h)];
+                const uint4 xv = T_XPIECE(h);
                 u32 pa[4], pb[4];
                 unpack_pairs(wa[h], pa);
                 unpack_pairs(wb[h], pb);
@@ -806,6 +825,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
             acc[0] = fmaf(r0, h2f(T_SC(g)), acc[0]);
             acc[2] = fmaf(r2, h2f(T_SC(g + 8)), acc[2]);
 #undef T_SC
+#undef T_XPIECE
         }
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));

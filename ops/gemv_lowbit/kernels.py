@@ -288,13 +288,20 @@ TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 def pack_tiles(w, sc, n: int, k: int, ch: int):
     """fused_packed's stream (gemv_lowbit.cu, TPACK 1) from the format's qweight [N, K/2] (uint8)
     and scales [N, K/128] (16-bit words), NumPy or CuPy alike: chunk (tile, kc) of ch bytes of each
-    of a 16-row tile's rows, tile-major, each as its ch/64 steps' [rows g / g + 8][lane (g, t)][16
-    bytes at 64·step + 16t], then its scales as [step][16 rows]; rows past N are zeros. A pure
-    permutation of the bytes (plus zero rows): the same data, in the order one SM reads it."""
+    of a 16-row tile's rows, tile-major, each as its ch/64 steps' [rows g / g + 8][lane (g, t)][word
+    h = the row's 4-byte k piece 4h + t of the step], then its scales as [step][16 rows]; each word's
+    nibbles reordered to (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up; rows past N are
+    zeros. The same data, in the order one SM reads it."""
+    xp = _xp(w)
     tiles, steps, spc = -(-n // 16), k // GROUP, ch // 64
     if n % 16:  # zero rows up to whole tiles (never stored)
         w, sc = _concat0(w, tiles * 16 - n), _concat0(sc, tiles * 16 - n)
-    wt = w.reshape(tiles, 2, 8, steps, 4, 16).transpose(0, 3, 1, 2, 4, 5)  # [tile][step][half][g][t][16]
+    # row 16·tile + 8·half + g, byte 64·step + 16h + 4t + b → [tile][step][half][g][t][h][b]
+    wt = w.reshape(tiles, 2, 8, steps, 4, 4, 4).transpose(0, 3, 1, 2, 5, 4, 6)
+    b0, b1, b2, b3 = (wt[..., i] for i in range(4))
+    lo, hi = xp.uint8(0x0F), xp.uint8(0xF0)
+    wt = xp.stack([(b0 & lo) | ((b1 & lo) << 4), (b0 >> 4) | (b1 & hi),
+                   (b2 & lo) | ((b3 & lo) << 4), (b2 >> 4) | (b3 & hi)], axis=-1).astype(np.uint8)
     wt = wt.reshape(tiles, k // 2 // ch, spc * 1024)
     st = sc.reshape(tiles, 16, steps).transpose(0, 2, 1).reshape(tiles, k // 2 // ch, spc * 16)
     st = st.copy().view(np.uint8)  # [tile][chunk][step][16 rows] as bytes

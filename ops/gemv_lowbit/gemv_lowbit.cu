@@ -668,9 +668,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #ifndef TMEMONLY
 #define TMEMONLY 0  // probe: consumers XOR the stage's words instead of the unpack and mma (wrong by design)
 #endif
-#ifndef TEARLY
-#define TEARLY 1  // a warp releases its stage once its words are in registers (0: after its mma)
-#endif
 #ifndef TPACK
 #define TPACK 0  // 1: fused_packed — W and scales repacked once into the chunks' order (see above)
 #endif
@@ -793,32 +790,18 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
         // scales: [16][TCH/64] (TPACK: [TCH/64][16]); entry of (row r, step)
         const unsigned short* ss = reinterpret_cast<const unsigned short*>(dyn + s * STB + 16 * TCH);
         const int kc = (int)(c - (long long)tile * cpt);
-        // this warp's words (steps warp + TKW·j: 16 bytes of rows g and g + 8 each) and scales of the
-        // stage into registers; with TEARLY the stage goes back to the producer before the unpack
-        // and mma (its refill then waits on the slowest warp's reads, not on its arithmetic)
-        uint4 va[T_SPW], vb[T_SPW];
-        unsigned short sa[T_SPW], sb[T_SPW];
 #pragma unroll
-        for (int j = 0; j < T_SPW; ++j) {
+        for (int j = 0; j < T_SPW; ++j) {  // step warp + TKW·j: 16 bytes of rows g, g + 8 at 64·step + 16t
             const int step = warp + TKW * j;
-#if TPACK  // [step][rows g / g + 8][lane]: two conflict-free 512-byte reads; scales [step][16]
-            va[j] = st[64 * step + lane], vb[j] = st[64 * step + 32 + lane];
-            sa[j] = ss[step * 16 + g], sb[j] = ss[step * 16 + g + 8];
-#else  // rows of TCH bytes; scales [16][TCH/64]
-            va[j] = st[g * (TCH / 16) + 4 * step + t], vb[j] = st[(g + 8) * (TCH / 16) + 4 * step + t];
-            sa[j] = ss[g * (TCH / 64) + step], sb[j] = ss[(g + 8) * (TCH / 64) + step];
+#if TPACK  // [step][rows g / g + 8][lane]: two conflict-free 512-byte reads
+            const uint4 va = st[64 * step + lane], vb = st[64 * step + 32 + lane];
+#define T_SC(r) ss[step * 16 + (r)]
+#else
+            const uint4 va = st[g * (TCH / 16) + 4 * step + t], vb = st[(g + 8) * (TCH / 16) + 4 * step + t];
+#define T_SC(r) ss[(r) * (TCH / 64) + step]
 #endif
-        }
-        if (TEARLY) {
-            __syncwarp();
-            if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
-        }
-#pragma unroll
-        for (int j = 0; j < T_SPW; ++j) {
-            const int step = warp + TKW * j;
             if (TMEMONLY) {
-                acc[0] += __uint_as_float((va[j].x ^ va[j].y ^ va[j].z ^ va[j].w ^ vb[j].x ^ vb[j].y ^ vb[j].z ^
-                                           vb[j].w ^ sa[j] ^ sb[j]) & 0x007FFFFFu);
+                acc[0] += __uint_as_float((va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w) & 0x007FFFFFu);
                 continue;
             }
 #if TPACK  // word h of lane (g, t): the step's k piece 4h + t (8 k), nibbles in pair order
@@ -827,7 +810,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
             const int q0 = (kc * TCH * 2 + 128 * step + 32 * t) / 8;  // x piece of word 0
 #define T_XPIECE(h) xs[t_swz(q0 + (h))]
 #endif
-            const u32 wa[4] = {va[j].x, va[j].y, va[j].z, va[j].w}, wb[4] = {vb[j].x, vb[j].y, vb[j].z, vb[j].w};
+            const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
             float d[2][4] = {};  // two independent mma chains: each word's k 0..3 and 4..7
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
@@ -838,14 +821,14 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
                 mma16816(d[0], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
                 mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
+            float r0 = d[0][0] + d[1][0], r2 = d[0][2] + d[1][2];
+            acc[0] = fmaf(r0, h2f(T_SC(g)), acc[0]);
+            acc[2] = fmaf(r2, h2f(T_SC(g + 8)), acc[2]);
+#undef T_SC
 #undef T_XPIECE
-            acc[0] = fmaf(d[0][0] + d[1][0], h2f(sa[j]), acc[0]);
-            acc[2] = fmaf(d[0][2] + d[1][2], h2f(sb[j]), acc[2]);
         }
-        if (!TEARLY) {
-            __syncwarp();
-            if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
-        }
+        __syncwarp();
+        if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
     }
 }
 #endif

@@ -376,8 +376,8 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
 
     src = stream if packed else (lambda ins: tmaps(ins["qweight"], ins["scales"]))
     m20 = np.uint32(1 << 20)  # unpack_lop's shifts as multiplies (opaque to ptxas)
-    return lambda ins, outs: be.launch(prog, grid, block,
-                                       [src(ins), ins["x"], outs["y"], nn, kk, ws, cnt, m20], shared_mem=smem)
+    return lambda ins, outs: be.launch(prog, grid, block, [src(ins), ins["x"], outs["y"], nn, kk, ws, cnt, m20],
+                                       shared_mem=smem)
 
 
 #: gemv_lowbit_simt shape (rows per warp, warps per block; 128-thread blocks fit any CUDA GPU).

@@ -53,6 +53,28 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+s20e)  # ~1.5 min: the w4a16 batch-1 harness rows at the session's final sources: fused_vec
+    # (gemv_lowbit_tc), fused_tma (2-D TMA boxes of the format's W), fused_packed (the repacked
+    # stream, one bulk copy per stage) and tinygemm
+    cuda_w4_rows 240 fused_vec fused_tma fused_packed
+    ;;
+s20d)  # (ran at commit 08c0c0a, since reverted) fused_packed with an LOP3 unpack — four LOP3 per
+    # word, the shifts as IMAD.HI (or SHF: TSHF), TSX (bf16: no HFMA2, 136·Σx per group): all lost
+    # against the PRMT unpack (s20c's "packed TEARLY=0" 74.2 / 68.6 %): IMAD.HI 59.6 / 55.2 %,
+    # SHF 66.2 / 60.8 %, TSX 65.5 / 60.3 %
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed' --cap 1
+    done
+    cuda_w4_rows 240 fused_vec fused_packed
+    ;;
+s20c)  # (ran at commit 2330753, since reverted) gemv_lowbit_tma with each warp's stage words read
+    # into registers and the stage released before the unpack and mma (TEARLY): it lost (packed
+    # 71.7 / 64.9 % against 74.2 / 68.6 % without; fused_tma 58.5 / 53.4 against 68 %)
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed|tma KW=8 STAGES=4' --cap 1
+    done
+    cuda_w4_rows 240 fused_vec fused_tma fused_packed
+    ;;
 s20d)  # ~3 min: fused_packed with the LOP3 unpack (four LOP3 per word on the ALU pipe, the shifts as
     # IMAD.HI on the FMA pipe; s20b: ALU the busiest pipe, fp16 — one SHF fewer per word — 2.7
     # points ahead of bf16), beside its SHF form (TSHF), TSX (bf16: no HFMA2, 136·Σx per group),

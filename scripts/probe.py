@@ -135,8 +135,6 @@ def _gemv_cuda():
         (f"packed KW={kw} STAGES={st}", lambda be, c, kw=kw, st=st: gk.cuda_tma(be, c, kw, st, packed=True))
         for kw, st in ((8, 4), (8, 5), (16, 4), (4, 5))] + [  # fused_packed: the repacked stream
         ("packed TMEMONLY UNCHECKED", lambda be, c: gk.cuda_tma(be, c, packed=True, TMEMONLY=1))] + [
-        (f"packed {d}", lambda be, c, d=d: gk.cuda_tma(be, c, packed=True, **d))
-        for d in ({"TSX": 1}, {"TSHF": 1}, {"TSX": 1, "TKW": 16})] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [

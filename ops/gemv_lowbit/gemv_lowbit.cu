@@ -649,8 +649,8 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 // at load time; kernels.pack_tiles): chunk c = tile·CPT + kc is one run of 16·TCH + TCH/2 bytes —
 // for each of its TCH/64 steps the 512 bytes lanes (g, t) read of rows g, then the 512 of rows
 // g + 8; then the chunk's scales as [step][16 rows]. Lane (g, t)'s word h of a step is the row's
-// k piece 4h + t of the step's 16 (8 k each), its nibbles reordered so that unpack_lop yields
-// consecutive k pairs: (k0, k2, k4, k6, k1, k3, k5, k7) from the low nibble up. So x needs no
+// k piece 4h + t of the step's 16 (8 k each), its nibbles reordered so that unpack_pairs yields
+// consecutive k pairs: (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up. So x needs no
 // fragment order: the producer copies it as it is, once, and a step's x piece is one conflict-free
 // LDS.128 whose four words are both mmas' B operands. One 1-D bulk copy fills a stage, each SM
 // reads one contiguous range of the stream, and the consumers' 16-byte reads are conflict-free.
@@ -671,13 +671,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #ifndef TPACK
 #define TPACK 0  // 1: fused_packed — W and scales repacked once into the chunks' order (see above)
 #endif
-#ifndef TSX
-#define TSX 0  // probe (TPACK, bf16): pairs left at 128 + u (no HFMA2), 136·Σx of each group removed once
-#endif
-#ifndef TSHF
-#define TSHF 0  // probe (TPACK): unpack_lop's shifts as SHF (ALU pipe) instead of IMAD.HI (FMA pipe)
-#endif
-#define TSX_ON (TSX && DT == 2)
 #define T_SPW (TCH / 64 / TKW)  // steps per warp and stage
 static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW, at most 2048 (256 words)");
 
@@ -685,45 +678,9 @@ static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW,
 #include "mbarrier.cuh"
 __device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
 
-// fused_packed's unpack: the packed words hold nibbles (k0, k2, k4, k6, k1, k3, k5, k7) from the
-// low nibble up, so pair f = (k 2f, k 2f+1) sits at bits 4f and 16 + 4f, and one LOP3 each puts it
-// under the magic exponent: bf16 (w >> 4f) & 0x000F000F | 0x4300 pairs = 128 + u; fp16 (no shift
-// for f = 1, 3: its 10-bit mantissa holds bits 4..7) 1024 + u or 1024 + 16u. The right shifts are
-// IMAD.HI by 2^28, 2^24, 2^20 (m20 = 2^20 comes from the host, so ptxas cannot turn them back
-// into SHF): they run on the FMA pipe, and the ALU pipe — the busiest (Nsight Compute, s20b: 41 %
-// of its peak, math-pipe throttle the second stall) — keeps four LOP3 per word (unpack_pairs: seven).
-// Then as unpack_pairs (u − 8 exact in the 16-bit type), except with TSX (bf16: pairs left at 128 +
-// u, the offset removed per group by the caller).
-__device__ __forceinline__ void unpack_lop(u32 w, u32 m20, u32 (&p)[4]) {
-#if TSHF
-    const u32 w4 = w >> 4, w8 = w >> 8, w12 = w >> 12;
-#else
-    const u32 w4 = __umulhi(w, m20 << 8), w8 = __umulhi(w, m20 << 4), w12 = __umulhi(w, m20);
-#endif
-#if DT == 2
-    const u32 m = 0x000F000Fu, mg = 0x43004300u;
-    p[0] = (w & m) | mg, p[1] = (w4 & m) | mg, p[2] = (w8 & m) | mg, p[3] = (w12 & m) | mg;
-#if !TSX
-    const u32 one = 0x3F803F80u, sub = 0xC308C308u;  // bf16x2 1.0, −136
-#pragma unroll
-    for (int f = 0; f < 4; ++f) p[f] = h2fma(p[f], one, sub);
-#endif
-#else
-    (void)w4, (void)w12;
-    const u32 mg = 0x64006400u;
-    p[0] = (w & 0x000F000Fu) | mg, p[1] = (w & 0x00F000F0u) | mg;
-    p[2] = (w8 & 0x000F000Fu) | mg, p[3] = (w8 & 0x00F000F0u) | mg;
-    const u32 one = 0x3C003C00u, sub = 0xE408E408u;    // f16x2 1.0, −1032
-    const u32 inv16 = 0x2C002C00u, off = 0xD480D480u;  // f16x2 1/16, −72
-    p[0] = h2fma(p[0], one, sub), p[1] = h2fma(p[1], inv16, off);
-    p[2] = h2fma(p[2], one, sub), p[3] = h2fma(p[3], inv16, off);
-#endif
-}
-
 extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
 gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
-                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
-                u32 m20) {
+                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES], xbar;
     // TSTAGES × (16·TCH bytes of weights, then SCB of scales), x (K/8 pieces), [2][TKW][4][32] sums
@@ -773,18 +730,6 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
     // x as it is), then the chunks
 #if TPACK
     mbar_wait_parity(smem_u32(&xbar), 0);
-#if TSX_ON  // Σx of each group (fp32, in lane order: deterministic), after the sums area
-    float* xsum = red + 2 * TKW * 128;
-    for (int gi = warp; gi < K / GROUP; gi += TKW) {
-        const uint2 v = reinterpret_cast<const uint2*>(xs)[gi * 32 + lane];
-        float a = (h2f((unsigned short)v.x) + h2f((unsigned short)(v.x >> 16))) +
-                  (h2f((unsigned short)v.y) + h2f((unsigned short)(v.y >> 16)));
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffffu, a, o);
-        if (lane == 0) xsum[gi] = a;
-    }
-    asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
-#endif
 #else
     for (int q = threadIdx.x; q < K / 8; q += 32 * TKW) {
         const uint4 v = __ldg(reinterpret_cast<const uint4*>(x) + q);
@@ -871,21 +816,12 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
             for (int h = 0; h < 4; ++h) {
                 const uint4 xv = T_XPIECE(h);
                 u32 pa[4], pb[4];
-#if TPACK
-                unpack_lop(wa[h], m20, pa);
-                unpack_lop(wb[h], m20, pb);
-#else
                 unpack_pairs(wa[h], pa);
                 unpack_pairs(wb[h], pb);
-#endif
                 mma16816(d[0], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
                 mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
             float r0 = d[0][0] + d[1][0], r2 = d[0][2] + d[1][2];
-#if TSX_ON  // the pairs held q + 136: remove 136·Σx of this group
-            const float off = 136.0f * xsum[kc * (TCH / 64) + step];
-            r0 -= off, r2 -= off;
-#endif
             acc[0] = fmaf(r0, h2f(T_SC(g)), acc[0]);
             acc[2] = fmaf(r2, h2f(T_SC(g + 8)), acc[2]);
 #undef T_SC

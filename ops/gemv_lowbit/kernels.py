@@ -290,8 +290,8 @@ def pack_tiles(w, sc, n: int, k: int, ch: int):
     and scales [N, K/128] (16-bit words), NumPy or CuPy alike: chunk (tile, kc) of ch bytes of each
     of a 16-row tile's rows, tile-major, each as its ch/64 steps' [rows g / g + 8][lane (g, t)][word
     h = the row's 4-byte k piece 4h + t of the step], then its scales as [step][16 rows]; each word's
-    nibbles reordered to (k0, k2, k4, k6, k1, k3, k5, k7) from the low nibble up (gemv_lowbit.cu,
-    unpack_lop); rows past N are zeros. The same data, in the order one SM reads it."""
+    nibbles reordered to (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up; rows past N are
+    zeros. The same data, in the order one SM reads it."""
     xp = _xp(w)
     tiles, steps, spc = -(-n // 16), k // GROUP, ch // 64
     if n % 16:  # zero rows up to whole tiles (never stored)
@@ -300,8 +300,8 @@ def pack_tiles(w, sc, n: int, k: int, ch: int):
     wt = w.reshape(tiles, 2, 8, steps, 4, 4, 4).transpose(0, 3, 1, 2, 5, 4, 6)
     b0, b1, b2, b3 = (wt[..., i] for i in range(4))
     lo, hi = xp.uint8(0x0F), xp.uint8(0xF0)
-    wt = xp.stack([(b0 & lo) | ((b1 & lo) << 4), (b2 & lo) | ((b3 & lo) << 4),
-                   (b0 >> 4) | (b1 & hi), (b2 >> 4) | (b3 & hi)], axis=-1).astype(np.uint8)
+    wt = xp.stack([(b0 & lo) | ((b1 & lo) << 4), (b0 >> 4) | (b1 & hi),
+                   (b2 & lo) | ((b3 & lo) << 4), (b2 >> 4) | (b3 & hi)], axis=-1).astype(np.uint8)
     wt = wt.reshape(tiles, k // 2 // ch, spc * 1024)
     st = sc.reshape(tiles, 16, steps).transpose(0, 2, 1).reshape(tiles, k // 2 // ch, spc * 16)
     st = st.copy().view(np.uint8)  # [tile][chunk][step][16 rows] as bytes
@@ -342,7 +342,7 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or (k // 2) % ch:
         raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")
-    smem = stages * 16 * (ch + ch // 32) + 2 * k + 2 * kw * 512 + 4 * (k // GROUP)  # ring, x, sums, Σx
+    smem = stages * 16 * (ch + ch // 32) + 2 * k + 2 * kw * 512  # ring (weights, scales), x, sums
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
@@ -375,8 +375,7 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
         return cache["stream"]
 
     src = stream if packed else (lambda ins: tmaps(ins["qweight"], ins["scales"]))
-    m20 = np.uint32(1 << 20)  # unpack_lop's shifts as multiplies (opaque to ptxas)
-    return lambda ins, outs: be.launch(prog, grid, block, [src(ins), ins["x"], outs["y"], nn, kk, ws, cnt, m20],
+    return lambda ins, outs: be.launch(prog, grid, block, [src(ins), ins["x"], outs["y"], nn, kk, ws, cnt],
                                        shared_mem=smem)
 
 

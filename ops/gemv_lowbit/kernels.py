@@ -12,6 +12,11 @@ Variants, in every dialect (CUDA, OpenCL C, WGSL, Triton):
   warp/team sharing the x values, reduction across the team (CUDA warp shuffles; OpenCL and WGSL
   local-memory trees — no subgroup path yet; Triton: int32 word tiles and ``tl.sum``).
 
+CUDA only (w4a16 at batch 1 on sm_90, gemv_lowbit.cu: gemv_lowbit_tma): ``fused_tma`` (a TMA ring
+of 16-row boxes of the stored W, one producer thread per SM, tensor-core consumers) and
+``fused_packed`` (the same kernel over W and its scales repacked once, outside the timed calls,
+into the order each SM consumes them: ``pack_tiles``).
+
 torch: ``dense`` (the weights dequantised once to fp16/bf16 outside the timed call, then
 ``x @ Wᵀ`` through ``torch.mm``) and ``tinygemm`` (``torch.ops.aten._weight_int4pack_mm``: CUDA
 build, bf16 activations only, so Unsupported on the fp16 cases; the CPU build's port

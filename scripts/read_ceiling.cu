@@ -9,7 +9,9 @@
 //             CHUNK 1: each block reads one contiguous chunk instead of the grid-wide stride
 //   rd_bulk   TMA bulk copies (cp.async.bulk, no tensor map) into a ring of STAGES stages of
 //             STAGE_BYTES per block, issued by one thread and completed through mbarriers; the
-//             block's threads XOR each landed stage out of shared memory
+//             block's threads XOR each landed stage out of shared memory; chunks dealt round-robin
+//             over the blocks, or (CHUNK 1) one contiguous range of chunks per block, as
+//             gemv_lowbit_tma splits its work
 #ifndef U
 #define U 4
 #endif
@@ -103,8 +105,9 @@ __device__ __forceinline__ void bulk_load(unsigned bar, unsigned dst, const unsi
     }
 }
 
-// chunk c (STAGE_BYTES each) of the buffer goes to block c % gridDim.x; the vectors past the last
-// whole chunk are read with plain loads by the whole grid
+// chunk c (STAGE_BYTES each) of the buffer goes to block c % gridDim.x (CHUNK 1: block b reads
+// chunks [C·b/G, C·(b+1)/G) in order); the vectors past the last whole chunk are read with plain
+// loads by the whole grid
 extern "C" __global__ void rd_bulk(const uint4* __restrict__ a, long long n16, unsigned* out) {
     constexpr int V = STAGE_BYTES / 16;
     extern __shared__ __align__(128) uint4 ring[];
@@ -118,22 +121,28 @@ extern "C" __global__ void rd_bulk(const uint4* __restrict__ a, long long n16, u
         mbar_init_fence();
     }
     __syncthreads();
+    // this block's k-th chunk, and how many it has
+#if CHUNK
+    const long long lo = chunks * blockIdx.x / gridDim.x, mine = chunks * (blockIdx.x + 1) / gridDim.x - lo;
+#define RD_CHUNK(k) (lo + (k))
+#else
+    const long long mine = chunks > blockIdx.x ? (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+#define RD_CHUNK(k) (blockIdx.x + (long long)(k) * gridDim.x)
+#endif
     if (threadIdx.x < 32) {
-        for (int s = 0; s < STAGES; ++s) {
-            const long long c = blockIdx.x + (long long)s * gridDim.x;
-            if (c < chunks) bulk_load(smem_u32(&full[s]), smem_u32(ring + s * V), ab, c);
-        }
+        for (int s = 0; s < STAGES && s < mine; ++s)
+            bulk_load(smem_u32(&full[s]), smem_u32(ring + s * V), ab, RD_CHUNK(s));
     }
     unsigned acc = 0;
-    int k = 0;
-    for (long long c = blockIdx.x; c < chunks; c += gridDim.x, ++k) {
-        const int s = k % STAGES;
-        mbar_wait_parity(smem_u32(&full[s]), (k / STAGES) & 1);
+    for (long long k = 0; k < mine; ++k) {
+        const int s = (int)(k % STAGES);
+        mbar_wait_parity(smem_u32(&full[s]), (unsigned)(k / STAGES) & 1);
         for (int i = threadIdx.x; i < V; i += blockDim.x) acc ^= fold(ring[s * V + i]);
         __syncthreads();  // every thread is done with stage s before it is refilled
-        const long long next = c + (long long)STAGES * gridDim.x;
-        if (threadIdx.x < 32 && next < chunks) bulk_load(smem_u32(&full[s]), smem_u32(ring + s * V), ab, next);
+        if (threadIdx.x < 32 && k + STAGES < mine)
+            bulk_load(smem_u32(&full[s]), smem_u32(ring + s * V), ab, RD_CHUNK(k + STAGES));
     }
+#undef RD_CHUNK
     for (long long i = chunks * V + (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16;
          i += (long long)gridDim.x * blockDim.x)
         acc ^= fold(a[i]);

@@ -53,6 +53,14 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+s20f)  # ~1 min: does fused_packed's work split cost its memory path 6 points? read_ceiling's bulk ring
+    # of 4 × 32 KiB (91.4 / 88.8 % in s19a, chunks dealt round-robin over the SMs) beside the same
+    # ring with one contiguous range of chunks per block (CHUNK), and both with fused_packed's
+    # 33 KiB stages and 288 threads
+    step "read_ceiling"
+    timeout 200 "$PY" scripts/read_ceiling.py --out "$W" --only 'bulk 4x3' > "$W/read_ceiling.txt" 2>&1
+    cat "$W/read_ceiling.txt" >> "$OUT/log-$PART.txt"
+    ;;
 s20e)  # ~1.5 min: the w4a16 batch-1 harness rows at the session's final sources: fused_vec
     # (gemv_lowbit_tc), fused_tma (2-D TMA boxes of the format's W), fused_packed (the repacked
     # stream, one bulk copy per stage) and tinygemm

@@ -132,9 +132,10 @@ def _gemv_cuda():
              lambda be, c, kw=kw, st=st, ch=ch: gk.cuda_tma(be, c, kw, st, ch))
             for kw, st, ch in ((8, 4, 2048), (16, 4, 2048), (8, 8, 1024))] + [  # w4a16 b1: gemv_lowbit_tma
         ("tma TMEMONLY UNCHECKED", lambda be, c: gk.cuda_tma(be, c, TMEMONLY=1))] + [  # its memory path alone
-        (f"packed KW={kw} STAGES={st}", lambda be, c, kw=kw, st=st: gk.cuda_tma(be, c, kw, st, packed=True))
-        for kw, st in ((8, 4), (8, 5), (16, 4), (4, 5))] + [  # fused_packed: the repacked stream
-        ("packed TMEMONLY UNCHECKED", lambda be, c: gk.cuda_tma(be, c, packed=True, TMEMONLY=1))] + [
+        (f"packed KW={kw} STAGES={st} SPW={sp}",
+         lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp))
+        for kw, st, sp in ((8, 4, 4), (8, 5, 4), (16, 4, 2), (4, 4, 8), (8, 3, 4))] + [  # fused_packed
+        ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1))] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [

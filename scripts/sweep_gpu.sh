@@ -53,6 +53,16 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+s20g)  # ~3 min: fused_packed as gemv_lowbit_pk — 128-row groups, each consumer warp its own 16 rows
+    # for a block's whole range (no per-tile cross-warp sum, no named barrier), a group spanning
+    # blocks finished by the last (s20f: a plain bulk read of this ring shape and split reaches
+    # 91.1 / 89.2 %, the tile-flushing kernel's memory path 85 / 81 %) — its shapes and memory path
+    # beside fused_vec, then the w4a16 batch-1 harness rows beside tinygemm
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed' --cap 1
+    done
+    cuda_w4_rows 240 fused_vec fused_tma fused_packed
+    ;;
 s20f)  # ~1 min: does fused_packed's work split cost its memory path 6 points? read_ceiling's bulk ring
     # of 4 × 32 KiB (91.4 / 88.8 % in s19a, chunks dealt round-robin over the SMs) beside the same
     # ring with one contiguous range of chunks per block (CHUNK), and both with fused_packed's

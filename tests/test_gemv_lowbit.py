@@ -242,12 +242,10 @@ def test_cuda_tc_probe_forms_compile_without_spills(defines):
 
 
 @pytest.mark.parametrize("defines", [{"DT": 1}, {"DT": 2}, {"DT": 2, "TKW": 16},
-                                     {"DT": 2, "TSTAGES": 8, "TCH": 1024}, {"DT": 2, "TMEMONLY": 1},
-                                     {"DT": 1, "TPACK": 1}, {"DT": 2, "TPACK": 1},
-                                     {"DT": 2, "TPACK": 1, "TSTAGES": 5}])
+                                     {"DT": 2, "TSTAGES": 8, "TCH": 1024}, {"DT": 2, "TMEMONLY": 1}])
 def test_cuda_tma_compiles_for_sm90_without_spills(defines):
-    """gemv_lowbit_tma (fused_tma, fused_packed: w4a16 at batch 1 on sm_90, and the probe's shapes)
-    compiles for sm_90 in fp16 and bf16 without spills, within 65536 registers per block."""
+    """gemv_lowbit_tma (fused_tma: w4a16 at batch 1 on sm_90, and the probe's shapes) compiles for
+    sm_90 in fp16 and bf16 without spills, within 65536 registers per block."""
     from backends.base import read_source
     from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.gemv_lowbit.kernels import _CU
@@ -259,43 +257,64 @@ def test_cuda_tma_compiles_for_sm90_without_spills(defines):
     assert rep["spill_bytes"] == 0 and rep["registers"] * 32 * (defs.get("TKW", 8) + 1) <= 65536, rep
 
 
-@pytest.mark.parametrize("n,k,ch", [(1000, 1024, 512), (48, 4096, 2048), (13, 128, 64)])
-def test_pack_tiles_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, ch):
-    """fused_packed's stream (kernels.pack_tiles) against the kernel's reads written out
-    (gemv_lowbit.cu, TPACK 1): chunk c = tile·CPT + kc at byte c·STB; step j's lane (g, t) reads
-    16 bytes at 1024·j + 16·lane (row g) and + 512 (row g + 8): its word h must hold the row's k
-    8·(4h + t) + (0, 2, 1, 3, 4, 6, 5, 7) of the step, from the low nibble up (the pairs
-    unpack_pairs makes are then consecutive k, as x is stored); the scale of (row r, step j) at
-    16·ch + 2·(16j + r). Rows past N read as zeros."""
-    from ops.gemv_lowbit.kernels import pack_tiles
+@pytest.mark.parametrize("defines", [{"DT": 1}, {"DT": 2}, {"DT": 2, "PKW": 16}, {"DT": 2, "PSTAGES": 5},
+                                     {"DT": 2, "PMEMONLY": 1}])
+def test_cuda_packed_compiles_for_sm90_without_spills(defines):
+    """gemv_lowbit_pk (fused_packed, and the probe's shapes) compiles for sm_90 in fp16 and bf16
+    without spills, within 65536 registers per block."""
+    from backends.base import read_source
+    from backends.cuda import compile_nvrtc, nvrtc_available
+    from ops.gemv_lowbit.kernels import _CU
 
-    rng = np.random.default_rng(n + k)
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    defs = {"BITS": 4, "NB": 1, **defines}
+    (rep,) = compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
+    assert rep["spill_bytes"] == 0 and rep["registers"] * 32 * (defs.get("PKW", 8) + 1) <= 65536, rep
+
+
+@pytest.mark.parametrize("n,k,kw,spw", [(1000, 1024, 8, 4), (48, 4096, 2, 8), (13, 512, 1, 4)])
+def test_pack_groups_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, kw, spw):
+    """fused_packed's stream (kernels.pack_groups) against the kernel's reads written out
+    (gemv_lowbit.cu, gemv_lowbit_pk): chunk c = grp·CPG + kc at byte c·STB (STB = kw·spw·1056);
+    warp w's step j: lane (g, t) reads 16 bytes at 1024·(w·spw + j) + 16·lane (row 16·kw·grp + 16w
+    + g) and + 512 (row + 8); its word h must hold the row's k 8·(4h + t) + (0, 2, 1, 3, 4, 6, 5, 7)
+    of step kc·spw + j, from the low nibble up (the pairs unpack_pairs makes are then consecutive
+    k, as x is stored); the scale of (row 16w + r, step j) at kw·spw·1024 + 2·(16·(w·spw + j) + r).
+    Rows past N read as zeros."""
+    from ops.gemv_lowbit.kernels import pack_groups
+
+    rng = np.random.default_rng(n + k + kw)
     w = rng.integers(0, 256, size=(n, k // 2), dtype=np.uint8)
     sc = rng.integers(1, 2**16, size=(n, k // 128), dtype=np.uint16)
-    stream = pack_tiles(w, sc, n, k, ch)
-    tiles, cpt, spc = -(-n // 16), k // 2 // ch, ch // 64
-    stb = 16 * ch + ch // 2
-    assert stream.dtype == np.uint8 and stream.shape == (tiles * cpt * stb,)
-    nib = np.zeros((tiles * 16, k), np.uint8)  # the format's nibbles: element 2j low in byte j
+    stream = pack_groups(w, sc, n, k, kw, spw)
+    rows = 16 * kw
+    groups, cpg = -(-n // rows), k // 128 // spw
+    stb = kw * spw * 1056
+    assert stream.dtype == np.uint8 and stream.shape == (groups * cpg * stb,)
+    nib = np.zeros((groups * rows, k), np.uint8)  # the format's nibbles: element 2j low in byte j
     nib[:n, 0::2], nib[:n, 1::2] = w & 15, w >> 4
-    sz = np.concatenate([sc, np.zeros((tiles * 16 - n, k // 128), np.uint16)])
+    sz = np.concatenate([sc, np.zeros((groups * rows - n, k // 128), np.uint16)])
     order = np.array([0, 2, 1, 3, 4, 6, 5, 7])
-    for tile in range(tiles):
-        for kc in range(cpt):
-            base = (tile * cpt + kc) * stb
-            scl = stream[base + 16 * ch: base + stb].view(np.uint16)
-            for j in range(spc):
-                step = kc * spc + j
-                assert (scl[16 * j: 16 * j + 16] == sz[16 * tile: 16 * tile + 16, step]).all()
-                for lane in range(32):
-                    g, t = lane >> 2, lane & 3
-                    for half in range(2):
-                        at = base + 1024 * j + 512 * half + 16 * lane
-                        got = stream[at: at + 16]
-                        got = np.stack([got & 15, got >> 4], axis=-1).reshape(4, 8)  # [h][nibble]
-                        for h in range(4):
-                            want = nib[16 * tile + g + 8 * half, 128 * step + 8 * (4 * h + t) + order]
-                            assert (got[h] == want).all(), (tile, kc, j, lane, half, h)
+    for grp in range(groups):
+        for kc in range(cpg):
+            base = (grp * cpg + kc) * stb
+            scl = stream[base + kw * spw * 1024: base + stb].view(np.uint16)
+            for wp in range(kw):
+                row0 = grp * rows + 16 * wp
+                for j in range(spw):
+                    step = kc * spw + j
+                    at0 = 16 * (wp * spw + j)
+                    assert (scl[at0: at0 + 16] == sz[row0: row0 + 16, step]).all()
+                    for lane in range(32):
+                        g, t = lane >> 2, lane & 3
+                        for half in range(2):
+                            at = base + 1024 * (wp * spw + j) + 512 * half + 16 * lane
+                            got = stream[at: at + 16]
+                            got = np.stack([got & 15, got >> 4], axis=-1).reshape(4, 8)  # [h][nibble]
+                            for h in range(4):
+                                want = nib[row0 + g + 8 * half, 128 * step + 8 * (4 * h + t) + order]
+                                assert (got[h] == want).all(), (grp, kc, wp, j, lane, half, h)
 
 
 @pytest.mark.parametrize("dt,pf", [(1, 1), (2, 1), (2, 0)])

@@ -637,25 +637,11 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 //
 // Defines: DT, TKW (consumer warps), TSTAGES, TCH (bytes of each row per stage: a multiple of
 // 64·TKW, at most 2048, dividing K/2). Launch: groups = (G ≤ ⌈N/16⌉), block = (32·(TKW + 1));
-// dynamic shared memory TSTAGES·16·(TCH + TCH/32) + 2·K + 2·TKW·512 bytes; src (TPACK 0): two
-// 128-byte CUtensorMaps in device memory (backends.cuda.tensor_map_2d, no swizzle): W's (UINT64,
-// boxes 16 × TCH/8) at byte 0, the scales' (UINT16, boxes 16 × TCH/64) at byte 128; (TPACK 1) the
-// packed stream below;
+// dynamic shared memory TSTAGES·16·(TCH + TCH/32) + 2·K + 2·TKW·512 bytes; tmaps: two 128-byte
+// CUtensorMaps in device memory (backends.cuda.tensor_map_2d, no swizzle): W's (UINT64, boxes
+// 16 × TCH/8) at byte 0, the scales' (UINT16, boxes 16 × TCH/64) at byte 128;
 // ws: 32·⌈N/16⌉ floats, cnt: ⌈N/16⌉ ints, zero before the first launch (each launch leaves them
 // zero). Needs sm_90 (TMA, mbarrier transaction counts); NB 1, BITS 4.
-//
-// fused_packed (TPACK 1): the same kernel over W and the scales repacked once, outside the timed
-// call, into the order the chunks are consumed in (as tinygemm's and Marlin's weights are repacked
-// at load time; kernels.pack_tiles): chunk c = tile·CPT + kc is one run of 16·TCH + TCH/2 bytes —
-// for each of its TCH/64 steps the 512 bytes lanes (g, t) read of rows g, then the 512 of rows
-// g + 8; then the chunk's scales as [step][16 rows]. Lane (g, t)'s word h of a step is the row's
-// k piece 4h + t of the step's 16 (8 k each), its nibbles reordered so that unpack_pairs yields
-// consecutive k pairs: (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up. So x needs no
-// fragment order: the producer copies it as it is, once, and a step's x piece is one conflict-free
-// LDS.128 whose four words are both mmas' B operands. One 1-D bulk copy fills a stage, each SM
-// reads one contiguous range of the stream, and the consumers' 16-byte reads are conflict-free.
-// Why: the 2-D boxes' memory path stopped at 82–83 % (s19e) where bulk copies of contiguous 32 KiB
-// read at 89–93 % (s19a).
 #ifndef TKW
 #define TKW 8
 #endif
@@ -668,9 +654,6 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
 #ifndef TMEMONLY
 #define TMEMONLY 0  // probe: consumers XOR the stage's words instead of the unpack and mma (wrong by design)
 #endif
-#ifndef TPACK
-#define TPACK 0  // 1: fused_packed — W and scales repacked once into the chunks' order (see above)
-#endif
 #define T_SPW (TCH / 64 / TKW)  // steps per warp and stage
 static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW, at most 2048 (256 words)");
 
@@ -679,15 +662,15 @@ static_assert(TCH % (64 * TKW) == 0 && TCH <= 2048, "TCH: a multiple of 64·TKW,
 __device__ __forceinline__ int t_swz(int q) { return q ^ ((q >> 2) & 2); }  // x piece q's slot
 
 extern "C" __global__ void __launch_bounds__(32 * (TKW + 1), 1)
-gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
+gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* __restrict__ x,
                 unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt) {
     extern __shared__ __align__(128) unsigned char dyn[];
-    __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES], xbar;
-    // TSTAGES × (16·TCH bytes of weights, then SCB of scales), x (K/8 pieces), [2][TKW][4][32] sums
+    __shared__ __align__(8) unsigned long long full[TSTAGES], empty[TSTAGES];
+    // [TSTAGES][16][TCH] weights, [TSTAGES][16][TCH/64] scales, x (K/8 pieces), [2][TKW][4][32] sums
     constexpr int SCB = 16 * (TCH / 64) * 2;  // bytes of a stage's scales
-    constexpr int STB = 16 * TCH + SCB;       // bytes of a stage (a multiple of 128)
-    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * STB);
-    float* red = reinterpret_cast<float*>(dyn + TSTAGES * STB + 2 * K);
+    const unsigned short* scl = reinterpret_cast<const unsigned short*>(dyn + TSTAGES * 16 * TCH);
+    uint4* xs = reinterpret_cast<uint4*>(dyn + TSTAGES * (16 * TCH + SCB));
+    float* red = reinterpret_cast<float*>(dyn + TSTAGES * (16 * TCH + SCB) + 2 * K);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int cpt = K / 2 / TCH, tiles = (N + 15) / 16;
@@ -699,45 +682,31 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
             mbar_init(smem_u32(&full[s]), 1);
             mbar_init(smem_u32(&empty[s]), TKW);
         }
-        mbar_init(smem_u32(&xbar), 1);
         mbar_init_fence();
     }
     __syncthreads();
 
     if (warp == TKW) {  // producer: lane 0 streams the range's chunks through the ring
         if (lane != 0) return;
-#if TPACK  // x as it is (the packed words are in its order): one copy before the ring's
-        mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
-        bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
-#endif
         for (int i = 0; i < len; ++i) {
             const long long c = start + i;
             const int tile = (int)(c / cpt), kc = (int)(c - (long long)tile * cpt), s = i % TSTAGES;
             const u32 fb = smem_u32(&full[s]);
             if (i >= TSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / TSTAGES) - 1) & 1);
-            mbar_arrive_expect_tx(fb, STB);
-#if TPACK  // chunk c is STB contiguous bytes of the packed stream
-            bulk_1d(smem_u32(dyn + s * STB), src + c * STB, STB, fb);
-#else
-            tma_2d(smem_u32(dyn + s * STB), src, kc * (TCH / 8), tile * 16, fb);                   // weights
-            tma_2d(smem_u32(dyn + s * STB + 16 * TCH), src + 128, kc * (TCH / 64), tile * 16, fb);  // scales
-#endif
+            mbar_arrive_expect_tx(fb, 16 * TCH + SCB);
+            tma_2d(smem_u32(dyn + s * 16 * TCH), tmaps, kc * (TCH / 8), tile * 16, fb);          // weights
+            tma_2d(smem_u32(scl + s * (SCB / 2)), tmaps + 128, kc * (TCH / 64), tile * 16, fb);  // scales
         }
         return;
     }
 
-    // consumers: x into shared memory in fragment order (see above; TPACK: the producer's copy of
-    // x as it is), then the chunks
-#if TPACK
-    mbar_wait_parity(smem_u32(&xbar), 0);
-#else
+    // consumers: x into shared memory in fragment order (see above), then the chunks
     for (int q = threadIdx.x; q < K / 8; q += 32 * TKW) {
         const uint4 v = __ldg(reinterpret_cast<const uint4*>(x) + q);
         xs[t_swz(q)] = make_uint4(__byte_perm(v.x, v.y, 0x5410), __byte_perm(v.x, v.y, 0x7632),
                                   __byte_perm(v.z, v.w, 0x5410), __byte_perm(v.z, v.w, 0x7632));
     }
     asm volatile("bar.sync 1, %0;" ::"n"(32 * TKW) : "memory");
-#endif
 
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int cur = (int)(start / cpt);  // the tile acc belongs to
@@ -786,35 +755,23 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
         if (i >= len) break;
         const int s = i % TSTAGES;
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / TSTAGES) & 1);
-        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * STB);
-        // scales: [16][TCH/64] (TPACK: [TCH/64][16]); entry of (row r, step)
-        const unsigned short* ss = reinterpret_cast<const unsigned short*>(dyn + s * STB + 16 * TCH);
+        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * 16 * TCH);
+        const unsigned short* ss = scl + s * (SCB / 2);  // [16][TCH/64]
         const int kc = (int)(c - (long long)tile * cpt);
 #pragma unroll
         for (int j = 0; j < T_SPW; ++j) {  // step warp + TKW·j: 16 bytes of rows g, g + 8 at 64·step + 16t
             const int step = warp + TKW * j;
-#if TPACK  // [step][rows g / g + 8][lane]: two conflict-free 512-byte reads
-            const uint4 va = st[64 * step + lane], vb = st[64 * step + 32 + lane];
-#define T_SC(r) ss[step * 16 + (r)]
-#else
             const uint4 va = st[g * (TCH / 16) + 4 * step + t], vb = st[(g + 8) * (TCH / 16) + 4 * step + t];
-#define T_SC(r) ss[(r) * (TCH / 64) + step]
-#endif
             if (TMEMONLY) {
                 acc[0] += __uint_as_float((va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w) & 0x007FFFFFu);
                 continue;
             }
-#if TPACK  // word h of lane (g, t): the step's k piece 4h + t (8 k), nibbles in pair order
-#define T_XPIECE(h) xs[(kc * (TCH / 64) + step) * 16 + 4 * (h) + t]
-#else
             const int q0 = (kc * TCH * 2 + 128 * step + 32 * t) / 8;  // x piece of word 0
-#define T_XPIECE(h) xs[t_swz(q0 + (h))]
-#endif
             const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
             float d[2][4] = {};  // two independent mma chains: each word's k 0..3 and 4..7
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const uint4 xv = T_XPIECE(h);
+                const uint4 xv = xs[t_swz(q0 + h)];
                 u32 pa[4], pb[4];
                 unpack_pairs(wa[h], pa);
                 unpack_pairs(wb[h], pb);
@@ -822,14 +779,172 @@ gemv_lowbit_tma(const unsigned char* __restrict__ src, const unsigned short* __r
                 mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
             }
             float r0 = d[0][0] + d[1][0], r2 = d[0][2] + d[1][2];
-            acc[0] = fmaf(r0, h2f(T_SC(g)), acc[0]);
-            acc[2] = fmaf(r2, h2f(T_SC(g + 8)), acc[2]);
-#undef T_SC
-#undef T_XPIECE
+            acc[0] = fmaf(r0, h2f(ss[g * (TCH / 64) + step]), acc[0]);
+            acc[2] = fmaf(r2, h2f(ss[(g + 8) * (TCH / 64) + step]), acc[2]);
         }
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
     }
+}
+
+// ---- gemv_lowbit_pk: fused_packed, w4a16 at batch 1 on sm_90 (repacked weights, 1-D bulk copies) ----
+//
+// The weights and their group scales are repacked once, outside the timed calls, into the order
+// the kernel consumes them (kernels.pack_groups; as tinygemm's and Marlin's weights are packed at
+// load time): a plain permutation of the format's bytes. Why: gemv_lowbit_tma's per-tile flush
+// (every consumer warp meets at a named barrier every CPT chunks while warp 0 sums their partials)
+// and its 2-D boxes cost its memory path 6–8 points against a plain bulk read of the same ring
+// (probes-20261204-session20: s20a–s20b, s20f), and the stored layout cannot give a warp rows of
+// its own without such a flush.
+//
+// Work: row groups of 16·PKW rows (warp w of a block owns rows 16w..16w+15 of every group it
+// meets), K in chunks of PSPW steps (a step: 128 k, one scale group): chunk (grp, kc) is one run of
+// STB = PKW·PSPW·1056 bytes — for each warp w and step j of the chunk, the 512 bytes lanes (g, t)
+// read of row 16w + g, then the 512 of row 16w + g + 8 (lane order), then the chunk's scales as
+// [w][j][16 rows]. Lane (g, t)'s word h of a step holds the row's k piece 4h + t of the step (8 k),
+// nibbles (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up, so unpack_pairs yields
+// consecutive pairs and x needs no fragment order: the producer copies x as it is (one bulk copy),
+// and a piece is one conflict-free LDS.128 whose four words are both mmas' B operands. The G·CPG
+// chunks (group-major) are split into gridDim.x contiguous ranges (one block per SM, equal bytes ±
+// one chunk); one producer thread streams a block's range through a PSTAGES ring of 1-D bulk
+// copies; every consumer warp takes its own part of every stage (PSPW steps of its 16 rows) and
+// keeps its rows' sums in registers across the whole range — no cross-warp sum. At a group change
+// a warp writes its 16 sums: to y if its block holds the whole group, else to ws slot (block −
+// first block of the group); the last of the group's P blocks to arrive (cnt[grp·PKW + w], reset
+// by it) adds the P slots in slot order (y does not depend on which block finishes last) and
+// writes y. Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32,
+// times the group scale into fp32 accumulators; y rounded once.
+//
+// Defines: DT, PKW (consumer warps), PSTAGES, PSPW (steps per warp and chunk), PMEMONLY (probe:
+// the consumers XOR the stage's words, wrong by design). K a multiple of 128·PSPW. Launch: groups =
+// (B ≤ G·CPG), block = (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the packed
+// stream; ws: G·PKW·slots·16 floats (slots: the most blocks one group can span), cnt: G·PKW ints,
+// zero before the first launch (each launch leaves them zero). Needs sm_90 (bulk copies,
+// mbarrier transaction counts).
+#ifndef PKW
+#define PKW 8
+#endif
+#ifndef PSTAGES
+#define PSTAGES 4
+#endif
+#ifndef PSPW
+#define PSPW 4
+#endif
+#ifndef PMEMONLY
+#define PMEMONLY 0
+#endif
+
+extern "C" __global__ void __launch_bounds__(32 * (PKW + 1), 1)
+gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
+               unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
+               int slots) {
+    extern __shared__ __align__(128) unsigned char dyn[];
+    __shared__ __align__(8) unsigned long long full[PSTAGES], empty[PSTAGES], xbar;
+    constexpr int WB = PKW * PSPW * 1024;  // bytes of a chunk's weights
+    constexpr int STB = WB + PKW * PSPW * 32;
+    const uint4* xs = reinterpret_cast<const uint4*>(dyn + PSTAGES * STB);  // x, K/8 pieces
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int cpg = K / 128 / PSPW, groups = (N + 16 * PKW - 1) / (16 * PKW);
+    const long long total = (long long)groups * cpg, nb = gridDim.x;
+    const long long start = total * blockIdx.x / nb, end = total * (blockIdx.x + 1) / nb;
+    const int len = (int)(end - start);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < PSTAGES; ++s) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), PKW);
+        }
+        mbar_init(smem_u32(&xbar), 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (warp == PKW) {  // producer: lane 0 copies x, then streams the range's chunks through the ring
+        if (lane != 0) return;
+        mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
+        bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
+        for (int i = 0; i < len; ++i) {
+            const int s = i % PSTAGES;
+            const u32 fb = smem_u32(&full[s]);
+            if (i >= PSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / PSTAGES) - 1) & 1);
+            mbar_arrive_expect_tx(fb, STB);
+            bulk_1d(smem_u32(dyn + s * STB), src + (start + i) * STB, STB, fb);
+        }
+        return;
+    }
+
+    mbar_wait_parity(smem_u32(&xbar), 0);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    long long cur = start / cpg;  // the group acc belongs to
+    // this warp's 16 sums of group grp (lane (g, 0): rows 16·warp + g in acc[0], + 8 in acc[2])
+    auto flush = [&](long long grp) {
+        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;  // its chunks; the blocks holding them:
+        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
+        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
+        const int row = (int)grp * 16 * PKW + 16 * warp + g;
+        float v0 = acc[0], v8 = acc[2];
+        if (b0 != b1) {  // shared: slot blockIdx.x − b0 of P = b1 − b0 + 1; the last to arrive adds them
+            const int parts = b1 - b0 + 1, slot = blockIdx.x - b0;
+            float* wsg = ws + (grp * PKW + warp) * slots * 16;
+            if (t == 0) wsg[slot * 16 + g] = v0, wsg[slot * 16 + 8 + g] = v8;
+            __threadfence();
+            __syncwarp();
+            int old = 0;
+            if (lane == 0) old = atomicAdd(cnt + grp * PKW + warp, 1);
+            old = __shfl_sync(0xffffffffu, old, 0);
+            if (old != parts - 1) return;
+            __threadfence();
+            v0 = 0.0f, v8 = 0.0f;
+            for (int p = 0; p < parts; ++p) {  // slot order
+                v0 += p == slot ? acc[0] : __ldcg(wsg + p * 16 + g);
+                v8 += p == slot ? acc[2] : __ldcg(wsg + p * 16 + 8 + g);
+            }
+            if (lane == 0) cnt[grp * PKW + warp] = 0;
+        }
+        if (t == 0) {
+            if (row < N) y[row] = f2o(v0);
+            if (row + 8 < N) y[row + 8] = f2o(v8);
+        }
+    };
+    for (int i = 0; i < len; ++i) {
+        const long long c = start + i, grp = c / cpg;
+        const int kc = (int)(c - grp * cpg), s = i % PSTAGES;
+        if (grp != cur) {
+            flush(cur);
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+            cur = grp;
+        }
+        mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
+        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * STB) + warp * PSPW * 64;
+        const unsigned short* ss =
+            reinterpret_cast<const unsigned short*>(dyn + s * STB + WB) + warp * PSPW * 16;
+#pragma unroll
+        for (int j = 0; j < PSPW; ++j) {
+            const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
+            if (PMEMONLY) {
+                const u32 h = va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w;
+                acc[0] += __uint_as_float(h & 0x007FFFFFu);
+                continue;
+            }
+            const uint4* xp = xs + (kc * PSPW + j) * 16 + t;  // word h: piece 4h + t of the step
+            const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+            float d[2][4] = {};  // two independent mma chains: each word's k 0..3 and 4..7
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const uint4 xv = xp[4 * h];
+                u32 pa[4], pb[4];
+                unpack_pairs(wa[h], pa);
+                unpack_pairs(wb[h], pb);
+                mma16816(d[0], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
+                mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
+            }
+            acc[0] = fmaf(d[0][0] + d[1][0], h2f(ss[16 * j + g]), acc[0]);
+            acc[2] = fmaf(d[0][2] + d[1][2], h2f(ss[16 * j + 8 + g]), acc[2]);
+        }
+        __syncwarp();
+        if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
+    }
+    if (len > 0) flush(cur);
 }
 #endif
 

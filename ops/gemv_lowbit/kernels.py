@@ -14,8 +14,8 @@ Variants, in every dialect (CUDA, OpenCL C, WGSL, Triton):
 
 CUDA only (w4a16 at batch 1 on sm_90, gemv_lowbit.cu: gemv_lowbit_tma): ``fused_tma`` (a TMA ring
 of 16-row boxes of the stored W, one producer thread per SM, tensor-core consumers) and
-``fused_packed`` (the same kernel over W and its scales repacked once, outside the timed calls,
-into the order each SM consumes them: ``pack_tiles``).
+``fused_packed`` (gemv_lowbit_pk: W and its scales repacked once, outside the timed calls, into
+the order each SM consumes them: ``pack_groups``).
 
 torch: ``dense`` (the weights dequantised once to fp16/bf16 outside the timed call, then
 ``x @ Wᵀ`` through ``torch.mm``) and ``tinygemm`` (``torch.ops.aten._weight_int4pack_mm``: CUDA
@@ -290,26 +290,34 @@ def _cuda_tc(be, case, **defines):
 TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 
 
-def pack_tiles(w, sc, n: int, k: int, ch: int):
-    """fused_packed's stream (gemv_lowbit.cu, TPACK 1) from the format's qweight [N, K/2] (uint8)
-    and scales [N, K/128] (16-bit words), NumPy or CuPy alike: chunk (tile, kc) of ch bytes of each
-    of a 16-row tile's rows, tile-major, each as its ch/64 steps' [rows g / g + 8][lane (g, t)][word
-    h = the row's 4-byte k piece 4h + t of the step], then its scales as [step][16 rows]; each word's
-    nibbles reordered to (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up; rows past N are
-    zeros. The same data, in the order one SM reads it."""
+#: fused_packed shape (gemv_lowbit_pk): consumer warps per block (one block per SM), ring stages,
+#: steps (128 k of each of a warp's 16 rows) per warp and chunk — a chunk is 8 × 4 KiB of weights +
+#: 1 KiB of scales, one 33 KiB bulk copy (read_ceiling's plain ring of that shape: 91.1 / 89.2 % at
+#: the w4a16 cases' bytes, probes-20261204-session20/s20f)
+PK_KW, PK_STAGES, PK_SPW = 8, 4, 4
+
+
+def pack_groups(w, sc, n: int, k: int, kw: int = PK_KW, spw: int = PK_SPW):
+    """fused_packed's stream (gemv_lowbit.cu: gemv_lowbit_pk) from the format's qweight [N, K/2]
+    (uint8) and scales [N, K/128] (16-bit words), NumPy or CuPy alike: chunk (group of 16·kw rows,
+    kc of K/128/spw), group-major, each as [warp w][step j][row half][lane (g, t)][word h = the
+    4-byte k piece 4h + t of the step of row 16w + 8·half + g] with each word's nibbles reordered
+    to (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up, then its scales as [w][j][16 rows];
+    rows past N are zeros. The same bytes, in the order the kernel reads them."""
     xp = _xp(w)
-    tiles, steps, spc = -(-n // 16), k // GROUP, ch // 64
-    if n % 16:  # zero rows up to whole tiles (never stored)
-        w, sc = _concat0(w, tiles * 16 - n), _concat0(sc, tiles * 16 - n)
-    # row 16·tile + 8·half + g, byte 64·step + 16h + 4t + b → [tile][step][half][g][t][h][b]
-    wt = w.reshape(tiles, 2, 8, steps, 4, 4, 4).transpose(0, 3, 1, 2, 5, 4, 6)
+    rows = 16 * kw
+    groups, cpg = -(-n // rows), k // GROUP // spw
+    if n % rows:  # zero rows up to whole groups (never stored)
+        w, sc = _concat0(w, groups * rows - n), _concat0(sc, groups * rows - n)
+    # row rows·grp + 16w + 8·half + g, byte 64·(spw·kc + j) + 16h + 4t + b
+    wt = w.reshape(groups, kw, 2, 8, cpg, spw, 4, 4, 4).transpose(0, 4, 1, 5, 2, 3, 7, 6, 8)
     b0, b1, b2, b3 = (wt[..., i] for i in range(4))
     lo, hi = xp.uint8(0x0F), xp.uint8(0xF0)
     wt = xp.stack([(b0 & lo) | ((b1 & lo) << 4), (b0 >> 4) | (b1 & hi),
                    (b2 & lo) | ((b3 & lo) << 4), (b2 >> 4) | (b3 & hi)], axis=-1).astype(np.uint8)
-    wt = wt.reshape(tiles, k // 2 // ch, spc * 1024)
-    st = sc.reshape(tiles, 16, steps).transpose(0, 2, 1).reshape(tiles, k // 2 // ch, spc * 16)
-    st = st.copy().view(np.uint8)  # [tile][chunk][step][16 rows] as bytes
+    wt = wt.reshape(groups, cpg, kw * spw * 1024)
+    st = sc.reshape(groups, kw, 16, cpg, spw).transpose(0, 3, 1, 4, 2).reshape(groups, cpg, kw * spw * 16)
+    st = st.copy().view(np.uint8)  # [group][chunk][w][j][16 rows] as bytes
     return _concat_last(wt, st).reshape(-1)
 
 
@@ -332,18 +340,14 @@ def _concat_last(a, b):
     return xp.ascontiguousarray(xp.concatenate([a, b], axis=-1))
 
 
-def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, packed: bool = False,
-             **probe):
+def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_tma — one producer thread per SM streams 16-row ×
     ``ch``-byte boxes of W and their group scales with 2-D TMA copies into a shared-memory ring of
     ``stages``; ``kw`` consumer warps unpack and multiply them on tensor cores (gemv_lowbit_tc's
     unpack and mma) against x staged once per block in fragment order; the chunks are split evenly
     over one block per SM (a tile shared by two blocks is finished by the second through
     ``ws``/``cnt``). Unsupported off sm_90, for K/2 not a multiple of ``ch``, or where x and the
-    ring exceed a block's shared memory. ``packed``: fused_packed (TPACK 1) — the kernel reads
-    ``pack_tiles``' stream with one 1-D bulk copy per stage, repacked on the first launch with a
-    new input set (outside the timed calls, as tinygemm's weights are). ``probe``: the TMEMONLY
-    define (scripts/probe.py)."""
+    ring exceed a block's shared memory. ``probe``: the TMEMONLY define (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or (k // 2) % ch:
         raise Unsupported(f"gemv_lowbit_tma: w4a16 at batch 1 with K/2 a multiple of {ch} only")
@@ -351,8 +355,7 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
     if smem > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_tma needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
-    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, "TCH": ch,
-            "TPACK": int(packed), **probe}
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "TKW": kw, "TSTAGES": stages, "TCH": ch, **probe}
     prog = be.compile(_CU, "gemv_lowbit_tma", defs, options=("-arch=sm_90",))
     tiles = cdiv(n, 16)
     ws, cnt = be.empty((2 * 16 * tiles,), np.float32), be.empty((tiles,), np.int32)
@@ -371,16 +374,43 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
             maps[key] = be.upload(np.frombuffer(m, np.uint8))
         return maps[key]
 
+    return lambda ins, outs: be.launch(prog, grid, block, [tmaps(ins["qweight"], ins["scales"]), ins["x"],
+                                                           outs["y"], nn, kk, ws, cnt], shared_mem=smem)
+
+
+def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, **probe):
+    """w4a16 at batch 1 on sm_90: gemv_lowbit_pk over ``pack_groups``' stream, repacked on the
+    first launch with each input set (the cache holds the input tensors, so a new set at a reused
+    address is repacked). ``kw`` consumer warps (16 rows each per group), ``stages`` ring stages of
+    ``kw``·``spw`` KiB + scales; the group-major chunks split evenly over one block per SM, a group
+    spanning several blocks finished by the last of them (``ws``/``cnt``, slot order). Unsupported
+    off sm_90, for K not a multiple of 128·``spw``, or where the ring and x exceed a block's shared
+    memory. ``probe``: the PMEMONLY define (scripts/probe.py)."""
+    n, k, b, bits = _dims(case)
+    if bits != 4 or b != 1 or k % (GROUP * spw):
+        raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
+    smem = stages * kw * spw * 1056 + 2 * k  # ring (weights, scales), x
+    if smem > be.smem_per_block():
+        raise Unsupported(f"gemv_lowbit_pk needs {smem} bytes of shared memory; the device allows "
+                          f"{be.smem_per_block()}")
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe}
+    prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
+    groups, cpg = cdiv(n, 16 * kw), k // GROUP // spw
+    blocks = min(groups * cpg, be.device.compute_units or 132)
+    slots = (cpg - 1) // max(1, groups * cpg // blocks) + 2  # the most blocks one group's chunks span
+    ws, cnt = be.empty((groups * kw * slots * 16,), np.float32), be.empty((groups * kw,), np.int32)
+    be.fill_bytes(cnt, 0)  # each launch leaves the counters zero again
+    nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
     cache: dict = {}
 
     def stream(ins):  # the packed stream of this input set, made once per set
         if not _same_inputs(cache, ins):
             cache.pop("stream", None)  # free the old set's copy first
-            cache["stream"] = pack_tiles(ins["qweight"], ins["scales"], n, k, ch)
+            cache["stream"] = pack_groups(ins["qweight"], ins["scales"], n, k, kw, spw)
         return cache["stream"]
 
-    src = stream if packed else (lambda ins: tmaps(ins["qweight"], ins["scales"]))
-    return lambda ins, outs: be.launch(prog, grid, block, [src(ins), ins["x"], outs["y"], nn, kk, ws, cnt],
+    return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
+                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns],
                                        shared_mem=smem)
 
 
@@ -460,10 +490,11 @@ def cuda_fused_tma(be, case):
 
 @kernel("gemv_lowbit", "cuda", "fused_packed")
 def cuda_fused_packed(be, case):
-    """fused_tma over weights repacked once into the order each SM consumes them (``pack_tiles``;
-    repacked outside the timed calls, as tinygemm's are): one contiguous 33 KiB bulk copy per stage
-    instead of two 2-D tensor copies. w4a16 at batch 1 on sm_90; elsewhere unsupported."""
-    return cuda_tma(be, case, packed=True)
+    """w4a16 at batch 1 on sm_90 (``cuda_packed``, gemv_lowbit.cu: gemv_lowbit_pk): W and its scales
+    repacked once (outside the timed calls, as tinygemm's are) so each SM streams one contiguous
+    range of 33 KiB bulk copies and every consumer warp keeps its own 16 rows' sums. Elsewhere
+    (other formats, batch, architectures): unsupported."""
+    return cuda_packed(be, case)
 
 
 @kernel("gemv_lowbit", "opencl", "dequant_then_gemv")

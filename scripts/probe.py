@@ -134,7 +134,8 @@ def _gemv_cuda():
         ("tma TMEMONLY UNCHECKED", lambda be, c: gk.cuda_tma(be, c, TMEMONLY=1))] + [  # its memory path alone
         (f"packed KW={kw} STAGES={st} SPW={sp}",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp))
-        for kw, st, sp in ((8, 4, 4), (8, 5, 4), (16, 4, 2), (4, 4, 8), (8, 3, 4))] + [  # fused_packed
+        for kw, st, sp in ((8, 4, 4), (8, 5, 4), (16, 4, 2), (4, 4, 8), (8, 3, 4), (8, 2, 4), (8, 2, 8),
+                           (16, 3, 2), (4, 3, 8))] + [  # fused_packed
         ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1))] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))

@@ -53,6 +53,14 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+s20h)  # ~3 min: gemv_lowbit_pk with 3 stages registered (s20g: 77.0 / 74.0 % against 4 stages'
+    # 76.0 / 71.9 %) beside 2-stage and other shapes, then the w4a16 batch-1 harness rows beside
+    # tinygemm at the session's final sources
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|fused_packed|STAGES=[23]|PMEMONLY' --cap 1
+    done
+    cuda_w4_rows 240 fused_vec fused_tma fused_packed
+    ;;
 s20g)  # ~3 min: fused_packed as gemv_lowbit_pk — 128-row groups, each consumer warp its own 16 rows
     # for a block's whole range (no per-tile cross-warp sum, no named barrier), a group spanning
     # blocks finished by the last (s20f: a plain bulk read of this ring shape and split reaches

@@ -292,9 +292,11 @@ TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 
 #: fused_packed shape (gemv_lowbit_pk): consumer warps per block (one block per SM), ring stages,
 #: steps (128 k of each of a warp's 16 rows) per warp and chunk — a chunk is 8 × 4 KiB of weights +
-#: 1 KiB of scales, one 33 KiB bulk copy (read_ceiling's plain ring of that shape: 91.1 / 89.2 % at
-#: the w4a16 cases' bytes, probes-20261204-session20/s20f)
-PK_KW, PK_STAGES, PK_SPW = 8, 4, 4
+#: 1 KiB of scales, one 33 KiB bulk copy (read_ceiling's plain 4-stage ring of that shape: 91.1 /
+#: 89.2 % at the w4a16 cases' bytes, probes-20261204-session20/s20f). H200, w4a16 bf16 K=N=16384 /
+#: N=28672 (s20g): 3 stages 77.0 / 74.0 %, 4 stages 76.0 / 71.9, 5 stages 70.8 / 67.8; 16 warps × 2
+#: steps 73.1 / 70.7, 4 warps × 8 steps 70.6 / 67.3
+PK_KW, PK_STAGES, PK_SPW = 8, 3, 4
 
 
 def pack_groups(w, sc, n: int, k: int, kw: int = PK_KW, spw: int = PK_SPW):

@@ -53,6 +53,25 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+s20k)  # ~1.5 min: gemv_lowbit_pk with two blocks per SM (two producers and rings of 1–4 stages each)
+    # beside the registered one block of 3 stages
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_packed|x2/SM' --cap 1
+    done
+    ;;
+s20j)  # (run as a direct command at 45f8c2e) Nsight Compute's limiter reading of fused_packed
+    # (gemv_lowbit_pk, 3 stages) at both w4a16 bf16 cases
+    step "ncu limiters"
+    timeout 200 "$PY" scripts/ncu_limiter.py --out "$W/ncu" gemv_lowbit/cuda/fused_packed/w4a16,n16384,k16384,b1,bf16 \
+        gemv_lowbit/cuda/fused_packed/w4a16,n28672,k8192,b1,bf16 > "$W/ncu.txt" 2>&1
+    tail -n 40 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
+    ;;
+s20i)  # (run as a direct command at 45f8c2e) gemv_lowbit_pk shapes with 2–3 stages beside the
+    # registered one (s20h's probe filter matched none of them)
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 100 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_packed|STAGES=2|STAGES=3' --cap 1
+    done
+    ;;
 s20h)  # ~3 min: gemv_lowbit_pk with 3 stages registered (s20g: 77.0 / 74.0 % against 4 stages'
     # 76.0 / 71.9 %) beside 2-stage and other shapes, then the w4a16 batch-1 harness rows beside
     # tinygemm at the session's final sources

@@ -834,7 +834,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 #define PMEMONLY 0
 #endif
 
-extern "C" __global__ void __launch_bounds__(32 * (PKW + 1), 1)
+extern "C" __global__ void __launch_bounds__(32 * (PKW + 1))
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
                int slots) {

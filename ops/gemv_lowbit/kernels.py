@@ -380,25 +380,26 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
                                                            outs["y"], nn, kk, ws, cnt], shared_mem=smem)
 
 
-def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, **probe):
+def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, per_sm: int = 1,
+                **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_pk over ``pack_groups``' stream, repacked on the
     first launch with each input set (the cache holds the input tensors, so a new set at a reused
     address is repacked). ``kw`` consumer warps (16 rows each per group), ``stages`` ring stages of
     ``kw``·``spw`` KiB + scales; the group-major chunks split evenly over one block per SM, a group
     spanning several blocks finished by the last of them (``ws``/``cnt``, slot order). Unsupported
     off sm_90, for K not a multiple of 128·``spw``, or where the ring and x exceed a block's shared
-    memory. ``probe``: the PMEMONLY define (scripts/probe.py)."""
+    memory. ``per_sm``: blocks per SM (probes). ``probe``: the PMEMONLY define (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % (GROUP * spw):
         raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
     smem = stages * kw * spw * 1056 + 2 * k  # ring (weights, scales), x
-    if smem > be.smem_per_block():
+    if smem * per_sm > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_pk needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe}
     prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
     groups, cpg = cdiv(n, 16 * kw), k // GROUP // spw
-    blocks = min(groups * cpg, be.device.compute_units or 132)
+    blocks = min(groups * cpg, per_sm * (be.device.compute_units or 132))
     slots = (cpg - 1) // max(1, groups * cpg // blocks) + 2  # the most blocks one group's chunks span
     ws, cnt = be.empty((groups * kw * slots * 16,), np.float32), be.empty((groups * kw,), np.int32)
     be.fill_bytes(cnt, 0)  # each launch leaves the counters zero again

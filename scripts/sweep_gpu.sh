@@ -54,9 +54,10 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 
 case "$PART" in
 s20k)  # ~1.5 min: gemv_lowbit_pk with two blocks per SM (two producers and rings of 1–4 stages each)
-    # beside the registered one block of 3 stages
+    # beside the registered one block of 3 stages, and without the launch bound's one-block minimum
+    # (PMINB=0: 71 registers instead of 92)
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_packed|x2/SM' --cap 1
+        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_packed|x2/SM|PMINB' --cap 1
     done
     ;;
 s20j)  # (run as a direct command at 45f8c2e) Nsight Compute's limiter reading of fused_packed

@@ -805,27 +805,22 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 // nibbles (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up, so unpack_pairs yields
 // consecutive pairs and x needs no fragment order: the producer copies x as it is (one bulk copy),
 // and a piece is one conflict-free LDS.128 whose four words are both mmas' B operands. The G·CPG
-// chunks (group-major) of the first `gstatic` groups are split into gridDim.x contiguous ranges
-// (one block per SM, equal bytes ± one chunk); the chunks of the remaining groups form a pool that
-// the blocks' producers claim one at a time (an atomic counter), so SMs that get their bytes faster
-// take more of them: with static ranges alone the SMs finished unevenly (Nsight Compute, s20j: SMs
-// active 89 % of the kernel's cycles). One producer thread streams its range, then its claims,
-// through a PSTAGES ring of 1-D bulk copies (the chunk's index rides in `ids`; −1 ends); every
-// consumer warp takes its own part of every stage (PSPW steps of its 16 rows) and keeps its rows'
-// sums in registers across its block's range — no cross-warp sum. A warp writes its 16 sums at a
-// static group change: to y if its block holds the whole group, else to ws slot (block − first
-// block of the group), and the last of the group's P blocks to arrive (cnt[grp·PKW + w], reset by
-// it) adds the P slots in slot order and writes y; a pool chunk's sums go to slot kc of its group,
-// the last of its cpg chunks adds them in chunk order. So y does not depend on which block finishes
-// last. Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32, times
-// the group scale into fp32 accumulators; y rounded once.
+// chunks (group-major) are split into gridDim.x contiguous ranges (one block per SM, equal bytes ±
+// one chunk); one producer thread streams a block's range through a PSTAGES ring of 1-D bulk
+// copies; every consumer warp takes its own part of every stage (PSPW steps of its 16 rows) and
+// keeps its rows' sums in registers across the whole range — no cross-warp sum. At a group change
+// a warp writes its 16 sums: to y if its block holds the whole group, else to ws slot (block −
+// first block of the group); the last of the group's P blocks to arrive (cnt[grp·PKW + w], reset
+// by it) adds the P slots in slot order (y does not depend on which block finishes last) and
+// writes y. Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32,
+// times the group scale into fp32 accumulators; y rounded once.
 //
 // Defines: DT, PKW (consumer warps), PSTAGES, PSPW (steps per warp and chunk), PMEMONLY (probe:
 // the consumers XOR the stage's words, wrong by design). K a multiple of 128·PSPW. Launch: groups =
 // (B ≤ G·CPG), block = (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the packed
-// stream; ws: gstatic·PKW·slots·16 + (G − gstatic)·PKW·CPG·16 floats (slots: the most blocks one
-// static group can span), cnt: G·PKW ints, pool: one int, zero before the first launch (each
-// launch leaves them zero). Needs sm_90 (bulk copies, mbarrier transaction counts).
+// stream; ws: G·PKW·slots·16 floats (slots: the most blocks one group can span), cnt: G·PKW ints,
+// zero before the first launch (each launch leaves them zero). Needs sm_90 (bulk copies,
+// mbarrier transaction counts).
 #ifndef PKW
 #define PKW 8
 #endif
@@ -851,23 +846,18 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 extern "C" __global__ void PK_BOUNDS
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
-               int slots, int gstatic, int* __restrict__ pool) {
+               int slots) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[PSTAGES], empty[PSTAGES], xbar;
-    __shared__ long long ids[PSTAGES];  // the chunk in each stage (−1: no more)
     constexpr int WB = PKW * PSPW * 1024;  // bytes of a chunk's weights
     constexpr int STB = WB + PKW * PSPW * 32;
     const uint4* xs = reinterpret_cast<const uint4*>(dyn + PSTAGES * STB);  // x, K/8 pieces
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int cpg = K / 128 / PSPW, groups = (N + 16 * PKW - 1) / (16 * PKW);
-    // the static part: groups [0, gstatic) in contiguous ranges; the pool: the rest, claimed a
-    // chunk at a time by whichever block's producer gets there first
-    const long long total = (long long)gstatic * cpg, nb = gridDim.x;
-    const long long npool = (long long)(groups - gstatic) * cpg;
+    const long long total = (long long)groups * cpg, nb = gridDim.x;
     const long long start = total * blockIdx.x / nb, end = total * (blockIdx.x + 1) / nb;
     const int len = (int)(end - start);
-    float* wsp = ws + (long long)gstatic * PKW * slots * 16;  // pool partials: [pool chunk][warp][16]
     if (threadIdx.x == 0) {
         for (int s = 0; s < PSTAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);
@@ -878,82 +868,62 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     }
     __syncthreads();
 
-    if (warp == PKW) {  // producer: lane 0 copies x, then the block's range, then pool chunks
+    if (warp == PKW) {  // producer: lane 0 copies x, then streams the range's chunks through the ring
         if (lane != 0) return;
         mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
         bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
-        int i = 0;
-        for (;; ++i) {
-            long long c;
-            if (i < len) {
-                c = start + i;
-            } else {  // one failed claim per block: the last of all claims resets the counter
-                const int k = atomicAdd(pool, 1);
-                if (k == npool + nb - 1) *pool = 0;
-                c = k < npool ? total + k : -1;
-            }
+        for (int i = 0; i < len; ++i) {
             const int s = i % PSTAGES;
-            if (i >= PSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / PSTAGES) - 1) & 1);
-            ids[s] = c;
             const u32 fb = smem_u32(&full[s]);
-            if (c < 0) {  // the end: the stage's phase completes with no bytes
-                mbar_arrive(fb);
-                break;
-            }
+            if (i >= PSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / PSTAGES) - 1) & 1);
             mbar_arrive_expect_tx(fb, STB);
-            bulk_1d(smem_u32(dyn + s * STB), src + c * STB, STB, fb);
+            bulk_1d(smem_u32(dyn + s * STB), src + (start + i) * STB, STB, fb);
         }
         return;
     }
 
     mbar_wait_parity(smem_u32(&xbar), 0);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    // this warp's 16 sums (lane (g, 0): rows 16·warp + g in acc[0], + 8 in acc[2]) of static group
-    // grp, or of pool chunk c (its group's cpg partials added in chunk order by the last to arrive)
-    auto finish = [&](long long grp, float* part, int parts, int slot, int* counter) {
+    long long cur = start / cpg;  // the group acc belongs to
+    // this warp's 16 sums of group grp (lane (g, 0): rows 16·warp + g in acc[0], + 8 in acc[2])
+    auto flush = [&](long long grp) {
+        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;  // its chunks; the blocks holding them:
+        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
+        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
         const int row = (int)grp * 16 * PKW + 16 * warp + g;
         float v0 = acc[0], v8 = acc[2];
-        if (parts > 1) {  // slot `slot` of `parts` partials in `part` (16 floats apart)
-            if (t == 0) part[slot * 16 + g] = v0, part[slot * 16 + 8 + g] = v8;
+        if (b0 != b1) {  // shared: slot blockIdx.x − b0 of P = b1 − b0 + 1; the last to arrive adds them
+            const int parts = b1 - b0 + 1, slot = blockIdx.x - b0;
+            float* wsg = ws + (grp * PKW + warp) * slots * 16;
+            if (t == 0) wsg[slot * 16 + g] = v0, wsg[slot * 16 + 8 + g] = v8;
             __threadfence();
             __syncwarp();
             int old = 0;
-            if (lane == 0) old = atomicAdd(counter, 1);
+            if (lane == 0) old = atomicAdd(cnt + grp * PKW + warp, 1);
             old = __shfl_sync(0xffffffffu, old, 0);
             if (old != parts - 1) return;
             __threadfence();
             v0 = 0.0f, v8 = 0.0f;
-            for (int p = 0; p < parts; ++p) {  // slot order: y does not depend on arrival order
-                v0 += __ldcg(part + p * 16 + g);
-                v8 += __ldcg(part + p * 16 + 8 + g);
+            for (int p = 0; p < parts; ++p) {  // slot order
+                v0 += p == slot ? acc[0] : __ldcg(wsg + p * 16 + g);
+                v8 += p == slot ? acc[2] : __ldcg(wsg + p * 16 + 8 + g);
             }
-            if (lane == 0) *counter = 0;
+            if (lane == 0) cnt[grp * PKW + warp] = 0;
         }
         if (t == 0) {
             if (row < N) y[row] = f2o(v0);
             if (row + 8 < N) y[row + 8] = f2o(v8);
         }
     };
-    auto flush_static = [&](long long grp) {  // the blocks holding the group's chunks: slots b0..b1
-        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
-        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
-        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
-        finish(grp, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1, blockIdx.x - b0,
-               cnt + grp * PKW + warp);
-    };
-    long long cur = -1;  // the static group acc holds
-    for (int i = 0;; ++i) {
-        const int s = i % PSTAGES;
-        mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
-        const long long c = ids[s];
-        if (c < 0) break;
-        const long long grp = c / cpg;
-        const int kc = (int)(c - grp * cpg);
-        if (grp != cur && cur >= 0) {
-            flush_static(cur);
+    for (int i = 0; i < len; ++i) {
+        const long long c = start + i, grp = c / cpg;
+        const int kc = (int)(c - grp * cpg), s = i % PSTAGES;
+        if (grp != cur) {
+            flush(cur);
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+            cur = grp;
         }
-        cur = c < total ? grp : -1;
+        mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
         const uint4* st = reinterpret_cast<const uint4*>(dyn + s * STB) + warp * PSPW * 64;
         const unsigned short* ss =
             reinterpret_cast<const unsigned short*>(dyn + s * STB + WB) + warp * PSPW * 16;
@@ -982,13 +952,8 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
         }
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
-        if (c >= total) {  // a pool chunk: its partial now, slot kc of its group's cpg
-            const long long pg = grp - gstatic;
-            finish(grp, wsp + (pg * PKW + warp) * cpg * 16, cpg, kc, cnt + grp * PKW + warp);
-            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-        }
     }
-    if (cur >= 0) flush_static(cur);
+    if (len > 0) flush(cur);
 }
 #endif
 

@@ -297,8 +297,6 @@ TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 #: N=28672 (s20g): 3 stages 77.0 / 74.0 %, 4 stages 76.0 / 71.9, 5 stages 70.8 / 67.8; 16 warps × 2
 #: steps 73.1 / 70.7, 4 warps × 8 steps 70.6 / 67.3
 PK_KW, PK_STAGES, PK_SPW = 8, 3, 4
-#: share of fused_packed's row groups (the last ones) left to a pool the blocks claim chunk by chunk
-PK_POOL = 0.1
 
 
 def pack_groups(w, sc, n: int, k: int, kw: int = PK_KW, spw: int = PK_SPW):
@@ -383,14 +381,12 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
 
 
 def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, per_sm: int = 1,
-                pool: float = PK_POOL, **probe):
+                **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_pk over ``pack_groups``' stream, repacked on the
     first launch with each input set (the cache holds the input tensors, so a new set at a reused
     address is repacked). ``kw`` consumer warps (16 rows each per group), ``stages`` ring stages of
-    ``kw``·``spw`` KiB + scales; the group-major chunks of all but the last ``pool`` share of the
-    groups split evenly over one block per SM, the rest claimed chunk by chunk by whichever block is
-    free; a group spanning several blocks finished by the last of them (``ws``/``cnt``, slot
-    order). Unsupported
+    ``kw``·``spw`` KiB + scales; the group-major chunks split evenly over one block per SM, a group
+    spanning several blocks finished by the last of them (``ws``/``cnt``, slot order). Unsupported
     off sm_90, for K not a multiple of 128·``spw``, or where the ring and x exceed a block's shared
     memory. ``per_sm``: blocks per SM (probes). ``probe``: the PMEMONLY define (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
@@ -404,13 +400,10 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
     prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
     groups, cpg = cdiv(n, 16 * kw), k // GROUP // spw
     blocks = min(groups * cpg, per_sm * (be.device.compute_units or 132))
-    gstatic = groups - (min(groups, max(1, round(groups * pool))) if pool > 0 else 0)
-    slots = (cpg - 1) // max(1, gstatic * cpg // blocks) + 2  # the most blocks one static group spans
-    ws = be.empty(((gstatic * slots + (groups - gstatic) * cpg) * kw * 16,), np.float32)
-    cnt = be.empty((groups * kw + 1,), np.int32)  # per (group, warp), then the pool's claim counter
-    be.fill_bytes(cnt, 0)  # each launch leaves them zero again
-    nn, kk, ns, gs = np.int32(n), np.int32(k), np.int32(slots), np.int32(gstatic)
-    claims = cnt[groups * kw:]
+    slots = (cpg - 1) // max(1, groups * cpg // blocks) + 2  # the most blocks one group's chunks span
+    ws, cnt = be.empty((groups * kw * slots * 16,), np.float32), be.empty((groups * kw,), np.int32)
+    be.fill_bytes(cnt, 0)  # each launch leaves the counters zero again
+    nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
     cache: dict = {}
 
     def stream(ins):  # the packed stream of this input set, made once per set
@@ -420,7 +413,7 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
         return cache["stream"]
 
     return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
-                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns, gs, claims],
+                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns],
                                        shared_mem=smem)
 
 

@@ -53,6 +53,16 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
 }
 
 case "$PART" in
+s20l)  # (ran at commit 19e3e9c, reverted after) gemv_lowbit_pk with the last 10 % of its row groups
+    # in a pool the blocks' producers claim chunk by chunk (one atomicAdd before each pool copy):
+    # it lost badly (58.5 / 57.0 %; pool 0: 72.5 / 70.0, all groups pooled: 33.6 / 34.8 %) and its
+    # N = 1000 row failed its check (static ranges with fewer chunks than blocks leave empty blocks
+    # counted among a group's parts, so no block finished the group)
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|fused_packed|pool=|PMEMONLY' --cap 1
+    done
+    cuda_w4_rows 240 fused_vec fused_tma fused_packed
+    ;;
 s20k)  # ~1.5 min: gemv_lowbit_pk with two blocks per SM (two producers and rings of 1–4 stages each)
     # beside the registered one block of 3 stages, and without the launch bound's one-block minimum
     # (PMINB=0: 71 registers instead of 92)

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17c | session17b | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | next_probes | session6 | session6g | session6f | session6e | session6d | session6c | session6b | ncu | next | session5 | session5b | session5d | flush | peaks | attention_gemv | integrity | start_rule | softmax | softmax_rest | splitk | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -52,23 +52,27 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
     cat "$W/probe_$name.txt" >> "$OUT/log-$PART.txt"
 }
 
+w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configurations matching
+    # FILTER at both w4a16 bf16 batch-1 cases
+    local c
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe "$1" "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only "$2" --cap 1
+    done
+}
+
 case "$PART" in
 s20l)  # (ran at commit 19e3e9c, reverted after) gemv_lowbit_pk with the last 10 % of its row groups
     # in a pool the blocks' producers claim chunk by chunk (one atomicAdd before each pool copy):
     # it lost badly (58.5 / 57.0 %; pool 0: 72.5 / 70.0, all groups pooled: 33.6 / 34.8 %) and its
     # N = 1000 row failed its check (static ranges with fewer chunks than blocks leave empty blocks
     # counted among a group's parts, so no block finished the group)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|fused_packed|pool=|PMEMONLY' --cap 1
-    done
+    w4_probes 150 'fused_vec$|fused_packed|pool=|PMEMONLY'
     cuda_w4_rows 240 fused_vec fused_tma fused_packed
     ;;
 s20k)  # ~1.5 min: gemv_lowbit_pk with two blocks per SM (two producers and rings of 1–4 stages each)
     # beside the registered one block of 3 stages, and without the launch bound's one-block minimum
     # (PMINB=0: 71 registers instead of 92)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_packed|x2/SM|PMINB' --cap 1
-    done
+    w4_probes 150 'fused_packed|x2/SM|PMINB'
     ;;
 s20j)  # (run as a direct command at 45f8c2e) Nsight Compute's limiter reading of fused_packed
     # (gemv_lowbit_pk, 3 stages) at both w4a16 bf16 cases
@@ -79,16 +83,12 @@ s20j)  # (run as a direct command at 45f8c2e) Nsight Compute's limiter reading o
     ;;
 s20i)  # (run as a direct command at 45f8c2e) gemv_lowbit_pk shapes with 2–3 stages beside the
     # registered one (s20h's probe filter matched none of them)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 100 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_packed|STAGES=2|STAGES=3' --cap 1
-    done
+    w4_probes 100 'fused_packed|STAGES=2|STAGES=3'
     ;;
 s20h)  # ~3 min: gemv_lowbit_pk with 3 stages registered (s20g: 77.0 / 74.0 % against 4 stages'
     # 76.0 / 71.9 %) beside 2-stage and other shapes, then the w4a16 batch-1 harness rows beside
     # tinygemm at the session's final sources
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|fused_packed|STAGES=[23]|PMEMONLY' --cap 1
-    done
+    w4_probes 150 'fused_vec$|fused_packed|STAGES=[23]|PMEMONLY'
     cuda_w4_rows 240 fused_vec fused_tma fused_packed
     ;;
 s20g)  # ~3 min: fused_packed as gemv_lowbit_pk — 128-row groups, each consumer warp its own 16 rows
@@ -96,9 +96,7 @@ s20g)  # ~3 min: fused_packed as gemv_lowbit_pk — 128-row groups, each consume
     # blocks finished by the last (s20f: a plain bulk read of this ring shape and split reaches
     # 91.1 / 89.2 %, the tile-flushing kernel's memory path 85 / 81 %) — its shapes and memory path
     # beside fused_vec, then the w4a16 batch-1 harness rows beside tinygemm
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed' --cap 1
-    done
+    w4_probes 150 'fused_vec$|packed'
     cuda_w4_rows 240 fused_vec fused_tma fused_packed
     ;;
 s20f)  # ~1 min: does fused_packed's work split cost its memory path 6 points? read_ceiling's bulk ring
@@ -118,42 +116,19 @@ s20d)  # (ran at commit 08c0c0a, since reverted) fused_packed with an LOP3 unpac
     # word, the shifts as IMAD.HI (or SHF: TSHF), TSX (bf16: no HFMA2, 136·Σx per group): all lost
     # against the PRMT unpack (s20c's "packed TEARLY=0" 74.2 / 68.6 %): IMAD.HI 59.6 / 55.2 %,
     # SHF 66.2 / 60.8 %, TSX 65.5 / 60.3 %
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed' --cap 1
-    done
+    w4_probes 150 'fused_vec$|packed'
     cuda_w4_rows 240 fused_vec fused_packed
     ;;
 s20c)  # (ran at commit 2330753, since reverted) gemv_lowbit_tma with each warp's stage words read
     # into registers and the stage released before the unpack and mma (TEARLY): it lost (packed
     # 71.7 / 64.9 % against 74.2 / 68.6 % without; fused_tma 58.5 / 53.4 against 68 %)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed|tma KW=8 STAGES=4' --cap 1
-    done
-    cuda_w4_rows 240 fused_vec fused_tma fused_packed
-    ;;
-s20d)  # ~3 min: fused_packed with the LOP3 unpack (four LOP3 per word on the ALU pipe, the shifts as
-    # IMAD.HI on the FMA pipe; s20b: ALU the busiest pipe, fp16 — one SHF fewer per word — 2.7
-    # points ahead of bf16), beside its SHF form (TSHF), TSX (bf16: no HFMA2, 136·Σx per group),
-    # 16 consumer warps and fused_vec; then the w4a16 batch-1 harness rows beside tinygemm
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed' --cap 1
-    done
-    cuda_w4_rows 240 fused_vec fused_packed
-    ;;
-s20c)  # (ran at commit 2330753, since reverted) gemv_lowbit_tma with each warp's stage words read
-    # into registers and the stage released before the unpack and mma (TEARLY): it lost (packed
-    # 71.7 / 64.9 % against 74.2 / 68.6 % without; fused_tma 58.5 / 53.4 against 68 %)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed|tma KW=8 STAGES=4' --cap 1
-    done
+    w4_probes 150 'fused_vec$|packed|tma KW=8 STAGES=4'
     cuda_w4_rows 240 fused_vec fused_tma fused_packed
     ;;
 s20b)  # ~5 min: fused_packed with x copied as it is (packed words in x's order: no fragment-order
     # staging loop) — shapes and memory path beside fused_vec, the harness rows beside tinygemm,
     # then Nsight Compute's limiter reading of fused_packed (w4a16 bf16 K=N=16384)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|packed' --cap 1
-    done
+    w4_probes 150 'fused_vec$|packed'
     cuda_w4_rows 240 fused_vec fused_packed
     step "ncu limiters"
     timeout 200 "$PY" scripts/ncu_limiter.py --out "$W/ncu" gemv_lowbit/cuda/fused_packed/w4a16,n16384,k16384,b1,bf16 \
@@ -164,9 +139,7 @@ s20a)  # ~6 min: fused_packed — gemv_lowbit_tma over W and scales repacked onc
     # SM reads them (one contiguous 33 KiB bulk copy per stage instead of two 2-D tensor copies,
     # whose memory path stopped at 82–83 %): its shapes and memory path beside fused_tma and
     # fused_vec, then the w4a16 batch-1 harness rows beside tinygemm
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only 'fused_vec$|tma KW=8 STAGES=4|TMEMONLY|packed' --cap 1
-    done
+    w4_probes 150 'fused_vec$|tma KW=8 STAGES=4|TMEMONLY|packed'
     cuda_w4_rows 240 fused_vec fused_tma fused_packed
     ;;
 s19h)  # ~3 min: Nsight Compute's limiter reading of fused_tma (memory path 82 %, kernel 68 %) beside

@@ -1,7 +1,8 @@
 // mbarrier.cuh — the sm_90 pieces of a shared-memory pipeline fed by TMA: mbarriers with
-// transaction counts, and the 1-D bulk and 2-D tensor copies that complete on one. Used by matmul_wgmma.cu,
-// gemv_lowbit.cu's gemv_lowbit_tma and scripts/read_ceiling.cu; addresses are shared-window
-// (smem_u32). matmul_wgmma.cu keeps its own wait (a labelled PTX loop, the measured form).
+// transaction counts, and the 1-D bulk and 2-D tensor copies that complete on one. Used by
+// matmul_wgmma.cu, gemv_lowbit.cu's gemv_lowbit_tma and gemv_lowbit_pk, and scripts/read_ceiling.cu;
+// addresses are shared-window (smem_u32). matmul_wgmma.cu keeps its own wait (a labelled PTX loop,
+// the measured form).
 #include "smem.cuh"
 
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {

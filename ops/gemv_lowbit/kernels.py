@@ -12,10 +12,10 @@ Variants, in every dialect (CUDA, OpenCL C, WGSL, Triton):
   warp/team sharing the x values, reduction across the team (CUDA warp shuffles; OpenCL and WGSL
   local-memory trees — no subgroup path yet; Triton: int32 word tiles and ``tl.sum``).
 
-CUDA only (w4a16 at batch 1 on sm_90, gemv_lowbit.cu: gemv_lowbit_tma): ``fused_tma`` (a TMA ring
-of 16-row boxes of the stored W, one producer thread per SM, tensor-core consumers) and
-``fused_packed`` (gemv_lowbit_pk: W and its scales repacked once, outside the timed calls, into
-the order each SM consumes them: ``pack_groups``).
+CUDA only, w4a16 at batch 1 on sm_90 (one producer thread per SM feeding a shared-memory ring,
+tensor-core consumer warps): ``fused_tma`` (gemv_lowbit_tma: 2-D TMA boxes of 16 rows of the stored
+W) and ``fused_packed`` (gemv_lowbit_pk: W and its scales repacked once, outside the timed calls,
+into the order each SM consumes them — ``pack_groups`` — streamed in 1-D bulk copies).
 
 torch: ``dense`` (the weights dequantised once to fp16/bf16 outside the timed call, then
 ``x @ Wᵀ`` through ``torch.mm``) and ``tinygemm`` (``torch.ops.aten._weight_int4pack_mm``: CUDA
@@ -295,7 +295,8 @@ TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 #: 1 KiB of scales, one 33 KiB bulk copy (read_ceiling's plain 4-stage ring of that shape: 91.1 /
 #: 89.2 % at the w4a16 cases' bytes, probes-20261204-session20/s20f). H200, w4a16 bf16 K=N=16384 /
 #: N=28672 (s20g): 3 stages 77.0 / 74.0 %, 4 stages 76.0 / 71.9, 5 stages 70.8 / 67.8; 16 warps × 2
-#: steps 73.1 / 70.7, 4 warps × 8 steps 70.6 / 67.3
+#: steps 73.1 / 70.7, 4 warps × 8 steps 70.6 / 67.3; two blocks per SM and other shapes within a
+#: point of 3 stages (s20i, s20k)
 PK_KW, PK_STAGES, PK_SPW = 8, 3, 4
 
 

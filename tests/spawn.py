@@ -58,3 +58,27 @@ def check_in_process(fn, args: tuple = (), timeout: float = 900, label=None) -> 
     head = f"{label(res)}:\n" if label else ""
     assert not res["fails"], head + "\n".join(res["fails"])
     return res
+
+
+def _nvrtc(path: str, entry: str, defines: dict, options: tuple, archs: tuple | None) -> dict:
+    from pathlib import Path
+
+    from backends.base import read_source
+    from backends.cuda import compile_nvrtc, nvrtc_available
+
+    why = nvrtc_available()
+    if why:
+        return {"skip": f"NVRTC unavailable: {why}"}
+    p = Path(path)
+    more = {"archs": archs} if archs else {}
+    reps = compile_nvrtc(read_source(p), p.name, entry, defines, options=options, **more)
+    return {"fails": [], "reports": reps}
+
+
+def nvrtc_reports(path, entry: str, defines: dict | None = None, options: tuple[str, ...] = (),
+                  archs: tuple[str, ...] | None = None) -> list[dict]:
+    """``backends.cuda.compile_nvrtc`` of the kernel file ``path`` in a spawned process (NVRTC's
+    LLVM loaded into a test worker that later imported Triton crashed it: clean-clone CI, session
+    20); skipped where NVRTC is unavailable. The per-architecture resource reports."""
+    args = (str(path), entry, dict(defines or {}), tuple(options), tuple(archs) if archs else None)
+    return check_in_process(_nvrtc, args)["reports"]

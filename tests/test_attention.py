@@ -19,7 +19,7 @@ from ops.attention.spec import SPEC
 from references.attention import attention
 from references.numerics import decode, encode
 from suite.spec import Case
-from tests.spawn import check_in_process
+from tests.spawn import check_in_process, nvrtc_reports
 from tests.wrong import registered
 
 
@@ -263,13 +263,9 @@ def test_triton_flash_compiles_for_hopper():
 
 @pytest.mark.parametrize("hd", [64, 128])
 def test_cuda_mma_flash_compiles_without_spills(hd):
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.attention.kernels import _CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    reps = compile_nvrtc(read_source(_CU), _CU.name, "attention_flash_mma",
+    reps = nvrtc_reports(_CU, "attention_flash_mma",
                          {"DT": 2, "HD": hd, "CAUSAL": 1, "MMA": 1}, archs=("sm_90",))
     for rep in reps:
         assert rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep

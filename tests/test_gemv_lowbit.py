@@ -14,6 +14,7 @@ from references import lowbit
 from references.numerics import decode, encode
 from suite.check import verify
 from suite.spec import Case
+from tests.spawn import nvrtc_reports
 from tests.wrong import registered
 
 
@@ -231,13 +232,9 @@ def test_triton_kernels_compile_for_hopper():
                                      {"BITS": 4, "DT": 2, "KW": 4, "US": 2, "RT": 2, "MEMONLY": 1}])
 def test_cuda_tc_probe_forms_compile_without_spills(defines):
     """The probe-only forms of gemv_lowbit_tc (scripts/probe.py) compile for sm_80 and sm_90."""
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.gemv_lowbit.kernels import _CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    for rep in compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_tc", {"NB": 1, **defines}):
+    for rep in nvrtc_reports(_CU, "gemv_lowbit_tc", {"NB": 1, **defines}):
         assert rep["spill_bytes"] == 0, rep
 
 
@@ -246,14 +243,10 @@ def test_cuda_tc_probe_forms_compile_without_spills(defines):
 def test_cuda_tma_compiles_for_sm90_without_spills(defines):
     """gemv_lowbit_tma (fused_tma: w4a16 at batch 1 on sm_90, and the probe's shapes) compiles for
     sm_90 in fp16 and bf16 without spills, within 65536 registers per block."""
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.gemv_lowbit.kernels import _CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     defs = {"BITS": 4, "NB": 1, **defines}
-    (rep,) = compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_tma", defs, options=("-arch=sm_90",))
+    (rep,) = nvrtc_reports(_CU, "gemv_lowbit_tma", defs, ("-arch=sm_90",))
     assert rep["spill_bytes"] == 0 and rep["registers"] * 32 * (defs.get("TKW", 8) + 1) <= 65536, rep
 
 
@@ -262,14 +255,10 @@ def test_cuda_tma_compiles_for_sm90_without_spills(defines):
 def test_cuda_packed_compiles_for_sm90_without_spills(defines):
     """gemv_lowbit_pk (fused_packed, and the probe's shapes) compiles for sm_90 in fp16 and bf16
     without spills, within 65536 registers per block."""
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.gemv_lowbit.kernels import _CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     defs = {"BITS": 4, "NB": 1, **defines}
-    (rep,) = compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
+    (rep,) = nvrtc_reports(_CU, "gemv_lowbit_pk", defs, ("-arch=sm_90",))
     assert rep["spill_bytes"] == 0 and rep["registers"] * 32 * (defs.get("PKW", 8) + 1) <= 65536, rep
 
 
@@ -321,12 +310,8 @@ def test_pack_groups_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, 
 def test_cuda_simt_probe_compiles_without_spills(dt, pf):
     """gemv_lowbit_simt (the w8a16 CUDA-core probe form, kernels.cuda_simt) compiles for sm_80 and
     sm_90 in fp16 and bf16, with and without the prefetch, without spills."""
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.gemv_lowbit.kernels import _CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     defines = {"BITS": 8, "NB": 1, "RPT": 16, "WARPS": 4, "DT": dt, "PF": pf}
-    for rep in compile_nvrtc(read_source(_CU), _CU.name, "gemv_lowbit_simt", defines):
+    for rep in nvrtc_reports(_CU, "gemv_lowbit_simt", defines):
         assert rep["spill_bytes"] == 0, rep

@@ -10,6 +10,7 @@ import pytest
 from ops.matmul.spec import SPEC, freivalds
 from references.numerics import decode, encode, from_bf16, to_bf16
 from suite.check import verify
+from tests.spawn import nvrtc_reports
 from tests.wrong import registered
 
 
@@ -124,16 +125,12 @@ def test_triton_matmul_compiles_for_hopper():
                           (32, 4, 128, 2, 1, 1), (64, 3, 128, 2, 1, 1), (64, 3, 128, 2, 1, 0),
                           (64, 3, 256, 1, 1, 1), (64, 3, 256, 1, 1, 0)])
 def test_cuda_mma_source_compiles_with_sm90a_options(bk, stages, bn, minb, pipe, even):
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.matmul.kernels import _MMA_CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    (rep,) = compile_nvrtc(read_source(_MMA_CU), _MMA_CU.name, "matmul_mma_sync",
+    (rep,) = nvrtc_reports(_MMA_CU, "matmul_mma_sync",
                            {"BF16": 1, "STAGES": stages, "BK": bk, "BN": bn, "MINB": minb,
                             "PIPE": pipe, "EVEN": even},
-                           options=("-arch=sm_90a",))
+                           ("-arch=sm_90a",))
     # MINB 2 of 128-thread blocks: 65536 registers / 256 threads → at most 255 (the ISA's cap)
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
 
@@ -144,15 +141,11 @@ def test_cuda_wgmma_source_compiles_for_sm90a(wgs, stages, bf16, even):
     """matmul_wgmma.cu builds for sm_90a with its 128 accumulators per thread in registers (no
     spills; 3 warpgroups leave 168 registers per thread), and ptxas keeps its wgmmas asynchronous
     (no serialisation warning)."""
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.matmul.kernels import _WGMMA_CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    (rep,) = compile_nvrtc(read_source(_WGMMA_CU), _WGMMA_CU.name, "matmul_wgmma",
+    (rep,) = nvrtc_reports(_WGMMA_CU, "matmul_wgmma",
                            {"BF16": bf16, "WGS": wgs, "STAGES": stages, "EVEN": even},
-                           options=("-arch=sm_90a",))
+                           ("-arch=sm_90a",))
     assert rep["arch"] == "sm_90a" and rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
     assert "serializ" not in rep["log"], rep["log"]  # ptxas: wgmma serialised (a slow fallback)
 
@@ -163,15 +156,11 @@ def test_cuda_wgmma_ws_compiles_for_sm90a(entry):
     the wgmma_tma variant):
     build for sm_90a within the launch's 168 registers (a few bytes of spill in the 40-register
     cp.async producer at most), their wgmmas asynchronous."""
-    from backends.base import read_source
-    from backends.cuda import compile_nvrtc, nvrtc_available
     from ops.matmul.kernels import _WGMMA_CU
 
-    if nvrtc_available():
-        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
     for bf16 in (1, 0):
-        (rep,) = compile_nvrtc(read_source(_WGMMA_CU), _WGMMA_CU.name, entry,
-                               {"BF16": bf16, "WGS": 2, "STAGES": 4}, options=("-arch=sm_90a",))
+        (rep,) = nvrtc_reports(_WGMMA_CU, entry,
+                               {"BF16": bf16, "WGS": 2, "STAGES": 4}, ("-arch=sm_90a",))
         assert rep["registers"] <= 168 and rep["spill_bytes"] <= 32, rep
         assert "serializ" not in rep["log"], rep["log"]
 

@@ -14,7 +14,7 @@ from references import lowbit
 from references.numerics import decode, encode
 from suite.check import verify
 from suite.spec import Case
-from tests.spawn import nvrtc_reports
+from tests.spawn import check_in_process, nvrtc_reports
 from tests.wrong import registered
 
 
@@ -173,32 +173,24 @@ def _triton_row_child():
 
 
 def test_triton_row_is_right_in_the_interpreter():
-    from tests.spawn import check_in_process
-
     check_in_process(_triton_row_child)
 
 
 def test_triton_dot_is_right_in_the_interpreter():
-    from tests.spawn import check_in_process
-
     check_in_process(_triton_dot_child)
 
 
-def test_triton_kernels_compile_for_hopper():
-    """fused (fp16; byte-indexed nibbles), fused_vec's kernels — gemv_lowbit_row (batch 1, w4a16
-    bf16 and w8a16 fp16: int32 word tiles, which must become 16-byte loads, also the prefetched
-    next tile; at 8 warps no barrier in the loop, the property that took w8a16 from 55 to 84–90 %
-    on the H200), gemv_lowbit_vec (w8a16, batch 4) — and gemv_lowbit_dot (w8a16 bf16: wgmma)
-    compile for sm_90 without spills (about 3 s each on 2 cores; the other modes run in the
-    interpreter)."""
-    from backends.triton import compile_many_for_hopper
-    from ops.gemv_lowbit.gemv_lowbit_triton import (
-        gemv_lowbit,
-        gemv_lowbit_dot,
-        gemv_lowbit_row,
-        gemv_lowbit_vec,
-    )
-
+def _hopper_jobs() -> dict:
+    try:
+        from backends.triton import compile_many_for_hopper
+        from ops.gemv_lowbit.gemv_lowbit_triton import (
+            gemv_lowbit,
+            gemv_lowbit_dot,
+            gemv_lowbit_row,
+            gemv_lowbit_vec,
+        )
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
     sig = {"s_ptr": "*fp16", "x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32", "K": "i32", "B": "i32",
            "W_STRIDE": "i32"}
     opts = {"num_warps": 4, "divisible_by_16": ("w_ptr", "s_ptr", "x_ptr", "y_ptr", "K", "W_STRIDE")}
@@ -215,14 +207,31 @@ def test_triton_kernels_compile_for_hopper():
          {"BITS": 4, "BN": 64, "BK": 256, "OUT_BF16": True, **row}, opts),
         (gemv_lowbit_row, {"w_ptr": "*i32", **sig, "MAGIC": "i32"},
          {"BITS": 8, "BN": 128, "BK": 256, "OUT_BF16": False, **row}, {**opts, "num_warps": 8})])
-    for o in out:
-        assert "error" not in o, o.get("error")
-        assert o["spill_bytes"] == 0, o
-    assert "wgmma.mma_async" in out[2]["ptx"]  # gemv_lowbit_dot
-    for o in out[1], out[3], out[4]:  # gemv_lowbit_vec, gemv_lowbit_row: 2 word tiles × 2 loads at least
-        assert o["global_accesses"].get("ld.global.v4.b32", 0) >= 4, o["global_accesses"]
+    names = ("gemv_lowbit", "gemv_lowbit_vec", "gemv_lowbit_dot", "gemv_lowbit_row w4", "gemv_lowbit_row w8")
+    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
+    if fails:
+        return {"fails": fails}
+    fails += [f"{n}: spills {o['spill_bytes']} bytes" for n, o in zip(names, out, strict=True)
+              if o["spill_bytes"]]
+    if "wgmma.mma_async" not in out[2]["ptx"]:
+        fails.append("gemv_lowbit_dot: no wgmma")
+    for i in (1, 3, 4):  # gemv_lowbit_vec, gemv_lowbit_row: 2 word tiles × 2 loads at least
+        if out[i]["global_accesses"].get("ld.global.v4.b32", 0) < 4:
+            fails.append(f"{names[i]}: fewer than 4 16-byte loads: {out[i]['global_accesses']}")
     # one barrier in all, the final row sum's (gemv_lowbit_vec at batch 1, 4 warps: 38 in the PTX)
-    assert out[4]["ptx"].count("bar.sync") <= 1, out[4]["ptx"].count("bar.sync")
+    if out[4]["ptx"].count("bar.sync") > 1:
+        fails.append(f"gemv_lowbit_row w8: {out[4]['ptx'].count('bar.sync')} bar.sync in the PTX")
+    return {"fails": fails}
+
+
+def test_triton_kernels_compile_for_hopper():
+    """fused (fp16; byte-indexed nibbles), fused_vec's kernels — gemv_lowbit_row (batch 1, w4a16
+    bf16 and w8a16 fp16: int32 word tiles, which must become 16-byte loads, also the prefetched
+    next tile; at 8 warps no barrier in the loop, the property that took w8a16 from 55 to 84–90 %
+    on the H200), gemv_lowbit_vec (w8a16, batch 4) — and gemv_lowbit_dot (w8a16 bf16: wgmma)
+    compile for sm_90 without spills (about 3 s each on 2 cores; the other modes run in the
+    interpreter), in a spawned process as every Triton compile of the tests."""
+    check_in_process(_hopper_jobs)
 
 
 @pytest.mark.parametrize("defines", [{"BITS": 8, "DT": 2, "KW": 1, "US": 4},

@@ -10,7 +10,7 @@ import pytest
 from ops.matmul.spec import SPEC, freivalds
 from references.numerics import decode, encode, from_bf16, to_bf16
 from suite.check import verify
-from tests.spawn import nvrtc_reports
+from tests.spawn import check_in_process, nvrtc_reports
 from tests.wrong import registered
 
 
@@ -100,10 +100,12 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant):
     assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
 
 
-def test_triton_matmul_compiles_for_hopper():
-    from backends.triton import compile_many_for_hopper
-    from ops.matmul.matmul_triton import matmul_grouped, matmul_splitk
-
+def _hopper_jobs() -> dict:
+    try:
+        from backends.triton import compile_many_for_hopper
+        from ops.matmul.matmul_triton import matmul_grouped, matmul_splitk
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
     sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
     cx = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "PRECISION": "ieee", "UPCAST": False}
@@ -115,9 +117,19 @@ def test_triton_matmul_compiles_for_hopper():
                                    "divisible_by_16": ("a_ptr", "b_ptr", "c_ptr", "stride_am", "stride_bk")}),
         (matmul_splitk, sk, skc, {"num_warps": 4, "num_stages": 4, "divisible_by_16": ("a_ptr", "b_ptr")}),
     ])
-    for o in out:
-        assert "error" not in o, o.get("error")
-        assert "mma" in o["ptx"]  # tensor-core instructions (wgmma or mma.sync)
+    fails = []
+    for name, o in zip(("matmul_grouped", "matmul_splitk"), out, strict=True):
+        if "error" in o:
+            fails.append(f"{name}: {o['error'][:2000]}")
+        elif "mma" not in o["ptx"]:  # tensor-core instructions (wgmma or mma.sync)
+            fails.append(f"{name}: no mma in the PTX")
+    return {"fails": fails}
+
+
+def test_triton_matmul_compiles_for_hopper():
+    """In a spawned process, as every Triton compile of the tests (Triton's LLVM beside another
+    in one test worker has crashed it)."""
+    check_in_process(_hopper_jobs)
 
 
 @pytest.mark.parametrize("bk,stages,bn,minb,pipe,even",

@@ -817,7 +817,9 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 //
 // Defines: DT, PKW (consumer warps), PSTAGES, PSPW (steps per warp and chunk), PMEMONLY (probe:
 // the consumers XOR the stage's words, wrong by design). K a multiple of 128·PSPW. Launch: groups =
-// (B ≤ G·CPG), block = (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the packed
+// (B ≤ G·CPG: every block holds at least one chunk, which the group finish counts on — a block
+// without one would be counted among a group's parts and never arrive; s20l), block =
+// (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the packed
 // stream; ws: G·PKW·slots·16 floats (slots: the most blocks one group can span), cnt: G·PKW ints,
 // zero before the first launch (each launch leaves them zero). Needs sm_90 (bulk copies,
 // mbarrier transaction counts).
@@ -825,7 +827,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 #define PKW 8
 #endif
 #ifndef PSTAGES
-#define PSTAGES 4
+#define PSTAGES 3  // kernels.PK_STAGES (3 beat 4 and 5 on the H200: s20g)
 #endif
 #ifndef PSPW
 #define PSPW 4

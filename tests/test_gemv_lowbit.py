@@ -271,6 +271,28 @@ def test_cuda_packed_compiles_for_sm90_without_spills(defines):
     assert rep["spill_bytes"] == 0 and rep["registers"] * 32 * (defs.get("PKW", 8) + 1) <= 65536, rep
 
 
+def test_packed_split_finishes_every_group_once():
+    """gemv_lowbit_pk's work split written out (its ranges, and the owner of chunk c as
+    ⌈(c + 1)·B / T⌉ − 1): for the bench and test shapes and several SM counts, every block holds a
+    chunk, the blocks b0..b1 a group's finish counts are exactly those whose ranges hold its chunks,
+    and they fit the host's ``slots`` (a block counted but never arriving leaves y unwritten)."""
+    from ops.gemv_lowbit.kernels import pk_geometry
+
+    for n, k in ((16384, 16384), (28672, 8192), (8192, 8192), (1000, 8192), (1000, 1024), (13, 512)):
+        for sms in (1, 2, 7, 66, 78, 114, 132, 144, 170):
+            for per_sm in (1, 2):
+                groups, cpg, nb, slots = pk_geometry(n, k, sms, per_sm=per_sm)
+                total = groups * cpg
+                ranges = [(total * b // nb, total * (b + 1) // nb) for b in range(nb)]
+                assert all(hi > lo for lo, hi in ranges), (n, k, sms)
+                for grp in range(groups):
+                    f0, f1 = grp * cpg, grp * cpg + cpg - 1
+                    b0 = ((f0 + 1) * nb + total - 1) // total - 1
+                    b1 = ((f1 + 1) * nb + total - 1) // total - 1
+                    holding = [b for b, (lo, hi) in enumerate(ranges) if lo <= f1 and hi > f0]
+                    assert holding == list(range(b0, b1 + 1)) and len(holding) <= slots, (n, k, sms, grp)
+
+
 @pytest.mark.parametrize("n,k,kw,spw", [(1000, 1024, 8, 4), (48, 4096, 2, 8), (13, 512, 1, 4)])
 def test_pack_groups_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, kw, spw):
     """fused_packed's stream (kernels.pack_groups) against the kernel's reads written out

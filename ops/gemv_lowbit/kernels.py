@@ -381,6 +381,15 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
                                                            outs["y"], nn, kk, ws, cnt], shared_mem=smem)
 
 
+def pk_geometry(n: int, k: int, sms: int, kw: int = PK_KW, spw: int = PK_SPW, per_sm: int = 1):
+    """gemv_lowbit_pk's split: (groups, chunks per group, blocks, slots) — at most one block per
+    chunk (so every block's contiguous range holds one at least: the group finish counts on it),
+    and ``slots`` the most blocks whose ranges one group's chunks can span."""
+    groups, cpg = cdiv(n, 16 * kw), k // GROUP // spw
+    blocks = min(groups * cpg, per_sm * sms)
+    return groups, cpg, blocks, (cpg - 1) // max(1, groups * cpg // blocks) + 2
+
+
 def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, per_sm: int = 1,
                 **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_pk over ``pack_groups``' stream, repacked on the
@@ -399,9 +408,7 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
                           f"{be.smem_per_block()}")
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe}
     prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
-    groups, cpg = cdiv(n, 16 * kw), k // GROUP // spw
-    blocks = min(groups * cpg, per_sm * (be.device.compute_units or 132))
-    slots = (cpg - 1) // max(1, groups * cpg // blocks) + 2  # the most blocks one group's chunks span
+    groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
     ws, cnt = be.empty((groups * kw * slots * 16,), np.float32), be.empty((groups * kw,), np.int32)
     be.fill_bytes(cnt, 0)  # each launch leaves the counters zero again
     nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)

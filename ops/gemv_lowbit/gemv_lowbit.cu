@@ -845,6 +845,70 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 #define PK_BOUNDS __launch_bounds__(32 * (PKW + 1))
 #endif
 
+// a stage (chunk kc of a group) → this warp's PSPW steps of its 16 rows, into acc (lane (g, 0):
+// rows g in acc[0], g + 8 in acc[2])
+__device__ __forceinline__ void pk_steps(const unsigned char* stage, const uint4* xs, int kc, int warp,
+                                         int lane, float (&acc)[4]) {
+    const int g = lane >> 2, t = lane & 3;
+    const uint4* st = reinterpret_cast<const uint4*>(stage) + warp * PSPW * 64;
+    const unsigned short* ss =
+        reinterpret_cast<const unsigned short*>(stage + PKW * PSPW * 1024) + warp * PSPW * 16;
+#pragma unroll
+    for (int j = 0; j < PSPW; ++j) {
+        const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
+        if (PMEMONLY) {
+            const u32 h = va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w;
+            acc[0] += __uint_as_float(h & 0x007FFFFFu);
+            continue;
+        }
+        const uint4* xp = xs + (kc * PSPW + j) * 16 + t;  // word h: piece 4h + t of the step
+        const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+        float d[2][4] = {};  // two independent mma chains: each word's k 0..3 and 4..7
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            const uint4 xv = xp[4 * h];
+            u32 pa[4], pb[4];
+            unpack_pairs(wa[h], pa);
+            unpack_pairs(wb[h], pb);
+            mma16816(d[0], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
+            mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
+        }
+        acc[0] = fmaf(d[0][0] + d[1][0], h2f(ss[16 * j + g]), acc[0]);
+        acc[2] = fmaf(d[0][2] + d[1][2], h2f(ss[16 * j + 8 + g]), acc[2]);
+    }
+}
+
+// this warp's 16 sums of group grp (acc, as pk_steps leaves them) into y: directly when parts is 1,
+// else as slot `slot` of `parts` partials at `part` (16 floats apart); the last of them to arrive
+// (`counter`, reset by it) adds all in slot order, so y does not depend on which arrives last
+__device__ __forceinline__ void pk_finish(unsigned short* y, int N, long long grp, int warp, int lane,
+                                          const float (&acc)[4], float* part, int parts, int slot,
+                                          int* counter) {
+    const int g = lane >> 2, t = lane & 3;
+    const int row = (int)grp * 16 * PKW + 16 * warp + g;
+    float v0 = acc[0], v8 = acc[2];
+    if (parts > 1) {
+        if (t == 0) part[slot * 16 + g] = v0, part[slot * 16 + 8 + g] = v8;
+        __threadfence();
+        __syncwarp();
+        int old = 0;
+        if (lane == 0) old = atomicAdd(counter, 1);
+        old = __shfl_sync(0xffffffffu, old, 0);
+        if (old != parts - 1) return;
+        __threadfence();
+        v0 = 0.0f, v8 = 0.0f;
+        for (int p = 0; p < parts; ++p) {  // slot order
+            v0 += p == slot ? acc[0] : __ldcg(part + p * 16 + g);
+            v8 += p == slot ? acc[2] : __ldcg(part + p * 16 + 8 + g);
+        }
+        if (lane == 0) *counter = 0;
+    }
+    if (t == 0) {
+        if (row < N) y[row] = f2o(v0);
+        if (row + 8 < N) y[row + 8] = f2o(v8);
+    }
+}
+
 extern "C" __global__ void PK_BOUNDS
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
@@ -887,35 +951,13 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     mbar_wait_parity(smem_u32(&xbar), 0);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     long long cur = start / cpg;  // the group acc belongs to
-    // this warp's 16 sums of group grp (lane (g, 0): rows 16·warp + g in acc[0], + 8 in acc[2])
+    // this warp's 16 sums of group grp: slot blockIdx.x − b0 of the blocks b0..b1 holding its chunks
     auto flush = [&](long long grp) {
-        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;  // its chunks; the blocks holding them:
+        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
         const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
         const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
-        const int row = (int)grp * 16 * PKW + 16 * warp + g;
-        float v0 = acc[0], v8 = acc[2];
-        if (b0 != b1) {  // shared: slot blockIdx.x − b0 of P = b1 − b0 + 1; the last to arrive adds them
-            const int parts = b1 - b0 + 1, slot = blockIdx.x - b0;
-            float* wsg = ws + (grp * PKW + warp) * slots * 16;
-            if (t == 0) wsg[slot * 16 + g] = v0, wsg[slot * 16 + 8 + g] = v8;
-            __threadfence();
-            __syncwarp();
-            int old = 0;
-            if (lane == 0) old = atomicAdd(cnt + grp * PKW + warp, 1);
-            old = __shfl_sync(0xffffffffu, old, 0);
-            if (old != parts - 1) return;
-            __threadfence();
-            v0 = 0.0f, v8 = 0.0f;
-            for (int p = 0; p < parts; ++p) {  // slot order
-                v0 += p == slot ? acc[0] : __ldcg(wsg + p * 16 + g);
-                v8 += p == slot ? acc[2] : __ldcg(wsg + p * 16 + 8 + g);
-            }
-            if (lane == 0) cnt[grp * PKW + warp] = 0;
-        }
-        if (t == 0) {
-            if (row < N) y[row] = f2o(v0);
-            if (row + 8 < N) y[row + 8] = f2o(v8);
-        }
+        pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1,
+                  blockIdx.x - b0, cnt + grp * PKW + warp);
     };
     for (int i = 0; i < len; ++i) {
         const long long c = start + i, grp = c / cpg;
@@ -926,36 +968,120 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
             cur = grp;
         }
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
-        const uint4* st = reinterpret_cast<const uint4*>(dyn + s * STB) + warp * PSPW * 64;
-        const unsigned short* ss =
-            reinterpret_cast<const unsigned short*>(dyn + s * STB + WB) + warp * PSPW * 16;
-#pragma unroll
-        for (int j = 0; j < PSPW; ++j) {
-            const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
-            if (PMEMONLY) {
-                const u32 h = va.x ^ va.y ^ va.z ^ va.w ^ vb.x ^ vb.y ^ vb.z ^ vb.w;
-                acc[0] += __uint_as_float(h & 0x007FFFFFu);
-                continue;
-            }
-            const uint4* xp = xs + (kc * PSPW + j) * 16 + t;  // word h: piece 4h + t of the step
-            const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
-            float d[2][4] = {};  // two independent mma chains: each word's k 0..3 and 4..7
-#pragma unroll
-            for (int h = 0; h < 4; ++h) {
-                const uint4 xv = xp[4 * h];
-                u32 pa[4], pb[4];
-                unpack_pairs(wa[h], pa);
-                unpack_pairs(wb[h], pb);
-                mma16816(d[0], pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
-                mma16816(d[1], pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
-            }
-            acc[0] = fmaf(d[0][0] + d[1][0], h2f(ss[16 * j + g]), acc[0]);
-            acc[2] = fmaf(d[0][2] + d[1][2], h2f(ss[16 * j + 8 + g]), acc[2]);
-        }
+        pk_steps(dyn + s * STB, xs, kc, warp, lane, acc);
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
     }
     if (len > 0) flush(cur);
+}
+
+// ---- gemv_lowbit_pkb: gemv_lowbit_pk with a claimed pool (a probe form; not registered) ----
+//
+// gemv_lowbit_pk's equal static ranges finish unevenly (Nsight Compute, s20j: SMs active 89 % of
+// the elapsed cycles). Here only the first gstatic groups are split in contiguous ranges (the host
+// keeps gstatic·CPG ≥ gridDim.x: every block holds a static chunk, which the group finish counts
+// on); the chunks of the other groups form a pool that the producers claim one chunk at a time
+// from an atomic counter, each claim taken one chunk ahead — the first while the block's last
+// PSTAGES static chunks are in flight, each next right after a pool copy is issued — so the
+// atomic's round trip overlaps the wait for a free stage (s20l claimed in front of every copy and
+// lost: 58.5 %). A stage's chunk index rides in `ids` (−1: no more); a pool chunk's sums go to slot
+// kc of its group's CPG partials, the last to arrive adding them in chunk order (pk_finish). Every
+// block ends with one failed claim; the last of all claims resets the counter. Arguments as
+// gemv_lowbit_pk, then gstatic and pool (one int, zero before the first launch); ws:
+// gstatic·PKW·slots·16 + (G − gstatic)·PKW·CPG·16 floats.
+extern "C" __global__ void PK_BOUNDS
+gemv_lowbit_pkb(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
+                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
+                int slots, int gstatic, int* __restrict__ pool) {
+    extern __shared__ __align__(128) unsigned char dyn[];
+    __shared__ __align__(8) unsigned long long full[PSTAGES], empty[PSTAGES], xbar;
+    __shared__ long long ids[PSTAGES];
+    constexpr int STB = PKW * PSPW * 1056;
+    const uint4* xs = reinterpret_cast<const uint4*>(dyn + PSTAGES * STB);  // x, K/8 pieces
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int cpg = K / 128 / PSPW, groups = (N + 16 * PKW - 1) / (16 * PKW);
+    const long long total = (long long)gstatic * cpg, nb = gridDim.x;
+    const long long npool = (long long)(groups - gstatic) * cpg;
+    const long long start = total * blockIdx.x / nb, end = total * (blockIdx.x + 1) / nb;
+    const int len = (int)(end - start);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < PSTAGES; ++s) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), PKW);
+        }
+        mbar_init(smem_u32(&xbar), 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (warp == PKW) {  // producer: lane 0 copies x, streams the range, then claimed pool chunks
+        if (lane != 0) return;
+        mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
+        bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
+        int claim = -1;
+        bool claiming = npool > 0;
+        for (int i = 0;; ++i) {
+            if (claiming && claim < 0 && i + PSTAGES >= len) claim = atomicAdd(pool, 1);
+            long long c = -1;
+            if (i < len) {
+                c = start + i;
+            } else if (claiming) {
+                const int k = claim;
+                if (k == npool + nb - 1) *pool = 0;
+                if (k < npool) {
+                    c = total + k;
+                    claim = atomicAdd(pool, 1);
+                } else {
+                    claiming = false;
+                }
+            }
+            const int s = i % PSTAGES;
+            const u32 fb = smem_u32(&full[s]);
+            if (i >= PSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / PSTAGES) - 1) & 1);
+            ids[s] = c;
+            if (c < 0) {  // the end: the stage's phase completes with no bytes
+                mbar_arrive(fb);
+                break;
+            }
+            mbar_arrive_expect_tx(fb, STB);
+            bulk_1d(smem_u32(dyn + s * STB), src + c * STB, STB, fb);
+        }
+        return;
+    }
+
+    mbar_wait_parity(smem_u32(&xbar), 0);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    long long cur = -1;                                       // the static group acc holds
+    float* wsp = ws + (long long)gstatic * PKW * slots * 16;  // pool partials: [group][warp][kc][16]
+    auto flush = [&](long long grp) {  // a static group: slot blockIdx.x − b0 of the blocks b0..b1
+        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
+        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
+        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
+        pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1,
+                  blockIdx.x - b0, cnt + grp * PKW + warp);
+    };
+    for (int i = 0;; ++i) {
+        const int s = i % PSTAGES;
+        mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
+        const long long c = ids[s];
+        if (c < 0) break;
+        const long long grp = c / cpg;
+        const int kc = (int)(c - grp * cpg);
+        if (grp != cur && cur >= 0) {
+            flush(cur);
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+        }
+        cur = c < total ? grp : -1;
+        pk_steps(dyn + s * STB, xs, kc, warp, lane, acc);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
+        if (c >= total) {  // a pool chunk: slot kc of its group's cpg partials
+            pk_finish(y, N, grp, warp, lane, acc, wsp + ((grp - gstatic) * PKW + warp) * cpg * 16, cpg, kc,
+                      cnt + grp * PKW + warp);
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+        }
+    }
+    if (cur >= 0) flush(cur);
 }
 #endif
 

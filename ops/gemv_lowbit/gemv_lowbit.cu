@@ -909,6 +909,34 @@ __device__ __forceinline__ void pk_finish(unsigned short* y, int N, long long gr
     }
 }
 
+// the ring's barriers: full[s] (the producer's copy of stage s), empty[s] (the PKW consumer warps
+// done with it), xbar (the copy of x); then the block meets
+__device__ __forceinline__ void pk_init_barriers(unsigned long long* full, unsigned long long* empty,
+                                                 unsigned long long* xbar) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < PSTAGES; ++s) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), PKW);
+        }
+        mbar_init(smem_u32(xbar), 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+}
+
+// this warp's 16 sums of static group grp, whose chunks lie in the contiguous ranges of `total`
+// chunks split over nb blocks: slot blockIdx.x − b0 of the blocks b0..b1 holding them (the block
+// holding chunk c is ⌈(c + 1)·nb / total⌉ − 1)
+__device__ __forceinline__ void pk_flush_static(unsigned short* y, int N, long long grp, int warp, int lane,
+                                                const float (&acc)[4], float* ws, int* cnt, int slots, int cpg,
+                                                long long total, long long nb) {
+    const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
+    const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
+    const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
+    pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1, blockIdx.x - b0,
+              cnt + grp * PKW + warp);
+}
+
 extern "C" __global__ void PK_BOUNDS
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
@@ -924,15 +952,7 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     const long long total = (long long)groups * cpg, nb = gridDim.x;
     const long long start = total * blockIdx.x / nb, end = total * (blockIdx.x + 1) / nb;
     const int len = (int)(end - start);
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < PSTAGES; ++s) {
-            mbar_init(smem_u32(&full[s]), 1);
-            mbar_init(smem_u32(&empty[s]), PKW);
-        }
-        mbar_init(smem_u32(&xbar), 1);
-        mbar_init_fence();
-    }
-    __syncthreads();
+    pk_init_barriers(full, empty, &xbar);
 
     if (warp == PKW) {  // producer: lane 0 copies x, then streams the range's chunks through the ring
         if (lane != 0) return;
@@ -951,13 +971,8 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     mbar_wait_parity(smem_u32(&xbar), 0);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     long long cur = start / cpg;  // the group acc belongs to
-    // this warp's 16 sums of group grp: slot blockIdx.x − b0 of the blocks b0..b1 holding its chunks
     auto flush = [&](long long grp) {
-        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
-        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
-        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
-        pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1,
-                  blockIdx.x - b0, cnt + grp * PKW + warp);
+        pk_flush_static(y, N, grp, warp, lane, acc, ws, cnt, slots, cpg, total, nb);
     };
     for (int i = 0; i < len; ++i) {
         const long long c = start + i, grp = c / cpg;
@@ -1004,15 +1019,7 @@ gemv_lowbit_pkb(const unsigned char* __restrict__ src, const unsigned short* __r
     const long long npool = (long long)(groups - gstatic) * cpg;
     const long long start = total * blockIdx.x / nb, end = total * (blockIdx.x + 1) / nb;
     const int len = (int)(end - start);
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < PSTAGES; ++s) {
-            mbar_init(smem_u32(&full[s]), 1);
-            mbar_init(smem_u32(&empty[s]), PKW);
-        }
-        mbar_init(smem_u32(&xbar), 1);
-        mbar_init_fence();
-    }
-    __syncthreads();
+    pk_init_barriers(full, empty, &xbar);
 
     if (warp == PKW) {  // producer: lane 0 copies x, streams the range, then claimed pool chunks
         if (lane != 0) return;
@@ -1053,12 +1060,8 @@ gemv_lowbit_pkb(const unsigned char* __restrict__ src, const unsigned short* __r
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     long long cur = -1;                                       // the static group acc holds
     float* wsp = ws + (long long)gstatic * PKW * slots * 16;  // pool partials: [group][warp][kc][16]
-    auto flush = [&](long long grp) {  // a static group: slot blockIdx.x − b0 of the blocks b0..b1
-        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
-        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
-        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
-        pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1,
-                  blockIdx.x - b0, cnt + grp * PKW + warp);
+    auto flush = [&](long long grp) {
+        pk_flush_static(y, N, grp, warp, lane, acc, ws, cnt, slots, cpg, total, nb);
     };
     for (int i = 0;; ++i) {
         const int s = i % PSTAGES;

@@ -311,7 +311,7 @@ def pack_groups(w, sc, n: int, k: int, kw: int = PK_KW, spw: int = PK_SPW):
     rows = 16 * kw
     groups, cpg = -(-n // rows), k // GROUP // spw
     if n % rows:  # zero rows up to whole groups (never stored)
-        w, sc = _concat0(w, groups * rows - n), _concat0(sc, groups * rows - n)
+        w, sc = (xp.concatenate([a, xp.zeros((groups * rows - n,) + a.shape[1:], a.dtype)]) for a in (w, sc))
     # row rows·grp + 16w + 8·half + g, byte 64·(spw·kc + j) + 16h + 4t + b
     wt = w.reshape(groups, kw, 2, 8, cpg, spw, 4, 4, 4).transpose(0, 4, 1, 5, 2, 3, 7, 6, 8)
     b0, b1, b2, b3 = (wt[..., i] for i in range(4))
@@ -321,7 +321,7 @@ def pack_groups(w, sc, n: int, k: int, kw: int = PK_KW, spw: int = PK_SPW):
     wt = wt.reshape(groups, cpg, kw * spw * 1024)
     st = sc.reshape(groups, kw, 16, cpg, spw).transpose(0, 3, 1, 4, 2).reshape(groups, cpg, kw * spw * 16)
     st = st.copy().view(np.uint8)  # [group][chunk][w][j][16 rows] as bytes
-    return _concat_last(wt, st).reshape(-1)
+    return xp.concatenate([wt, st], axis=-1).reshape(-1)
 
 
 def _xp(a):
@@ -331,16 +331,6 @@ def _xp(a):
 
         return cupy
     return np
-
-
-def _concat0(a, pad: int):
-    xp = _xp(a)
-    return xp.concatenate([a, xp.zeros((pad,) + a.shape[1:], a.dtype)], axis=0)
-
-
-def _concat_last(a, b):
-    xp = _xp(a)
-    return xp.ascontiguousarray(xp.concatenate([a, b], axis=-1))
 
 
 def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA_CH, **probe):

@@ -163,10 +163,13 @@ def _gemv_opencl():
     import ops.gemv_lowbit.kernels as gk
 
     # fused_vec (U words per row and step, RPT rows per team of 32, teams per work-group) beside the
-    # registered (4, 4) with 4 teams
+    # registered (4, 4) with 4 teams; fused_mma's shapes
     return [(f"fused_vec U={u} RPT={r} TEAMS={t}",
              lambda be, c, u=u, r=r, t=t: gk.opencl_fused_vec(be, c, (u, r), t))
-            for u, r, t in ((4, 8, 4), (4, 2, 4), (8, 4, 4), (4, 4, 2), (4, 4, 8))]
+            for u, r, t in ((4, 8, 4), (4, 2, 4), (8, 4, 4), (4, 4, 2), (4, 4, 8))] + [
+        # fused_mma (NVIDIA: gemv_lowbit_mma) with its planned KW/US/RT overridden
+        (f"mma {d}", lambda be, c, d=d: gk.opencl_fused_mma(be, c, **d))
+        for d in ({"RT": 1}, {"US": 1}, {"US": 4}, {"KW": 1}, {"KW": 2}, {"KW": 4}, {"RT": 1, "US": 4})]
 
 
 def _gemv_webgpu():

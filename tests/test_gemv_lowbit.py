@@ -353,3 +353,40 @@ def test_cuda_simt_probe_compiles_without_spills(dt, pf):
     defines = {"BITS": 8, "NB": 1, "RPT": 16, "WARPS": 4, "DT": dt, "PF": pf}
     for rep in nvrtc_reports(_CU, "gemv_lowbit_simt", defines):
         assert rep["spill_bytes"] == 0, rep
+
+
+def _mma_frontend_jobs(forms):
+    """gemv_lowbit.cl's gemv_lowbit_mma through PoCL's compiler front end (OpenCL C parsed and
+    type-checked; PoCL's clang knows the inline asm only as ``__asm__``, NVIDIA's as ``asm``, and
+    the PTX itself is checked on the GPU only), and the factory's answer on a non-NVIDIA device."""
+    import pyopencl as cl
+
+    from backends.base import Unsupported
+    from ops.gemv_lowbit.kernels import _CL, opencl_fused_mma
+    from tests.spawn import open_backend
+
+    be, skip = open_backend("opencl")
+    if skip:
+        return skip
+    fails = []
+    src = _CL.read_text()
+    for defs in forms:
+        opts = [f"-D{k}={v}" for k, v in {"MMA": 1, **defs}.items()]
+        opts += ["-Dasm=__asm__", "-I", str(_CL.parent), "-I", str(_CL.parent.parent / "common")]
+        try:
+            cl.Program(be.ctx, src).build(options=opts, devices=[be.cl_device])
+        except Exception as e:  # noqa: BLE001 - reported
+            fails.append(f"{defs}: {str(e)[:2000]}")
+    try:
+        opencl_fused_mma(be, Case("t", {"n": 256, "k": 256, "b": 1, "bits": 4}, "bf16"))
+        fails.append("fused_mma did not decline a device without NVIDIA's attribute query")
+    except Unsupported:
+        pass
+    return {"fails": fails}
+
+
+def test_opencl_mma_source_parses_and_declines_off_nvidia():
+    check_in_process(_mma_frontend_jobs, ([{"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 2, "RT": 2},
+                                           {"BITS": 4, "NB": 8, "DT": 1, "KW": 4, "US": 1, "RT": 1},
+                                           {"BITS": 8, "NB": 1, "DT": 2, "KW": 1, "US": 2, "RT": 1},
+                                           {"BITS": 8, "NB": 3, "DT": 1, "KW": 8, "US": 2, "RT": 2}],))

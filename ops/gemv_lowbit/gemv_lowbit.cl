@@ -284,3 +284,231 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
     st16(q0 * s, 2 * i, wd);
     st16(q1 * s, 2 * i + 1, wd);
 }
+
+// ---- gemv_lowbit_mma: fused_mma, NVIDIA tensor cores from OpenCL C (inline PTX, sm_80+) ----
+//
+// The CUDA fused_vec's algorithm (gemv_lowbit.cu: gemv_lowbit_tc — read its comment for the
+// fragment layout, the k permutation and the exact magic-exponent unpack) in OpenCL C: the
+// products q·x are formed exactly by mma.sync m16n8k16 (f16/bf16 operands, fp32 accumulators)
+// through inline PTX, as this file's shuffles are; so it builds on NVIDIA's OpenCL only (MMA=1;
+// the factory declares it unsupported elsewhere). Why: a CUDA-core w4a16 loop spends ~3.5
+// operations per weight and stays issue-bound near 40 % of the ceiling (fused_vec above); an
+// mma consumes 256 weights per instruction after a 1.25-instruction-per-weight unpack.
+// Thread → data: work-group = KW warps (work-items 32w .. 32w+31 are warp w on NVIDIA) on RT tiles
+// of 16 rows, row0 = 16·RT·group; lane 4g + t loads 16 bytes of rows row0+16r+g and +8 at byte
+// 16t of each 64-byte step (32 int4 or 16 int8 k; one w4a16 scale group per step), and x of batch
+// row g (lanes g ≥ NB hold zeros). Steps go in chunks of US; warp w takes chunks w, w+KW, ...
+// (split-K inside the work-group) with the next chunk's weights, x and scales loaded into
+// registers before the current chunk is multiplied (no cp.async: OpenCL C has no generic→shared
+// conversion to hand it); steps left over (< US) go one per warp; the warps' partial sums meet
+// in local memory and warp 0 stores.
+// Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
+#ifdef MMA
+#define MV (128 / BITS)   // values per 16-byte load: 32 int4 or 16 int8
+#define MSTEPK (4 * MV)   // k per step: 128 (w4: one scale group) or 64 (w8)
+#define MXU (MV / 8)      // 16-byte x pieces per lane and step: 4 (w4) or 2 (w8)
+
+inline uint prmt(uint a, uint b, uint s) {
+    uint d;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(s));
+    return d;
+}
+
+inline uint h2fma(uint a, uint b, uint c) {  // a·b + c on two halves (exact here)
+    uint d;
+#if DT == 2
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+#else
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+#endif
+    return d;
+}
+
+// d += A·B (A 16×16 in a0..a3, B 16×8 in b0, b1), fp32 accumulators
+inline void mma16816(float* d, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1) {
+#if DT == 2
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+#if BITS == 4
+#define MPAIRS 4
+// int4 word (k = e0..e7) → pairs (e0,e2), (e1,e3), (e4,e6), (e5,e7) as exact f16x2/bf16x2 q
+inline void unpack_pairs(uint w, uint* p) {
+#if DT == 2
+    const uint lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu, m = 0x43434343u;
+    const uint one = 0x3F803F80u, sub = 0xC308C308u;  // bf16x2 1.0, −136
+    p[0] = h2fma(prmt(lo, m, 0x4140u), one, sub);
+    p[1] = h2fma(prmt(hi, m, 0x4140u), one, sub);
+    p[2] = h2fma(prmt(lo, m, 0x4342u), one, sub);
+    p[3] = h2fma(prmt(hi, m, 0x4342u), one, sub);
+#else
+    const uint lo = w & 0x0F0F0F0Fu, hi = w & 0xF0F0F0F0u, m = 0x64646464u;
+    const uint one = 0x3C003C00u, sub = 0xE408E408u;    // f16x2 1.0, −1032
+    const uint inv16 = 0x2C002C00u, off = 0xD480D480u;  // f16x2 1/16, −72
+    p[0] = h2fma(prmt(lo, m, 0x4140u), one, sub);
+    p[1] = h2fma(prmt(hi, m, 0x4140u), inv16, off);
+    p[2] = h2fma(prmt(lo, m, 0x4342u), one, sub);
+    p[3] = h2fma(prmt(hi, m, 0x4342u), inv16, off);
+#endif
+}
+#else
+#define MPAIRS 2
+// int8 word (k = e0..e3) → pairs (e0,e2), (e1,e3) as exact f16x2/bf16x2 q
+inline void unpack_pairs(uint w, uint* p) {
+    const uint u = w ^ 0x80808080u;  // q + 128 per byte
+#if DT == 2  // through fp32: 2^23 + u − (2^23 + 128), then two floats → one bf16x2 (exact: |q| ≤ 128)
+    float f[4];
+    for (int e = 0; e < 4; ++e) f[e] = as_float(prmt(u, 0x4B000000u, 0x7440u + e)) - 8388736.0f;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p[0]) : "f"(f[2]), "f"(f[0]));
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p[1]) : "f"(f[3]), "f"(f[1]));
+#else
+    const uint one = 0x3C003C00u, sub = 0xE480E480u;  // f16x2 1.0, −1152
+    p[0] = h2fma(prmt(u, 0x64646464u, 0x4240u), one, sub);
+    p[1] = h2fma(prmt(u, 0x64646464u, 0x4341u), one, sub);
+#endif
+}
+#endif
+
+// one step: 16 bytes of rows g (va) and g+8 (vb), the lane's x pieces xv; every 4 consecutive k
+// (x words (x0,x1), (x2,x3)) feed one mma with pairs (e0,e2), (e1,e3)
+inline void mma_step(float* d, uint4 va, uint4 vb, const uint4* xv) {
+    const uint wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+#if BITS == 4
+    float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // a second chain: k 4..7 of each word
+#endif
+#pragma unroll
+    for (int h = 0; h < MXU; ++h) {
+        const uint xw[4] = {xv[h].x, xv[h].y, xv[h].z, xv[h].w};
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const uint b0 = prmt(xw[2 * j], xw[2 * j + 1], 0x5410u);  // (x0, x2)
+            const uint b1 = prmt(xw[2 * j], xw[2 * j + 1], 0x7632u);  // (x1, x3)
+#if BITS == 4
+            uint pa[4], pb[4];
+            unpack_pairs(wa[h], pa);
+            unpack_pairs(wb[h], pb);
+            if (j == 0)
+                mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
+            else
+                mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
+#else
+            uint pa[2], pb[2];
+            unpack_pairs(wa[2 * h + j], pa);
+            unpack_pairs(wb[2 * h + j], pb);
+            mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
+#endif
+        }
+    }
+#if BITS == 4
+    for (int i = 0; i < 4; ++i) d[i] += e[i];
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(32 * KW, 1, 1)))
+void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* restrict scales,
+                     __global const ushort* restrict x, __global ushort* restrict y, int N, int K) {
+    __local float red[(KW > 1 ? KW - 1 : 1) * 4 * RT * 32];
+    const int lane = get_local_id(0) & 31, warp = get_local_id(0) >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int row0 = get_group_id(0) * 16 * RT;
+    const size_t bpr = (size_t)K * BITS / 8;  // bytes per row
+    // tile r: rows row0 + 16r + g (a) and + 8 (b); rows past N are clamped, never stored
+    __global const uchar* pa[RT];
+    __global const uchar* pb[RT];
+    size_t sa[RT], sb[RT];  // first scale of rows a, b (w4a16)
+    for (int r = 0; r < RT; ++r) {
+        const int ra = min(row0 + 16 * r + g, N - 1), rb = min(row0 + 16 * r + g + 8, N - 1);
+        pa[r] = wq + (size_t)ra * bpr + 16 * t;
+        pb[r] = wq + (size_t)rb * bpr + 16 * t;
+        sa[r] = (size_t)ra * (K / GROUP);
+        sb[r] = (size_t)rb * (K / GROUP);
+    }
+    __global const ushort* xp = x + (size_t)min(g, NB - 1) * K + MV * t;
+    const bool xload = g < NB;  // the other lanes' batch columns are zeros, never stored
+    float acc[RT][4];
+    for (int r = 0; r < RT; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.0f;
+    const int steps = K / MSTEPK, chunks = steps / US;
+
+// step st's weights (W[r][0/1]), x pieces (X) and w4a16 group scales (S[2r], S[2r+1]) → registers
+#if BITS == 4
+#define MLOADS(st, S) for (int r = 0; r < RT; ++r) (S)[2 * r] = ld16(sa[r] + (st), scales), (S)[2 * r + 1] = ld16(sb[r] + (st), scales);
+#else
+#define MLOADS(st, S)
+#endif
+#define MLOAD(st, W, X, S)                                                                         \
+    {                                                                                              \
+        for (int r = 0; r < RT; ++r) {                                                             \
+            (W)[r][0] = *(__global const uint4*)(pa[r] + (size_t)(st) * 64);                       \
+            (W)[r][1] = *(__global const uint4*)(pb[r] + (size_t)(st) * 64);                       \
+        }                                                                                          \
+        for (int h = 0; h < MXU; ++h)                                                              \
+            (X)[h] = xload ? *((__global const uint4*)(xp + (size_t)(st) * MSTEPK) + h) : (uint4)(0u); \
+        MLOADS(st, S)                                                                              \
+    }
+#if BITS == 4
+#define MSTEP(W, X, S)                                                                             \
+    for (int r = 0; r < RT; ++r) {                                                                 \
+        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                                     \
+        mma_step(d, (W)[r][0], (W)[r][1], X);                                                      \
+        acc[r][0] = fma(d[0], (S)[2 * r], acc[r][0]);                                              \
+        acc[r][1] = fma(d[1], (S)[2 * r], acc[r][1]);                                              \
+        acc[r][2] = fma(d[2], (S)[2 * r + 1], acc[r][2]);                                          \
+        acc[r][3] = fma(d[3], (S)[2 * r + 1], acc[r][3]);                                          \
+    }
+#else
+#define MSTEP(W, X, S) for (int r = 0; r < RT; ++r) mma_step(acc[r], (W)[r][0], (W)[r][1], X);
+#endif
+    uint4 wc[US][RT][2], xc[US][MXU];
+    float sc[US][2 * RT];
+    if (warp < chunks)
+        for (int j = 0; j < US; ++j) MLOAD(warp * US + j, wc[j], xc[j], sc[j])
+    for (int c = warp; c < chunks; c += KW) {
+        // the warp's next chunk (the last one again past the end: L2 hits, never used)
+        const int c1 = min(c + KW, chunks - 1);
+        uint4 wn[US][RT][2], xn[US][MXU];
+        float sn[US][2 * RT];
+        for (int j = 0; j < US; ++j) MLOAD(c1 * US + j, wn[j], xn[j], sn[j])
+        for (int j = 0; j < US; ++j) MSTEP(wc[j], xc[j], sc[j])
+        for (int j = 0; j < US; ++j) {
+            for (int r = 0; r < RT; ++r) wc[j][r][0] = wn[j][r][0], wc[j][r][1] = wn[j][r][1];
+            for (int h = 0; h < MXU; ++h) xc[j][h] = xn[j][h];
+            for (int i = 0; i < 2 * RT; ++i) sc[j][i] = sn[j][i];
+        }
+    }
+    for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
+        uint4 wr[RT][2], xr[MXU];
+        float sr[2 * RT];
+        MLOAD(st, wr, xr, sr)
+        MSTEP(wr, xr, sr)
+    }
+#undef MSTEP
+#undef MLOAD
+#undef MLOADS
+    if (KW > 1) {  // split-K partials: warps 1..KW−1 → local memory → warp 0 (every work-item reaches the barrier)
+        if (warp > 0)
+            for (int e = 0; e < 4 * RT; ++e) red[((warp - 1) * 4 * RT + e) * 32 + lane] = acc[e / 4][e % 4];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (warp > 0) return;
+        for (int w = 0; w < KW - 1; ++w)
+            for (int e = 0; e < 4 * RT; ++e) acc[e / 4][e % 4] += red[(w * 4 * RT + e) * 32 + lane];
+    }
+    // lane (g, t): rows row0+16r+g (acc[r] 0, 1) and +8 (acc[r] 2, 3), batch columns 2t, 2t+1
+    for (int r = 0; r < RT; ++r)
+        for (int h = 0; h < 2; ++h) {
+            const int n = row0 + 16 * r + g + 8 * h;
+            for (int j = 0; j < 2; ++j) {
+                const int b = 2 * t + j;
+                if (n < N && b < NB) store_total(acc[r][2 * h + j], n, b, N, scales, y);
+            }
+        }
+}
+#endif

@@ -533,6 +533,27 @@ def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int 
     return _c_kernels(be, case, _CL, "fused_vec", shape, teams)
 
 
+@kernel("gemv_lowbit", "opencl", "fused_mma")
+def opencl_fused_mma(be, case, **defines):
+    """NVIDIA sm_80+ only: CUDA ``fused_vec``'s tensor-core kernel in OpenCL C (gemv_lowbit.cl:
+    gemv_lowbit_mma; mma.sync, prmt and f16x2/bf16x2 FMA through inline PTX, as the shuffles of
+    fused_vec): block per 16·RT rows, split-K warps (``tc_geometry``), the next chunk's weights
+    and x loaded into registers before the current one is multiplied. ``defines`` override the
+    planned KW/US/RT (probes). Elsewhere (PoCL, other vendors, older NVIDIA): unsupported."""
+    nv = "cl_nv_device_attribute_query" in set(be.device.features)
+    if not nv or int(be.cl_device.compute_capability_major_nv) < 8:
+        raise Unsupported("gemv_lowbit_mma: NVIDIA OpenCL, compute capability 8.0+ only (inline PTX mma)")
+    n, k, b, bits = _dims(case)
+    rt = defines.get("RT", TC_RT[bits])
+    kw = tc_geometry(case, be.device.compute_units or 132, rt)[0]
+    defs = {"MMA": 1, "BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "RT": rt, **defines}
+    prog = be.compile(_CL, "gemv_lowbit_mma", defs)
+    grid, block = (cdiv(n, 16 * defs["RT"]),), (32 * defs["KW"],)
+    nn, kk = np.int32(n), np.int32(k)
+    return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],
+                                                           nn, kk])
+
+
 # ---- triton ---------------------------------------------------------------------------------
 
 #: K tile of every Triton kernel: one w4a16 scale group

@@ -533,6 +533,18 @@ def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int 
     return _c_kernels(be, case, _CL, "fused_vec", shape, teams)
 
 
+#: OpenCL fused_mma's weight staging: 0 = the next chunk prefetched into registers; ≥ 2 = a
+#: cp.async ring of that many chunks per warp in local memory (probes decide)
+MMA_STAGES = 0
+
+
+def _mma_local_bytes(defs: dict) -> int:
+    """Local memory of gemv_lowbit_mma: the ring (STAGES·US·RT·2·32 16-byte slots per warp) and the
+    KW − 1 warps' split-K partials."""
+    ring = defs["KW"] * defs["STAGES"] * defs["US"] * defs["RT"] * 2 * 32 * 16
+    return ring + max(defs["KW"] - 1, 1) * 4 * defs["RT"] * 32 * 4
+
+
 @kernel("gemv_lowbit", "opencl", "fused_mma")
 def opencl_fused_mma(be, case, **defines):
     """NVIDIA sm_80+ only: CUDA ``fused_vec``'s tensor-core kernel in OpenCL C (gemv_lowbit.cl:
@@ -545,8 +557,11 @@ def opencl_fused_mma(be, case, **defines):
         raise Unsupported("gemv_lowbit_mma: NVIDIA OpenCL, compute capability 8.0+ only (inline PTX mma)")
     n, k, b, bits = _dims(case)
     rt = defines.get("RT", TC_RT[bits])
-    kw = tc_geometry(case, be.device.compute_units or 132, rt)[0]
-    defs = {"MMA": 1, "BITS": bits, "NB": b, "DT": _dt(case), "KW": kw, "US": TC_US, "RT": rt, **defines}
+    defs = {"MMA": 1, "BITS": bits, "NB": b, "DT": _dt(case), "US": TC_US, "RT": rt, "STAGES": MMA_STAGES,
+            "KW": tc_geometry(case, be.device.compute_units or 132, rt)[0], **defines}
+    if "KW" not in defines:  # halved until the ring and the partials fit the device's local memory
+        while defs["KW"] > 1 and _mma_local_bytes(defs) > int(be.cl_device.local_mem_size):
+            defs["KW"] //= 2
     prog = be.compile(_CL, "gemv_lowbit_mma", defs)
     grid, block = (cdiv(n, 16 * defs["RT"]),), (32 * defs["KW"],)
     nn, kk = np.int32(n), np.int32(k)

@@ -170,7 +170,8 @@ def _gemv_opencl():
         # fused_mma (NVIDIA: gemv_lowbit_mma) with its planned KW/US/RT overridden
         (f"mma {d}", lambda be, c, d=d: gk.opencl_fused_mma(be, c, **d))
         for d in ({"US": 4}, {"KW": 4}, {"STAGES": 3, "US": 1}, {"STAGES": 4, "US": 1},
-                  {"STAGES": 3, "US": 2}, {"STAGES": 4, "US": 2}, {"STAGES": 3, "US": 1, "RT": 1}, {"STAGES": 6, "US": 1, "RT": 1},
+                  {"STAGES": 3, "US": 2}, {"STAGES": 4, "US": 2}, {"STAGES": 3, "US": 1, "RT": 1},
+                  {"STAGES": 6, "US": 1, "RT": 1},
                   {"STAGES": 4, "US": 1, "KW": 2}, {"STAGES": 4, "US": 1, "KW": 1})]
 
 

@@ -546,12 +546,13 @@ def _mma_local_bytes(defs: dict) -> int:
 
 
 @kernel("gemv_lowbit", "opencl", "fused_mma")
-def opencl_fused_mma(be, case, **defines):
+def opencl_fused_mma(be, case, maxrreg: int | None = None, **defines):
     """NVIDIA sm_80+ only: CUDA ``fused_vec``'s tensor-core kernel in OpenCL C (gemv_lowbit.cl:
     gemv_lowbit_mma; mma.sync, prmt and f16x2/bf16x2 FMA through inline PTX, as the shuffles of
     fused_vec): block per 16·RT rows, split-K warps (``tc_geometry``), the next chunk's weights
     and x loaded into registers before the current one is multiplied. ``defines`` override the
-    planned KW/US/RT (probes). Elsewhere (PoCL, other vendors, older NVIDIA): unsupported."""
+    planned KW/US/RT/STAGES and ``maxrreg`` caps the registers (cl_nv_compiler_options; probes).
+    Elsewhere (PoCL, other vendors, older NVIDIA): unsupported."""
     nv = "cl_nv_device_attribute_query" in set(be.device.features)
     if not nv or int(be.cl_device.compute_capability_major_nv) < 8:
         raise Unsupported("gemv_lowbit_mma: NVIDIA OpenCL, compute capability 8.0+ only (inline PTX mma)")
@@ -562,7 +563,8 @@ def opencl_fused_mma(be, case, **defines):
     if "KW" not in defines:  # halved until the ring and the partials fit the device's local memory
         while defs["KW"] > 1 and _mma_local_bytes(defs) > int(be.cl_device.local_mem_size):
             defs["KW"] //= 2
-    prog = be.compile(_CL, "gemv_lowbit_mma", defs)
+    opts = (f"-cl-nv-maxrregcount={maxrreg}",) if maxrreg else ()
+    prog = be.compile(_CL, "gemv_lowbit_mma", defs, opts)
     grid, block = (cdiv(n, 16 * defs["RT"]),), (32 * defs["KW"],)
     nn, kk = np.int32(n), np.int32(k)
     return lambda ins, outs: be.launch(prog, grid, block, [ins["qweight"], ins["scales"], ins["x"], outs["y"],

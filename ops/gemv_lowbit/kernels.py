@@ -533,9 +533,13 @@ def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int 
     return _c_kernels(be, case, _CL, "fused_vec", shape, teams)
 
 
-#: OpenCL fused_mma's weight staging: 0 = the next chunk prefetched into registers; ≥ 2 = a
-#: cp.async ring of that many chunks per warp in local memory (probes decide)
-MMA_STAGES = 0
+#: OpenCL fused_mma's shape: steps per chunk, weight staging (0: the next chunk prefetched into
+#: registers; ≥ 2: a cp.async ring of that many chunks per warp in local memory) and register cap
+#: (-cl-nv-maxrregcount, where cl_nv_compiler_options is offered). H200, w4a16 bf16 K=N=16384 /
+#: N=28672 (probes-20261204-session21/s21a–c): unbounded, US 2: 168 registers (3 blocks of 4 warps
+#: per SM), 44–46 / 47–50 %; capped at 128, US 1: 52.0 / 49.4 %; the ring forms 38–47 % (at most
+#: 48 KiB of local memory per work-group on NVIDIA's OpenCL holds STAGES 4 at US 1 and KW 4)
+MMA_US, MMA_STAGES, MMA_MAXRREG = 1, 0, 128
 
 
 def _mma_local_bytes(defs: dict) -> int:
@@ -546,7 +550,7 @@ def _mma_local_bytes(defs: dict) -> int:
 
 
 @kernel("gemv_lowbit", "opencl", "fused_mma")
-def opencl_fused_mma(be, case, maxrreg: int | None = None, **defines):
+def opencl_fused_mma(be, case, maxrreg: int | None = MMA_MAXRREG, **defines):
     """NVIDIA sm_80+ only: CUDA ``fused_vec``'s tensor-core kernel in OpenCL C (gemv_lowbit.cl:
     gemv_lowbit_mma; mma.sync, prmt and f16x2/bf16x2 FMA through inline PTX, as the shuffles of
     fused_vec): block per 16·RT rows, split-K warps (``tc_geometry``), the next chunk's weights
@@ -558,12 +562,13 @@ def opencl_fused_mma(be, case, maxrreg: int | None = None, **defines):
         raise Unsupported("gemv_lowbit_mma: NVIDIA OpenCL, compute capability 8.0+ only (inline PTX mma)")
     n, k, b, bits = _dims(case)
     rt = defines.get("RT", TC_RT[bits])
-    defs = {"MMA": 1, "BITS": bits, "NB": b, "DT": _dt(case), "US": TC_US, "RT": rt, "STAGES": MMA_STAGES,
+    defs = {"MMA": 1, "BITS": bits, "NB": b, "DT": _dt(case), "US": MMA_US, "RT": rt, "STAGES": MMA_STAGES,
             "KW": tc_geometry(case, be.device.compute_units or 132, rt)[0], **defines}
     if "KW" not in defines:  # halved until the ring and the partials fit the device's local memory
         while defs["KW"] > 1 and _mma_local_bytes(defs) > int(be.cl_device.local_mem_size):
             defs["KW"] //= 2
-    opts = (f"-cl-nv-maxrregcount={maxrreg}",) if maxrreg else ()
+    nvopts = maxrreg and "cl_nv_compiler_options" in set(be.device.features)
+    opts = (f"-cl-nv-maxrregcount={maxrreg}",) if nvopts else ()
     prog = be.compile(_CL, "gemv_lowbit_mma", defs, opts)
     grid, block = (cdiv(n, 16 * defs["RT"]),), (32 * defs["KW"],)
     nn, kk = np.int32(n), np.int32(k)

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -61,7 +61,16 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-s21d)  # ~5 min: the timer's floor per backend (vector_add on 32 elements: the window of a kernel that
+s21e)  # ~1 min: the OpenCL window against the timed kernels' own events, ungated events and a host
+    # batch (scripts/cl_window.py; s21d: a 32-element vector_add reads 22–26 µs through OpenCL, 3 µs
+    # through CUDA, Triton and torch, 5 µs through WebGPU)
+    step "cl_window"
+    OUT="$W" timeout 240 "$PY" scripts/cl_window.py vector_add/naive/n32:n=32 vector_add/naive/n2^20:n=1048576 \
+        vector_add/naive/n2^24:n=16777216 gemv_lowbit/fused_mma/w4a16,n16384,k16384,b1,bf16 \
+        gemv_lowbit/fused_vec/w4a16,n16384,k16384,b1,bf16 gemv_lowbit/fused_mma/w4a16,n28672,k8192,b1,bf16 \
+        >> "$OUT/log-$PART.txt" 2>&1
+    ;;
+s21d)  # (ran at commit bbdb28f) ~5 min: the timer's floor per backend (vector_add on 32 elements: the window of a kernel that
     # does nothing measurable; s21a–c: OpenCL windows read 5–8 µs above a host-timed batch of the
     # same GEMV, CUDA's 0–2 µs), then OpenCL fused_mma registered (US 1, 128 registers): every test
     # case checked on the GPU and every bench case beside fused_vec, tinygemm and the dense GEMV

@@ -28,6 +28,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from suite.registry import REGISTRY, discover, get_spec  # noqa: E402
 
 
+def _recorded(be, fn):
+    """(fn(), the events of the kernels it launched through ``be.launch``)."""
+    rec, orig = [], be.launch
+
+    def launch(*a, **k):
+        rec.append(orig(*a, **k))
+        return rec[-1]
+
+    be.launch = launch
+    try:
+        return fn(), rec
+    finally:
+        be.launch = orig
+
+
+def _span_us(evs) -> float:
+    """First recorded kernel's start to the last one's end, µs (device timestamps)."""
+    return (evs[-1].profile.end - evs[0].profile.start) * 1e-3
+
+
 def main() -> None:
     from suite.results import atomic_write_json
     from suite.spec import Case, np_dtype
@@ -50,32 +70,16 @@ def main() -> None:
         for _ in range(20):
             run(ins, outs)
         be.synchronize()
+        one = (lambda run, i, o: lambda: run(i, o))(run, ins, outs)
         window, events, ungated = [], [], []
         for _ in range(200):  # the harness's sample, and the timed commands' own events
-            be._events = []
-            rec: list = []
-            orig = be.launch
-
-            def launch(*a, **k):
-                ev = orig(*a, **k)
-                rec.append(ev)
-                return ev
-
-            be.launch = launch
-            try:
-                window.append(be.time(lambda: run(ins, outs)) * 1e6)
-            finally:
-                be.launch = orig
-            events.append((rec[-1].profile.end - rec[0].profile.start) * 1e-3)
+            w, evs = _recorded(be, lambda: be.time(one))
+            window.append(w * 1e6)
+            events.append(_span_us(evs))
         for _ in range(200):
-            rec = []
-            be.launch = launch
-            try:
-                run(ins, outs)
-            finally:
-                be.launch = orig
+            _, evs = _recorded(be, one)
             be.synchronize()
-            ungated.append((rec[-1].profile.end - rec[0].profile.start) * 1e-3)
+            ungated.append(_span_us(evs))
         t0 = time.perf_counter()
         for _ in range(100):
             run(ins, outs)

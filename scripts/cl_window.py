@@ -48,6 +48,29 @@ def _span_us(evs) -> float:
     return (evs[-1].profile.end - evs[0].profile.start) * 1e-3
 
 
+def _measure(be, one) -> dict:
+    """Medians (µs) of 200 harness samples of ``one``, their kernels' own events, 200 ungated
+    launches' events, and a host-timed batch of 100."""
+    for _ in range(20):
+        one()
+    be.synchronize()
+    window, events, ungated = [], [], []
+    for _ in range(200):  # the harness's sample, and the timed commands' own events
+        w, evs = _recorded(be, lambda: be.time(one))
+        window.append(w * 1e6)
+        events.append(_span_us(evs))
+    for _ in range(200):
+        _, evs = _recorded(be, one)
+        be.synchronize()
+        ungated.append(_span_us(evs))
+    t0 = time.perf_counter()
+    for _ in range(100):
+        one()
+    be.synchronize()
+    return {"window_us": statistics.median(window), "events_us": statistics.median(events),
+            "ungated_us": statistics.median(ungated), "host_batch_us": (time.perf_counter() - t0) / 100 * 1e6}
+
+
 def main() -> None:
     from suite.results import atomic_write_json
     from suite.spec import Case, np_dtype
@@ -67,29 +90,10 @@ def main() -> None:
         ins = {k: be.upload(x[k]) for k, a in sig.items() if a.role == "in"}
         outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
         run = REGISTRY[(op, "opencl", variant)].factory(be, case)
-        for _ in range(20):
-            run(ins, outs)
-        be.synchronize()
-        one = (lambda run, i, o: lambda: run(i, o))(run, ins, outs)
-        window, events, ungated = [], [], []
-        for _ in range(200):  # the harness's sample, and the timed commands' own events
-            w, evs = _recorded(be, lambda: be.time(one))
-            window.append(w * 1e6)
-            events.append(_span_us(evs))
-        for _ in range(200):
-            _, evs = _recorded(be, one)
-            be.synchronize()
-            ungated.append(_span_us(evs))
-        t0 = time.perf_counter()
-        for _ in range(100):
-            run(ins, outs)
-        be.synchronize()
-        host = (time.perf_counter() - t0) / 100 * 1e6
-        row = {"target": item, "window_us": statistics.median(window), "events_us": statistics.median(events),
-               "ungated_us": statistics.median(ungated), "host_batch_us": host}
+        row = {"target": item, **_measure(be, lambda: run(ins, outs))}  # noqa: B023 - used in this iteration
         rows.append(row)
         print(f"{item:60s} window {row['window_us']:8.1f}  events {row['events_us']:8.1f}  "
-              f"ungated {row['ungated_us']:8.1f}  host batch {host:8.1f} µs", flush=True)
+              f"ungated {row['ungated_us']:8.1f}  host batch {row['host_batch_us']:8.1f} µs", flush=True)
     out = Path(os.environ.get("OUT", ".")) / "cl_window.json"
     atomic_write_json(out, {"device": be.device.name, "rows": rows})
     print(json.dumps({"wrote": str(out)}))

@@ -14,12 +14,14 @@ is enqueued. Per backend:
   current stream (``cupy.cuda.ExternalStream``); without CuPy they fall back to a fixed spin
   lead (``torch.cuda._sleep``), labelled ``spin-lead``.
 * OpenCL: ``ClGate``: a user event gates a one-work-item fence kernel that every later command
-  of the in-order queue waits for; a second fence kernel follows ``fn``'s commands; the window
-  runs from the end of the first fence to the start of the second (every command ``fn`` put on
-  the queue is inside, fills and copies included), released by the host, with a host-side
-  timeout. Fences are kernels, not markers: NVIDIA's OpenCL stamps markers (and commands held
-  by a user event) on the host, so a marker-to-marker window measured 0.44 ms for a softmax
-  whose back-to-back launches took 0.138 ms each on the H200; kernel events are device times.
+  of the in-order queue waits for; a second fence kernel follows ``fn``'s commands; released by
+  the host, with a host-side timeout. The sample spans ``fn``'s own commands (kernels and fills
+  enqueued through the backend: the first one's profiling start to the last one's end), not
+  the fences: on the H200 the fence-to-fence span read 12–20 µs above the commands' own events
+  (session 21, ``scripts/cl_window.py``). Fences are kernels, not markers: NVIDIA's OpenCL stamps
+  markers (and commands held by a user event) on the host, so a marker-to-marker window measured
+  0.44 ms for a softmax whose back-to-back launches took 0.138 ms each; kernel events are device
+  times. The fence span minus the sample is queue time outside ``fn``'s commands (``outside_s``).
 * WebGPU: the dispatches ``fn`` records are encoded into one command buffer and submitted once,
   after ``fn`` returns; the window is the timestamp at the beginning of the first pass to the
   end of the last. The host's recording cost cannot be inside it (``single-submit``); work that
@@ -27,8 +29,9 @@ is enqueued. Per backend:
   (``OutsideWindow``).
 
 Work outside the window: CUDA-based adapters synchronise the whole device after the end event
-and report how long the device stayed busy (``outside_s``); ``suite.timing.measure`` rejects a
-kernel whose device stays busy after its window (work on another stream).
+and report how long the device stayed busy (``outside_s``), OpenCL the queue time between its
+fences outside ``fn``'s commands; ``suite.timing.measure`` rejects a kernel whose median
+``outside_s`` is large (work on another stream, a command enqueued past the backend).
 """
 
 from __future__ import annotations
@@ -114,10 +117,13 @@ def cuda_blocking_start() -> tuple[CudaBlockingStart | None, str]:
 class ClGate:
     """An OpenCL user event that holds an in-order queue until the host releases it.
 
-    ``open(queue)`` enqueues the gate and a fence kernel behind it (the window's start);
-    ``close(queue)`` enqueues the end fence and releases the gate; the span is
-    ``end.profile.start - start.profile.end`` (``span``). A host-side timer releases a gate that
-    ``fn`` waits on (it would never be released otherwise) and counts the timeout."""
+    ``open(queue)`` enqueues the gate and a fence kernel behind it; ``close(queue)`` enqueues the
+    end fence (its event: wait on it) and releases the gate, so every command enqueued between
+    them starts only after the host has enqueued them all. The sample is the span of those
+    commands' own profiling events (``OpenCLBackend.time``); the fences' span (``span``) minus it is
+    queue time outside them (12–20 µs on NVIDIA, session 21; far more when a command was enqueued
+    past the backend). A host-side timer releases a gate that ``fn`` waits on (it would never be
+    released otherwise) and counts the timeout."""
 
     FENCE = "__kernel void solbench_fence(void) { }"
 

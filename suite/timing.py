@@ -257,8 +257,9 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
                flush="none" if proto.hot else "read", warmup_s=proto.warmup_s,
                sampling=f"fixed {proto.fixed_samples}" if proto.fixed_samples else "adaptive")
     if t.outside_s is not None and t.outside_s > max(proto.outside_floor_s, proto.outside_frac * t.median_s):
-        raise OutsideWindow(f"the device stayed busy {t.outside_s * 1e6:.0f} µs (median) after a window of "
-                            f"{t.median_s * 1e6:.1f} µs: work outside the timed window (another stream?)")
+        raise OutsideWindow(f"the device stayed busy {t.outside_s * 1e6:.0f} µs (median) outside a window of "
+                            f"{t.median_s * 1e6:.1f} µs: work outside the timed window (another stream, or a "
+                            "command enqueued past the backend?)")
     t.flags = flags_of(t, proto, getattr(be, "start_timeouts", 0) - timeouts0)
     return t
 

@@ -85,7 +85,7 @@ def cl_ticket(be, case):
 @kernel("vector_add", "opencl", "probe_extra_fill", dtypes=("fp32",))
 def cl_extra_fill(be, case):
     """Correct, but every launch also fills a 64 MiB scratch buffer on the queue, not through
-    ``launch``: the timed window must contain the fill."""
+    ``launch``/``fill_bytes``: the row must not pass (invalid: queue time outside the window)."""
     import pyopencl as cl
 
     n, size = case["n"], 64 << 20

@@ -61,7 +61,7 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-s21g)  # ~4 min: OpenCL rows only (s21f spent its time on torch.compile rows and saved no OpenCL
+s21g)  # (ran at commit 7eb88f3; softmax cut after 4 of 24 rows) ~4 min: OpenCL rows only (s21f spent its time on torch.compile rows and saved no OpenCL
     # row): the GEMV's OpenCL variants beside tinygemm, then OpenCL softmax, under the new sample
     cli 130 opencl_gemv run --op gemv_lowbit --backend opencl --backend torch --variant fused_mma \
         --variant fused_vec --variant tinygemm --timeout 60

@@ -142,8 +142,6 @@ def _gemv_cuda():
         for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM
         ("packed PMINB=0 x2/SM", lambda be, c: gk.cuda_packed(be, c, 8, 2, 4, per_sm=2, PMINB=0)),
         ("packed PMINB=0", lambda be, c: gk.cuda_packed(be, c, PMINB=0))] + [
-        (f"packed pool={f}", lambda be, c, f=f: gk.cuda_packed(be, c, pool=f))
-        for f in (0.05, 0.1, 0.2)] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",
              lambda be, c, kw=kw, us=us, st=st: gk._cuda_tc(be, c, KW=kw, US=us, STAGES=st))
             for kw, us, st in shapes] + [

@@ -264,11 +264,10 @@ def test_cuda_tma_compiles_for_sm90_without_spills(defines):
 @pytest.mark.parametrize("entry,defines", [("gemv_lowbit_pk", {"DT": 1}), ("gemv_lowbit_pk", {"DT": 2}),
                                            ("gemv_lowbit_pk", {"DT": 2, "PKW": 16}),
                                            ("gemv_lowbit_pk", {"DT": 2, "PSTAGES": 5}),
-                                           ("gemv_lowbit_pk", {"DT": 2, "PMEMONLY": 1}),
-                                           ("gemv_lowbit_pkb", {"DT": 2}), ("gemv_lowbit_pkb", {"DT": 1})])
+                                           ("gemv_lowbit_pk", {"DT": 2, "PMEMONLY": 1})])
 def test_cuda_packed_compiles_for_sm90_without_spills(entry, defines):
-    """gemv_lowbit_pk (fused_packed, and the probe's shapes) and the pooled probe gemv_lowbit_pkb
-    compile for sm_90 in fp16 and bf16 without spills, within 65536 registers per block."""
+    """gemv_lowbit_pk (fused_packed, and the probe's shapes) compiles for sm_90 in fp16 and bf16
+    without spills, within 65536 registers per block."""
     from ops.gemv_lowbit.kernels import _CU
 
     defs = {"BITS": 4, "NB": 1, **defines}
@@ -278,21 +277,19 @@ def test_cuda_packed_compiles_for_sm90_without_spills(entry, defines):
 
 def test_packed_split_finishes_every_group_once():
     """gemv_lowbit_pk's work split written out (its ranges, and the owner of chunk c as
-    ⌈(c + 1)·B / T⌉ − 1): for the bench and test shapes, several SM counts and pool shares
-    (gemv_lowbit_pkb: the static part), every block holds a static chunk, the blocks b0..b1 a
-    group's finish counts are exactly those whose ranges hold its chunks, and they fit the host's
-    ``slots`` (a block counted but never arriving leaves y unwritten: s20l)."""
+    ⌈(c + 1)·B / T⌉ − 1): for the bench and test shapes and several SM counts, every block holds a
+    chunk, the blocks b0..b1 a group's finish counts are exactly those whose ranges hold its
+    chunks, and they fit the host's ``slots`` (a block counted but never arriving leaves y
+    unwritten: s20l)."""
     from ops.gemv_lowbit.kernels import pk_geometry
 
     for n, k in ((16384, 16384), (28672, 8192), (8192, 8192), (1000, 8192), (1000, 1024), (13, 512)):
-        for sms, per_sm, pool in itertools.product((1, 2, 7, 66, 78, 114, 132, 144, 170), (1, 2),
-                                                   (0.0, 0.1, 0.5)):
-            groups, cpg, nb, slots, gstatic = pk_geometry(n, k, sms, per_sm=per_sm, pool=pool)
-            assert gstatic <= groups and (pool > 0 or gstatic == groups)
-            total = gstatic * cpg  # the static part (gemv_lowbit_pkb's pool: the rest)
+        for sms, per_sm in itertools.product((1, 2, 7, 66, 78, 114, 132, 144, 170), (1, 2)):
+            groups, cpg, nb, slots = pk_geometry(n, k, sms, per_sm=per_sm)
+            total = groups * cpg
             ranges = [(total * b // nb, total * (b + 1) // nb) for b in range(nb)]
             assert all(hi > lo for lo, hi in ranges), (n, k, sms)
-            for grp in range(gstatic):
+            for grp in range(groups):
                 f0, f1 = grp * cpg, grp * cpg + cpg - 1
                 b0 = ((f0 + 1) * nb + total - 1) // total - 1
                 b1 = ((f1 + 1) * nb + total - 1) // total - 1

@@ -371,32 +371,26 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
                                                            outs["y"], nn, kk, ws, cnt], shared_mem=smem)
 
 
-def pk_geometry(n: int, k: int, sms: int, kw: int = PK_KW, spw: int = PK_SPW, per_sm: int = 1,
-                pool: float = 0.0):
-    """gemv_lowbit_pk's split: (groups, chunks per group, blocks, slots, gstatic) — at most one
-    block per chunk, so every block's contiguous range holds one at least (the group finish counts
-    on it); ``slots`` the most blocks whose ranges one group's chunks can span. ``pool`` > 0
-    (gemv_lowbit_pkb): about that share of the groups, the last ones, left to the claimed pool —
-    fewer where the static groups would not give every block a chunk; ``gstatic`` the rest."""
+def pk_geometry(n: int, k: int, sms: int, kw: int = PK_KW, spw: int = PK_SPW, per_sm: int = 1):
+    """gemv_lowbit_pk's split: (groups, chunks per group, blocks, slots) — at most one block per
+    chunk, so every block's contiguous range holds one at least (the group finish counts on it);
+    ``slots`` the most blocks whose ranges one group's chunks can span. (A pool of the last groups
+    claimed chunk by chunk, for the ranges' uneven finish, lost twice: s20l, next21a.)"""
     groups, cpg = cdiv(n, 16 * kw), k // GROUP // spw
     blocks = min(groups * cpg, per_sm * sms)
-    pooled = min(groups, max(1, round(groups * pool))) if pool > 0 else 0
-    while pooled and (groups - pooled) * cpg < blocks:
-        pooled -= 1
-    gstatic = groups - pooled
-    return groups, cpg, blocks, (cpg - 1) // max(1, gstatic * cpg // blocks) + 2, gstatic
+    return groups, cpg, blocks, (cpg - 1) // max(1, groups * cpg // blocks) + 2
 
 
 def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, per_sm: int = 1,
-                pool: float = 0.0, **probe):
+                **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_pk over ``pack_groups``' stream, repacked on the
     first launch with each input set (the cache holds the input tensors, so a new set at a reused
     address is repacked). ``kw`` consumer warps (16 rows each per group), ``stages`` ring stages of
     ``kw``·``spw`` KiB + scales; the group-major chunks split evenly over one block per SM, a group
     spanning several blocks finished by the last of them (``ws``/``cnt``, slot order). Unsupported
     off sm_90, for K not a multiple of 128·``spw``, or where the ring and x exceed a block's shared
-    memory. ``per_sm``: blocks per SM, ``pool``: the share of the groups claimed chunk by chunk
-    (gemv_lowbit_pkb; both probes, not measured yet). ``probe``: the PMEMONLY define (scripts/probe.py)."""
+    memory. ``per_sm``: blocks per SM (a probe: no gain, s20i). ``probe``: the PMEMONLY define
+    (scripts/probe.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % (GROUP * spw):
         raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
@@ -405,15 +399,12 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
         raise Unsupported(f"gemv_lowbit_pk needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe}
-    groups, cpg, blocks, slots, gstatic = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm,
-                                                      pool)
-    prog = be.compile(_CU, "gemv_lowbit_pkb" if gstatic < groups else "gemv_lowbit_pk", defs,
-                      options=("-arch=sm_90",))
-    ws = be.empty(((gstatic * slots + (groups - gstatic) * cpg) * kw * 16,), np.float32)
-    cnt = be.empty((groups * kw + 1,), np.int32)  # per (group, warp), then pkb's claim counter
+    groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
+    prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
+    ws = be.empty((groups * slots * kw * 16,), np.float32)
+    cnt = be.empty((groups * kw,), np.int32)  # per (group, warp)
     be.fill_bytes(cnt, 0)  # each launch leaves them zero again
     nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
-    more = [np.int32(gstatic), cnt[groups * kw:]] if gstatic < groups else []
     cache: dict = {}
 
     def stream(ins):  # the packed stream of this input set, made once per set
@@ -423,7 +414,7 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
         return cache["stream"]
 
     return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
-                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns, *more],
+                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns],
                                        shared_mem=smem)
 
 

@@ -299,10 +299,11 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // 16t of each 64-byte step (32 int4 or 16 int8 k; one w4a16 scale group per step), and x of batch
 // row g (lanes g ≥ NB hold zeros). Steps go in chunks of US; warp w takes chunks w, w+KW, ...
 // (split-K inside the work-group) with the next chunk's weights, x and scales loaded into
-// registers before the current chunk is multiplied (no cp.async: OpenCL C has no generic→shared
-// conversion to hand it); steps left over (< US) go one per warp; the warps' partial sums meet
-// in local memory and warp 0 stores.
-// Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
+// registers before the current chunk is multiplied (STAGES 0, registered) or the weights through a
+// cp.async ring of STAGES chunks per warp in local memory (a probe: no faster on the H200, its depth
+// capped by the 48 KiB of local memory a work-group gets there); steps left over (< US) go one per
+// warp; the warps' partial sums meet in local memory and warp 0 stores.
+// Defines: BITS (4, 8), NB, DT, KW, US, RT, STAGES. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
 #ifdef MMA
 #define MV (128 / BITS)   // values per 16-byte load: 32 int4 or 16 int8
 #define MSTEPK (4 * MV)   // k per step: 128 (w4: one scale group) or 64 (w8)

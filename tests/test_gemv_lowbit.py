@@ -358,7 +358,7 @@ def _mma_frontend_jobs(forms):
     the PTX itself is checked on the GPU only), and the factory's answer on a non-NVIDIA device."""
     import pyopencl as cl
 
-    from backends.base import Unsupported
+    from backends.base import Unsupported, read_source
     from ops.gemv_lowbit.kernels import _CL, opencl_fused_mma
     from tests.spawn import open_backend
 
@@ -366,10 +366,10 @@ def _mma_frontend_jobs(forms):
     if skip:
         return skip
     fails = []
-    src = _CL.read_text()
+    src = read_source(_CL)  # tc_pairs.h and halfvec.cl included, as the backend builds it
     for defs in forms:
         opts = [f"-D{k}={v}" for k, v in {"MMA": 1, **defs}.items()]
-        opts += ["-Dasm=__asm__", "-I", str(_CL.parent), "-I", str(_CL.parent.parent / "common")]
+        opts += ["-Dasm=__asm__"]
         try:
             cl.Program(be.ctx, src).build(options=opts, devices=[be.cl_device])
         except Exception as e:  # noqa: BLE001 - reported

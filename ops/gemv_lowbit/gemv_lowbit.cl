@@ -305,114 +305,8 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // warp; the warps' partial sums meet in local memory and warp 0 stores.
 // Defines: BITS (4, 8), NB, DT, KW, US, RT, STAGES. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
 #ifdef MMA
-#define MV (128 / BITS)   // values per 16-byte load: 32 int4 or 16 int8
-#define MSTEPK (4 * MV)   // k per step: 128 (w4: one scale group) or 64 (w8)
-#define MXU (MV / 8)      // 16-byte x pieces per lane and step: 4 (w4) or 2 (w8)
-
-inline uint prmt(uint a, uint b, uint s) {
-    uint d;
-    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(s));
-    return d;
-}
-
-inline uint h2fma(uint a, uint b, uint c) {  // a·b + c on two halves (exact here)
-    uint d;
-#if DT == 2
-    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-#else
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-#endif
-    return d;
-}
-
-// d += A·B (A 16×16 in a0..a3, B 16×8 in b0, b1), fp32 accumulators
-inline void mma16816(float* d, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1) {
-#if DT == 2
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
-
-#if BITS == 4
-#define MPAIRS 4
-// int4 word (k = e0..e7) → pairs (e0,e2), (e1,e3), (e4,e6), (e5,e7) as exact f16x2/bf16x2 q
-inline void unpack_pairs(uint w, uint* p) {
-#if DT == 2
-    const uint lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu, m = 0x43434343u;
-    const uint one = 0x3F803F80u, sub = 0xC308C308u;  // bf16x2 1.0, −136
-    p[0] = h2fma(prmt(lo, m, 0x4140u), one, sub);
-    p[1] = h2fma(prmt(hi, m, 0x4140u), one, sub);
-    p[2] = h2fma(prmt(lo, m, 0x4342u), one, sub);
-    p[3] = h2fma(prmt(hi, m, 0x4342u), one, sub);
-#else
-    const uint lo = w & 0x0F0F0F0Fu, hi = w & 0xF0F0F0F0u, m = 0x64646464u;
-    const uint one = 0x3C003C00u, sub = 0xE408E408u;    // f16x2 1.0, −1032
-    const uint inv16 = 0x2C002C00u, off = 0xD480D480u;  // f16x2 1/16, −72
-    p[0] = h2fma(prmt(lo, m, 0x4140u), one, sub);
-    p[1] = h2fma(prmt(hi, m, 0x4140u), inv16, off);
-    p[2] = h2fma(prmt(lo, m, 0x4342u), one, sub);
-    p[3] = h2fma(prmt(hi, m, 0x4342u), inv16, off);
-#endif
-}
-#else
-#define MPAIRS 2
-// int8 word (k = e0..e3) → pairs (e0,e2), (e1,e3) as exact f16x2/bf16x2 q
-inline void unpack_pairs(uint w, uint* p) {
-    const uint u = w ^ 0x80808080u;  // q + 128 per byte
-#if DT == 2  // through fp32: 2^23 + u − (2^23 + 128), then two floats → one bf16x2 (exact: |q| ≤ 128)
-    float f[4];
-    for (int e = 0; e < 4; ++e) f[e] = as_float(prmt(u, 0x4B000000u, 0x7440u + e)) - 8388736.0f;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p[0]) : "f"(f[2]), "f"(f[0]));
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p[1]) : "f"(f[3]), "f"(f[1]));
-#else
-    const uint one = 0x3C003C00u, sub = 0xE480E480u;  // f16x2 1.0, −1152
-    p[0] = h2fma(prmt(u, 0x64646464u, 0x4240u), one, sub);
-    p[1] = h2fma(prmt(u, 0x64646464u, 0x4341u), one, sub);
-#endif
-}
-#endif
-
-// one step: 16 bytes of rows g (va) and g+8 (vb), the lane's x pieces xv; every 4 consecutive k
-// (x words (x0,x1), (x2,x3)) feed one mma with pairs (e0,e2), (e1,e3)
-inline void mma_step(float* d, uint4 va, uint4 vb, const uint4* xv) {
-    const uint wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
-#if BITS == 4
-    float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // a second chain: k 4..7 of each word
-#endif
-#pragma unroll
-    for (int h = 0; h < MXU; ++h) {
-        const uint xw[4] = {xv[h].x, xv[h].y, xv[h].z, xv[h].w};
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-            const uint b0 = prmt(xw[2 * j], xw[2 * j + 1], 0x5410u);  // (x0, x2)
-            const uint b1 = prmt(xw[2 * j], xw[2 * j + 1], 0x7632u);  // (x1, x3)
-#if BITS == 4
-            uint pa[4], pb[4];
-            unpack_pairs(wa[h], pa);
-            unpack_pairs(wb[h], pb);
-            if (j == 0)
-                mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
-            else
-                mma16816(e, pa[2], pb[2], pa[3], pb[3], b0, b1);
-#else
-            uint pa[2], pb[2];
-            unpack_pairs(wa[2 * h + j], pa);
-            unpack_pairs(wb[2 * h + j], pb);
-            mma16816(d, pa[0], pb[0], pa[1], pb[1], b0, b1);
-#endif
-        }
-    }
-#if BITS == 4
-    for (int i = 0; i < 4; ++i) d[i] += e[i];
-#endif
-}
+// h2fma, mma16816, unpack_pairs, tc_step (shared with gemv_lowbit.cu); TC_VPL, TC_STEPK, TC_XU
+#include "tc_pairs.h"
 
 #ifndef STAGES
 #define STAGES 0  // 0: the next chunk prefetched into registers; ≥ 2: a cp.async ring of STAGES chunks
@@ -455,11 +349,11 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
         sa[r] = (size_t)ra * (K / GROUP);
         sb[r] = (size_t)rb * (K / GROUP);
     }
-    __global const ushort* xp = x + (size_t)min(g, NB - 1) * K + MV * t;
+    __global const ushort* xp = x + (size_t)min(g, NB - 1) * K + TC_VPL * t;
     const bool xload = g < NB;  // the other lanes' batch columns are zeros, never stored
     float acc[RT][4];
     for (int r = 0; r < RT; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.0f;
-    const int steps = K / MSTEPK, chunks = steps / US;
+    const int steps = K / TC_STEPK, chunks = steps / US;
 
 // step st's weights (W[r][0/1]), x pieces (X) and w4a16 group scales (S[2r], S[2r+1]) → registers
 #if BITS == 4
@@ -469,8 +363,8 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 #endif
 #define MLOADXS(st, X, S)                                                                          \
     {                                                                                              \
-        for (int h = 0; h < MXU; ++h)                                                              \
-            (X)[h] = xload ? *((__global const uint4*)(xp + (size_t)(st) * MSTEPK) + h) : (uint4)(0u); \
+        for (int h = 0; h < TC_XU; ++h)                                                              \
+            (X)[h] = xload ? *((__global const uint4*)(xp + (size_t)(st) * TC_STEPK) + h) : (uint4)(0u); \
         MLOADS(st, S)                                                                              \
     }
 #define MLOAD(st, W, X, S)                                                                         \
@@ -485,14 +379,14 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 #define MSTEP(W, X, S)                                                                             \
     for (int r = 0; r < RT; ++r) {                                                                 \
         float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                                     \
-        mma_step(d, (W)[r][0], (W)[r][1], X);                                                      \
+        tc_step(d, (W)[r][0], (W)[r][1], X);                                                      \
         acc[r][0] = fma(d[0], (S)[2 * r], acc[r][0]);                                              \
         acc[r][1] = fma(d[1], (S)[2 * r], acc[r][1]);                                              \
         acc[r][2] = fma(d[2], (S)[2 * r + 1], acc[r][2]);                                          \
         acc[r][3] = fma(d[3], (S)[2 * r + 1], acc[r][3]);                                          \
     }
 #else
-#define MSTEP(W, X, S) for (int r = 0; r < RT; ++r) mma_step(acc[r], (W)[r][0], (W)[r][1], X);
+#define MSTEP(W, X, S) for (int r = 0; r < RT; ++r) tc_step(acc[r], (W)[r][0], (W)[r][1], X);
 #endif
 #if STAGES
     // chunk c's weights → stage s of this lane's ring slots (one commit group per chunk); each lane
@@ -510,7 +404,7 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
         if (warp + i * KW < chunks) MISSUE(warp + i * KW, i)
         cp_async_commit();
     }
-    uint4 xc[US][MXU];
+    uint4 xc[US][TC_XU];
     float sc[US][2 * RT];
     if (warp < chunks)
         for (int j = 0; j < US; ++j) MLOADXS(warp * US + j, xc[j], sc[j])
@@ -520,7 +414,7 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
         if (cn < chunks) MISSUE(cn, stage == 0 ? STAGES - 1 : stage - 1)
         cp_async_commit();
         const int c1 = min(c + KW, chunks - 1);  // x and scales a chunk ahead, as in the register form
-        uint4 xn[US][MXU];
+        uint4 xn[US][TC_XU];
         float sn[US][2 * RT];
         for (int j = 0; j < US; ++j) MLOADXS(c1 * US + j, xn[j], sn[j])
         cp_async_wait_ahead();  // chunk c's group has landed
@@ -530,7 +424,7 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
             MSTEP(w, xc[j], sc[j])
         }
         for (int j = 0; j < US; ++j) {
-            for (int h = 0; h < MXU; ++h) xc[j][h] = xn[j][h];
+            for (int h = 0; h < TC_XU; ++h) xc[j][h] = xn[j][h];
             for (int i = 0; i < 2 * RT; ++i) sc[j][i] = sn[j][i];
         }
         stage = stage == STAGES - 1 ? 0 : stage + 1;
@@ -538,26 +432,26 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 #undef MISSUE
 #undef MSLOT
 #else
-    uint4 wc[US][RT][2], xc[US][MXU];
+    uint4 wc[US][RT][2], xc[US][TC_XU];
     float sc[US][2 * RT];
     if (warp < chunks)
         for (int j = 0; j < US; ++j) MLOAD(warp * US + j, wc[j], xc[j], sc[j])
     for (int c = warp; c < chunks; c += KW) {
         // the warp's next chunk (the last one again past the end: L2 hits, never used)
         const int c1 = min(c + KW, chunks - 1);
-        uint4 wn[US][RT][2], xn[US][MXU];
+        uint4 wn[US][RT][2], xn[US][TC_XU];
         float sn[US][2 * RT];
         for (int j = 0; j < US; ++j) MLOAD(c1 * US + j, wn[j], xn[j], sn[j])
         for (int j = 0; j < US; ++j) MSTEP(wc[j], xc[j], sc[j])
         for (int j = 0; j < US; ++j) {
             for (int r = 0; r < RT; ++r) wc[j][r][0] = wn[j][r][0], wc[j][r][1] = wn[j][r][1];
-            for (int h = 0; h < MXU; ++h) xc[j][h] = xn[j][h];
+            for (int h = 0; h < TC_XU; ++h) xc[j][h] = xn[j][h];
             for (int i = 0; i < 2 * RT; ++i) sc[j][i] = sn[j][i];
         }
     }
 #endif
     for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
-        uint4 wr[RT][2], xr[MXU];
+        uint4 wr[RT][2], xr[TC_XU];
         float sr[2 * RT];
         MLOAD(st, wr, xr, sr)
         MSTEP(wr, xr, sr)

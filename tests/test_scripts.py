@@ -4,6 +4,7 @@ device call (10 minutes of a 30-minute budget), so it is caught here."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -93,6 +94,23 @@ def test_size_ceiling_runs_on_the_cpu(tmp_path):
     assert [(row["case"], row["read"]) for row in rows] == [(f"{b} B", w) for b in (65536, 262144)
                                                            for w in ("x @ Wᵀ", "torch.sum")]
     assert all(row["median_s"] > 0 and row["bytes"] >= 65536 for row in rows)
+
+
+def test_cl_window_runs_on_the_cpu(tmp_path):
+    """scripts/cl_window.py (the OpenCL window against the timed commands' own events) runs end to
+    end on PoCL and reports every timer for a listed case and a --dims-style shape."""
+    pytest.importorskip("pyopencl")
+    cmd = [sys.executable, str(ROOT / "scripts/cl_window.py"), "vector_add/naive/n32:n=32",
+           "gemv_lowbit/fused_vec/w4a16,n48,k256,b1,bf16"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ,
+                                                                                       "OUT": str(tmp_path)})
+    if "no usable device" in r.stderr + r.stdout:
+        pytest.skip("no OpenCL device")
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads((tmp_path / "cl_window.json").read_text())["rows"]
+    assert [row["target"] for row in rows] == cmd[2:]
+    for row in rows:
+        assert all(row[k] > 0 for k in ("window_us", "events_us", "ungated_us", "host_batch_us")), row
 
 
 def test_read_ceiling_forms_compile():

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -61,6 +61,23 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
+next22a)  # ~8 min (prepared in session 21, not run): OpenCL fused_mma checked after its step moved
+    # into tc_pairs.h (every test case, then the bench rows beside fused_vec and tinygemm), then the
+    # four memory-bound ops' OpenCL rows under the command-events sample (OpenCL alone in each call:
+    # s21f's torch.compile rows used its whole call)
+    cli 120 gemv_opencl_test run --op gemv_lowbit --backend opencl --variant fused_mma --size test --check-only --timeout 60
+    cli 150 opencl_gemv run --op gemv_lowbit --backend opencl --backend torch --variant fused_mma \
+        --variant fused_vec --variant tinygemm --timeout 60
+    cli 240 opencl_mem run --op vector_add --op grayscale --op reduction --op scan --backend opencl --timeout 60
+    ;;
+next22b)  # ~10 min (prepared, not run): OpenCL softmax rows under the command-events sample (s21g
+    # ran 4 of its 24 rows in 118 s)
+    cli 580 opencl_softmax run --op softmax --backend opencl --timeout 60
+    ;;
+next22c)  # ~10 min (prepared, not run): OpenCL matmul and attention rows under the new sample
+    cli 300 opencl_matmul run --op matmul --backend opencl --timeout 120
+    cli 280 opencl_attention run --op attention --backend opencl --timeout 120
+    ;;
 s21g)  # (ran at commit 7eb88f3; softmax cut after 4 of 24 rows) ~4 min: OpenCL rows only (s21f spent its time on torch.compile rows and saved no OpenCL
     # row): the GEMV's OpenCL variants beside tinygemm, then OpenCL softmax, under the new sample
     cli 130 opencl_gemv run --op gemv_lowbit --backend opencl --backend torch --variant fused_mma \

@@ -1,10 +1,13 @@
 """How much does the OpenCL timing window add to a kernel? For each (op, variant, case) given, one
 OpenCL process times the registered kernel three ways, hot (no L2 flush), 200 samples each:
 
-- ``window``: the harness's sample (``OpenCLBackend.time``: a user event gates the queue, the window
-  runs from the end of a fence kernel behind the gate to the start of a fence kernel after the work);
+- ``window``: the fence window, the harness's sample before session 21 (a user event gates the
+  queue; from the end of a fence kernel behind the gate to the start of a fence kernel after the
+  work), read here as the gated sample plus the backend's ``outside_s``;
 - ``events``: the same gated samples' own kernel events, first kernel's start to last kernel's end
-  (device timestamps of the timed commands themselves, no fences);
+  (device timestamps of the timed commands themselves, no fences; the harness's sample since
+  session 21), and ``busy``, the sum of those kernels' own durations (below ``events`` by the
+  gaps between the kernels of a several-kernel variant);
 - ``ungated``: the kernel events of launches enqueued straight on the queue (no gate, no fences);
 
 and a host-timed batch of back-to-back launches (wall clock / count), and prints medians in µs.
@@ -49,16 +52,18 @@ def _span_us(evs) -> float:
 
 
 def _measure(be, one) -> dict:
-    """Medians (µs) of 200 harness samples of ``one``, their kernels' own events, 200 ungated
-    launches' events, and a host-timed batch of 100."""
+    """Medians (µs) of 200 harness samples of ``one``, their kernels' own events (first start to
+    last end, and the sum of the kernels' own durations: less than that span by the gaps between
+    several kernels), 200 ungated launches' events, and a host-timed batch of 100."""
     for _ in range(20):
         one()
     be.synchronize()
-    window, events, ungated = [], [], []
+    window, events, busy, ungated = [], [], [], []
     for _ in range(200):  # the harness's sample, and the timed commands' own events
         w, evs = _recorded(be, lambda: be.time(one))
-        window.append(w * 1e6)
+        window.append((w + be.outside_s) * 1e6)  # the fence span
         events.append(_span_us(evs))
+        busy.append(sum(e.profile.end - e.profile.start for e in evs) * 1e-3)
     for _ in range(200):
         _, evs = _recorded(be, one)
         be.synchronize()
@@ -68,6 +73,7 @@ def _measure(be, one) -> dict:
         one()
     be.synchronize()
     return {"window_us": statistics.median(window), "events_us": statistics.median(events),
+            "busy_us": statistics.median(busy),
             "ungated_us": statistics.median(ungated), "host_batch_us": (time.perf_counter() - t0) / 100 * 1e6}
 
 
@@ -93,6 +99,7 @@ def main() -> None:
         row = {"target": item, **_measure(be, lambda: run(ins, outs))}  # noqa: B023 - used in this iteration
         rows.append(row)
         print(f"{item:60s} window {row['window_us']:8.1f}  events {row['events_us']:8.1f}  "
+              f"busy {row['busy_us']:8.1f}  "
               f"ungated {row['ungated_us']:8.1f}  host batch {row['host_batch_us']:8.1f} µs", flush=True)
     out = Path(os.environ.get("OUT", ".")) / "cl_window.json"
     atomic_write_json(out, {"device": be.device.name, "rows": rows})

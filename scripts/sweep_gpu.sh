@@ -61,7 +61,7 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-next22a)  # ~8 min (prepared in session 21, not run): OpenCL fused_mma checked after its step moved
+next22a)  # ~9 min (prepared in session 21, not run): OpenCL fused_mma checked after its step moved
     # into tc_pairs.h (every test case, then the bench rows beside fused_vec and tinygemm), then the
     # four memory-bound ops' OpenCL rows under the command-events sample (OpenCL alone in each call:
     # s21f's torch.compile rows used its whole call)
@@ -69,6 +69,9 @@ next22a)  # ~8 min (prepared in session 21, not run): OpenCL fused_mma checked a
     cli 150 opencl_gemv run --op gemv_lowbit --backend opencl --backend torch --variant fused_mma \
         --variant fused_vec --variant tinygemm --timeout 60
     cli 240 opencl_mem run --op vector_add --op grayscale --op reduction --op scan --backend opencl --timeout 60
+    step "cl_window"  # gaps between the kernels of several-kernel variants behind the gate (busy < events)
+    OUT="$W" timeout 150 "$PY" scripts/cl_window.py gemv_lowbit/dequant_then_gemv/w4a16,n16384,k16384,b1,bf16 \
+        gemv_lowbit/fused_mma/w4a16,n16384,k16384,b1,bf16 scan/kogge_stone/n=2^28 >> "$OUT/log-$PART.txt" 2>&1
     ;;
 next22b)  # ~10 min (prepared, not run): OpenCL softmax rows under the command-events sample (s21g
     # ran 4 of its 24 rows in 118 s)

@@ -165,13 +165,11 @@ def _gemv_opencl():
     return [(f"fused_vec U={u} RPT={r} TEAMS={t}",
              lambda be, c, u=u, r=r, t=t: gk.opencl_fused_vec(be, c, (u, r), t))
             for u, r, t in ((4, 8, 4), (4, 2, 4), (8, 4, 4), (4, 4, 2), (4, 4, 8))] + [
-        # fused_mma (NVIDIA: gemv_lowbit_mma) with its planned KW/US/RT/STAGES overridden and its
+        # fused_mma (NVIDIA: gemv_lowbit_mma) with its planned KW/US/RT overridden and its
         # registers capped (s21b: 168 registers unbounded, 3 blocks of 4 warps per SM: K=N=16384's
         # 512 blocks in 1.3 waves)
         (f"mma maxrreg={m} {d}", lambda be, c, m=m, d=d: gk.opencl_fused_mma(be, c, m, **d))
-        for m, d in ((None, {"US": 1}), (128, {}), (128, {"US": 1}), (96, {"US": 1}), (128, {"RT": 1}),
-                     (128, {"STAGES": 4, "US": 1}), (128, {"STAGES": 3, "US": 1, "RT": 1}),
-                     (64, {"STAGES": 3, "US": 1, "RT": 1}), (80, {"STAGES": 4, "US": 1}), (128, {"KW": 2}),
+        for m, d in ((None, {"US": 1}), (128, {"US": 2}), (96, {}), (128, {"RT": 1}), (128, {"KW": 2}),
                      (128, {"KW": 8}))]
 
 

@@ -386,8 +386,8 @@ _MMA_FORMS = [{"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 2, "RT": 2},
               {"BITS": 4, "NB": 8, "DT": 1, "KW": 4, "US": 1, "RT": 1},
               {"BITS": 8, "NB": 1, "DT": 2, "KW": 1, "US": 2, "RT": 1},
               {"BITS": 8, "NB": 3, "DT": 1, "KW": 8, "US": 2, "RT": 2},
-              {"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 1, "RT": 2, "STAGES": 4},
-              {"BITS": 8, "NB": 2, "DT": 1, "KW": 4, "US": 2, "RT": 1, "STAGES": 3}]
+              {"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 1, "RT": 2},
+              {"BITS": 8, "NB": 2, "DT": 1, "KW": 4, "US": 2, "RT": 1}]
 
 
 def test_opencl_mma_source_parses_and_declines_off_nvidia():

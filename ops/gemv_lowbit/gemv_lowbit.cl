@@ -299,36 +299,14 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // 16t of each 64-byte step (32 int4 or 16 int8 k; one w4a16 scale group per step), and x of batch
 // row g (lanes g ≥ NB hold zeros). Steps go in chunks of US; warp w takes chunks w, w+KW, ...
 // (split-K inside the work-group) with the next chunk's weights, x and scales loaded into
-// registers before the current chunk is multiplied (STAGES 0, registered) or the weights through a
-// cp.async ring of STAGES chunks per warp in local memory (a probe: no faster on the H200, its depth
-// capped by the 48 KiB of local memory a work-group gets there); steps left over (< US) go one per
-// warp; the warps' partial sums meet in local memory and warp 0 stores.
-// Defines: BITS (4, 8), NB, DT, KW, US, RT, STAGES. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
+// registers before the current chunk is multiplied (a cp.async ring in local memory instead ran no
+// faster on the H200, its depth capped by the 48 KiB a work-group gets there: session 21, s21b–c,
+// removed); steps left over (< US) go one per warp; the warps' partial sums meet in local memory
+// and warp 0 stores.
+// Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
 #ifdef MMA
 // h2fma, mma16816, unpack_pairs, tc_step (shared with gemv_lowbit.cu); TC_VPL, TC_STEPK, TC_XU
 #include "tc_pairs.h"
-
-#ifndef STAGES
-#define STAGES 0  // 0: the next chunk prefetched into registers; ≥ 2: a cp.async ring of STAGES chunks
-#endif
-#if STAGES
-// 16 bytes global → local memory, asynchronous (cp.async.cg: L2 only). A __local pointer's value
-// is its offset in the shared window on NVIDIA, the address cp.async's .shared operand takes.
-inline void cp_async16(__local uint4* dst, __global const uchar* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint)(size_t)dst), "l"(src) : "memory");
-}
-inline void cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
-#define MSTR_(v) #v
-#define MSTR(v) MSTR_(v)
-#define MAHEAD_2 1
-#define MAHEAD_3 2
-#define MAHEAD_4 3
-#define MAHEAD_5 4
-#define MAHEAD_6 5
-inline void cp_async_wait_ahead(void) {  // all but the newest STAGES − 1 groups have landed
-    asm volatile("cp.async.wait_group " MSTR(CAT(MAHEAD_, STAGES)) ";" ::: "memory");
-}
-#endif
 
 __kernel __attribute__((reqd_work_group_size(32 * KW, 1, 1)))
 void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* restrict scales,
@@ -361,25 +339,21 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 #else
 #define MLOADS(st, S)
 #endif
-#define MLOADXS(st, X, S)                                                                          \
-    {                                                                                              \
-        for (int h = 0; h < TC_XU; ++h)                                                              \
-            (X)[h] = xload ? *((__global const uint4*)(xp + (size_t)(st) * TC_STEPK) + h) : (uint4)(0u); \
-        MLOADS(st, S)                                                                              \
-    }
 #define MLOAD(st, W, X, S)                                                                         \
     {                                                                                              \
         for (int r = 0; r < RT; ++r) {                                                             \
             (W)[r][0] = *(__global const uint4*)(pa[r] + (size_t)(st) * 64);                       \
             (W)[r][1] = *(__global const uint4*)(pb[r] + (size_t)(st) * 64);                       \
         }                                                                                          \
-        MLOADXS(st, X, S)                                                                          \
+        for (int h = 0; h < TC_XU; ++h)                                                            \
+            (X)[h] = xload ? *((__global const uint4*)(xp + (size_t)(st) * TC_STEPK) + h) : (uint4)(0u); \
+        MLOADS(st, S)                                                                              \
     }
 #if BITS == 4
 #define MSTEP(W, X, S)                                                                             \
     for (int r = 0; r < RT; ++r) {                                                                 \
         float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                                     \
-        tc_step(d, (W)[r][0], (W)[r][1], X);                                                      \
+        tc_step(d, (W)[r][0], (W)[r][1], X);                                                       \
         acc[r][0] = fma(d[0], (S)[2 * r], acc[r][0]);                                              \
         acc[r][1] = fma(d[1], (S)[2 * r], acc[r][1]);                                              \
         acc[r][2] = fma(d[2], (S)[2 * r + 1], acc[r][2]);                                          \
@@ -388,50 +362,6 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 #else
 #define MSTEP(W, X, S) for (int r = 0; r < RT; ++r) tc_step(acc[r], (W)[r][0], (W)[r][1], X);
 #endif
-#if STAGES
-    // chunk c's weights → stage s of this lane's ring slots (one commit group per chunk); each lane
-    // reads back only what it copied itself, so cp.async.wait_group alone orders them
-    __local uint4 ring[KW * STAGES * US * RT * 2 * 32];
-    __local uint4* my = ring + warp * STAGES * US * RT * 2 * 32 + lane;
-#define MSLOT(s, j, r) ((((s) * US + (j)) * RT + (r)) * 2 * 32)
-#define MISSUE(c, s)                                                                               \
-    for (int j = 0; j < US; ++j)                                                                   \
-        for (int r = 0; r < RT; ++r) {                                                             \
-            cp_async16(my + MSLOT(s, j, r), pa[r] + (size_t)((c) * US + j) * 64);                  \
-            cp_async16(my + MSLOT(s, j, r) + 32, pb[r] + (size_t)((c) * US + j) * 64);             \
-        }
-    for (int i = 0; i < STAGES - 1; ++i) {  // the warp's first STAGES − 1 chunks in flight
-        if (warp + i * KW < chunks) MISSUE(warp + i * KW, i)
-        cp_async_commit();
-    }
-    uint4 xc[US][TC_XU];
-    float sc[US][2 * RT];
-    if (warp < chunks)
-        for (int j = 0; j < US; ++j) MLOADXS(warp * US + j, xc[j], sc[j])
-    int stage = 0;
-    for (int c = warp; c < chunks; c += KW) {
-        const int cn = c + (STAGES - 1) * KW;  // into the stage consumed in the previous iteration
-        if (cn < chunks) MISSUE(cn, stage == 0 ? STAGES - 1 : stage - 1)
-        cp_async_commit();
-        const int c1 = min(c + KW, chunks - 1);  // x and scales a chunk ahead, as in the register form
-        uint4 xn[US][TC_XU];
-        float sn[US][2 * RT];
-        for (int j = 0; j < US; ++j) MLOADXS(c1 * US + j, xn[j], sn[j])
-        cp_async_wait_ahead();  // chunk c's group has landed
-        for (int j = 0; j < US; ++j) {
-            uint4 w[RT][2];
-            for (int r = 0; r < RT; ++r) w[r][0] = my[MSLOT(stage, j, r)], w[r][1] = my[MSLOT(stage, j, r) + 32];
-            MSTEP(w, xc[j], sc[j])
-        }
-        for (int j = 0; j < US; ++j) {
-            for (int h = 0; h < TC_XU; ++h) xc[j][h] = xn[j][h];
-            for (int i = 0; i < 2 * RT; ++i) sc[j][i] = sn[j][i];
-        }
-        stage = stage == STAGES - 1 ? 0 : stage + 1;
-    }
-#undef MISSUE
-#undef MSLOT
-#else
     uint4 wc[US][RT][2], xc[US][TC_XU];
     float sc[US][2 * RT];
     if (warp < chunks)
@@ -449,7 +379,6 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
             for (int i = 0; i < 2 * RT; ++i) sc[j][i] = sn[j][i];
         }
     }
-#endif
     for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
         uint4 wr[RT][2], xr[TC_XU];
         float sr[2 * RT];

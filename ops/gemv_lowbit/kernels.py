@@ -524,20 +524,13 @@ def opencl_fused_vec(be, case, shape: tuple[int, int] | None = None, teams: int 
     return _c_kernels(be, case, _CL, "fused_vec", shape, teams)
 
 
-#: OpenCL fused_mma's shape: steps per chunk, weight staging (0: the next chunk prefetched into
-#: registers; ≥ 2: a cp.async ring of that many chunks per warp in local memory) and register cap
-#: (-cl-nv-maxrregcount, where cl_nv_compiler_options is offered). H200, w4a16 bf16 K=N=16384 /
-#: N=28672 (probes-20261204-session21/s21a–c): unbounded, US 2: 168 registers (3 blocks of 4 warps
-#: per SM), 44–46 / 47–50 %; capped at 128, US 1: 52.0 / 49.4 %; the ring forms 38–47 % (at most
-#: 48 KiB of local memory per work-group on NVIDIA's OpenCL holds STAGES 4 at US 1 and KW 4)
-MMA_US, MMA_STAGES, MMA_MAXRREG = 1, 0, 128
-
-
-def _mma_local_bytes(defs: dict) -> int:
-    """Local memory of gemv_lowbit_mma: the ring (STAGES·US·RT·2·32 16-byte slots per warp) and the
-    KW − 1 warps' split-K partials."""
-    ring = defs["KW"] * defs["STAGES"] * defs["US"] * defs["RT"] * 2 * 32 * 16
-    return ring + max(defs["KW"] - 1, 1) * 4 * defs["RT"] * 32 * 4
+#: OpenCL fused_mma's shape: steps per chunk and register cap (-cl-nv-maxrregcount, where
+#: cl_nv_compiler_options is offered). H200, w4a16 bf16 K=N=16384 / N=28672
+#: (probes-20261204-session21/s21a–c): unbounded, US 2: 168 registers (3 blocks of 4 warps per SM),
+#: 44–46 / 47–50 %; capped at 128, US 1: 52.0 / 49.4 %; a cp.async ring in local memory 38–47 %
+#: (at most 48 KiB of local memory per work-group on NVIDIA's OpenCL held STAGES 4 at US 1 and KW 4;
+#: removed)
+MMA_US, MMA_MAXRREG = 1, 128
 
 
 @kernel("gemv_lowbit", "opencl", "fused_mma")
@@ -546,20 +539,16 @@ def opencl_fused_mma(be, case, maxrreg: int | None = MMA_MAXRREG, **defines):
     gemv_lowbit_mma; mma.sync, prmt and f16x2/bf16x2 FMA through inline PTX, as the shuffles of
     fused_vec): block per 16·RT rows, split-K warps (``tc_geometry``), the next chunk's weights
     and x loaded into registers before the current one is multiplied. ``defines`` override the
-    planned KW/US/RT/STAGES and ``maxrreg`` caps the registers (cl_nv_compiler_options; probes).
+    planned KW/US/RT and ``maxrreg`` caps the registers (cl_nv_compiler_options; probes).
     Elsewhere (PoCL, other vendors, older NVIDIA): unsupported."""
-    nv = "cl_nv_device_attribute_query" in set(be.device.features)
-    if not nv or int(be.cl_device.compute_capability_major_nv) < 8:
+    feats = set(be.device.features)
+    if "cl_nv_device_attribute_query" not in feats or int(be.cl_device.compute_capability_major_nv) < 8:
         raise Unsupported("gemv_lowbit_mma: NVIDIA OpenCL, compute capability 8.0+ only (inline PTX mma)")
     n, k, b, bits = _dims(case)
     rt = defines.get("RT", TC_RT[bits])
-    defs = {"MMA": 1, "BITS": bits, "NB": b, "DT": _dt(case), "US": MMA_US, "RT": rt, "STAGES": MMA_STAGES,
+    defs = {"MMA": 1, "BITS": bits, "NB": b, "DT": _dt(case), "US": MMA_US, "RT": rt,
             "KW": tc_geometry(case, be.device.compute_units or 132, rt)[0], **defines}
-    if "KW" not in defines:  # halved until the ring and the partials fit the device's local memory
-        while defs["KW"] > 1 and _mma_local_bytes(defs) > int(be.cl_device.local_mem_size):
-            defs["KW"] //= 2
-    nvopts = maxrreg and "cl_nv_compiler_options" in set(be.device.features)
-    opts = (f"-cl-nv-maxrregcount={maxrreg}",) if nvopts else ()
+    opts = (f"-cl-nv-maxrregcount={maxrreg}",) if maxrreg and "cl_nv_compiler_options" in feats else ()
     prog = be.compile(_CL, "gemv_lowbit_mma", defs, opts)
     grid, block = (cdiv(n, 16 * defs["RT"]),), (32 * defs["KW"],)
     nn, kk = np.int32(n), np.int32(k)

@@ -812,19 +812,6 @@ __device__ __forceinline__ void pk_init_barriers(unsigned long long* full, unsig
     __syncthreads();
 }
 
-// this warp's 16 sums of static group grp, whose chunks lie in the contiguous ranges of `total`
-// chunks split over nb blocks: slot blockIdx.x − b0 of the blocks b0..b1 holding them (the block
-// holding chunk c is ⌈(c + 1)·nb / total⌉ − 1)
-__device__ __forceinline__ void pk_flush_static(unsigned short* y, int N, long long grp, int warp, int lane,
-                                                const float (&acc)[4], float* ws, int* cnt, int slots, int cpg,
-                                                long long total, long long nb) {
-    const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
-    const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
-    const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
-    pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1, blockIdx.x - b0,
-              cnt + grp * PKW + warp);
-}
-
 extern "C" __global__ void PK_BOUNDS
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
@@ -859,8 +846,14 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     mbar_wait_parity(smem_u32(&xbar), 0);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     long long cur = start / cpg;  // the group acc belongs to
+    // this warp's 16 sums of group grp, whose chunks lie in the blocks b0..b1 (the block holding
+    // chunk c is ⌈(c + 1)·nb / total⌉ − 1): slot blockIdx.x − b0 of their b1 − b0 + 1 partials
     auto flush = [&](long long grp) {
-        pk_flush_static(y, N, grp, warp, lane, acc, ws, cnt, slots, cpg, total, nb);
+        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
+        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
+        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
+        pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1,
+                  blockIdx.x - b0, cnt + grp * PKW + warp);
     };
     for (int i = 0; i < len; ++i) {
         const long long c = start + i, grp = c / cpg;

@@ -4,11 +4,11 @@ OpenCL process times the registered kernel three ways, hot (no L2 flush), 200 sa
 - ``window``: the fence window, the harness's sample before session 21 (a user event gates the
   queue; from the end of a fence kernel behind the gate to the start of a fence kernel after the
   work), read here as the gated sample plus the backend's ``outside_s``;
-- ``events``: the same gated samples' own kernel events, first kernel's start to last kernel's end
-  (device timestamps of the timed commands themselves, no fences; the harness's sample since
-  session 21), and ``busy``, the sum of those kernels' own durations (below ``events`` by the
-  gaps between the kernels of a several-kernel variant);
-- ``ungated``: the kernel events of launches enqueued straight on the queue (no gate, no fences);
+- ``events``: the harness's sample since session 21, the gated commands' own events (kernels and
+  fills enqueued through the backend: first start to last end, device timestamps, no fences), and
+  ``busy``, the sum of those commands' own durations (below ``events`` by the gaps between the
+  kernels of a several-kernel variant);
+- ``ungated``: the same span for launches enqueued straight on the queue (no gate, no fences);
 
 and a host-timed batch of back-to-back launches (wall clock / count), and prints medians in µs.
 Session 21 found a 22–26 µs window for a 32-element vector_add on the H200 through NVIDIA's
@@ -32,23 +32,25 @@ from suite.registry import REGISTRY, discover, get_spec  # noqa: E402
 
 
 def _recorded(be, fn):
-    """(fn(), the events of the kernels it launched through ``be.launch``)."""
-    rec, orig = [], be.launch
+    """(fn(), the events of the commands it enqueued through the backend: kernels and fills, the
+    commands ``OpenCLBackend.time`` spans — taken where the backend records them, ``_record``)."""
+    rec, orig = [], be._record
 
-    def launch(*a, **k):
-        rec.append(orig(*a, **k))
-        return rec[-1]
+    def record(ev):
+        rec.append(ev)
+        return orig(ev)
 
-    be.launch = launch
+    be._record = record
     try:
         return fn(), rec
     finally:
-        be.launch = orig
+        del be._record  # the class's method again
 
 
 def _span_us(evs) -> float:
-    """First recorded kernel's start to the last one's end, µs (device timestamps)."""
-    return (evs[-1].profile.end - evs[0].profile.start) * 1e-3
+    """First recorded command's start to the last one's end, µs (device timestamps): the harness's
+    sample, for launches made without its gate."""
+    return (max(e.profile.end for e in evs) - min(e.profile.start for e in evs)) * 1e-3
 
 
 def _measure(be, one) -> dict:
@@ -61,8 +63,8 @@ def _measure(be, one) -> dict:
     window, events, busy, ungated = [], [], [], []
     for _ in range(200):  # the harness's sample, and the timed commands' own events
         w, evs = _recorded(be, lambda: be.time(one))
+        events.append(w * 1e6)  # the harness's sample: the recorded commands' span
         window.append((w + be.outside_s) * 1e6)  # the fence span
-        events.append(_span_us(evs))
         busy.append(sum(e.profile.end - e.profile.start for e in evs) * 1e-3)
     for _ in range(200):
         _, evs = _recorded(be, one)

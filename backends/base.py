@@ -135,10 +135,29 @@ def host_cpu_slug(backend: str | None = None) -> str:
     return "cpu-" + slugify(host_cpu_name()) + (f"-{backend}" if split else "")
 
 
+def canonical_pci(bus_id: str | None = None, *, domain: int = 0, bus: int | None = None,
+                  device: int = 0, function: int = 0) -> str | None:
+    """A PCI address in the one form every backend's device carries, ``dddd:bb:dd.f`` (lowercase
+    hex, 4-digit domain): from a string in any of the spellings the APIs use — NVML
+    "00000000:19:00.0", CUDA "0000:19:00.0", the short "19:00.0" — or from its numbers (OpenCL's
+    and torch's bus/device fields). None when there is nothing to parse."""
+    if bus_id is not None:
+        m = re.fullmatch(r"(?:([0-9a-f]+):)?([0-9a-f]+):([0-9a-f]+)\.([0-7])", str(bus_id).strip().lower())
+        if not m:
+            return None
+        domain, bus, device, function = (int(g, 16) if g else 0 for g in m.groups())
+    if bus is None:
+        return None
+    return f"{domain:04x}:{bus:02x}:{device:02x}.{function:x}"
+
+
 def gpu_slug(name: str, pci_bus_id: str | None = None, unique: bool = True) -> str:
-    """Slug of a GPU: its name, plus the PCI bus id when the host has several of that name."""
+    """Slug of a GPU: its name, plus its PCI address when the host has several of that name
+    (``nvidia-h200-19-00-0``; the domain only when it is not 0000)."""
     s = slugify(name)
-    return s if unique or not pci_bus_id else f"{s}-{slugify(pci_bus_id)}"
+    if unique or not pci_bus_id:
+        return s
+    return f"{s}-{slugify(pci_bus_id.removeprefix('0000:'))}"
 
 
 def host_llc_bytes() -> int:

@@ -22,8 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Device, Unsupported, cuda_visible_env, flush_bytes, read_source
-from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
+from backends.base import (
+    Backend,
+    Device,
+    Unsupported,
+    canonical_pci,
+    cuda_visible_env,
+    flush_bytes,
+    read_source,
+)
+from backends.nvml import gpu_clocks, nvml_identity
 
 #: options of every compile (run and compile-only): no fast math, line info for profilers
 BASE_OPTIONS = ("-std=c++17", "-lineinfo")
@@ -296,9 +304,10 @@ class CudaBackend(Backend):
         p = rt.getDeviceProperties(i)
         name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
         try:
-            pci = canonical_pci(rt.deviceGetPCIBusId(i))  # "0000:19:00.0" → "19:00.0"
+            pci = canonical_pci(rt.deviceGetPCIBusId(i))  # "0000:19:00.0"
         except Exception:  # noqa: BLE001
-            pci = canonical_pci(f"{p.get('pciBusID', 0):02x}:{p.get('pciDeviceID', 0):02x}.0")
+            pci = canonical_pci(domain=p.get("pciDomainID", 0), bus=p.get("pciBusID", 0),
+                                device=p.get("pciDeviceID", 0))
         ident = nvml_identity(i, pci)
         rv, dv = rt.runtimeGetVersion(), rt.driverGetVersion()
         uuid = ident.get("uuid")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from backends.base import canonical_pci
+
 _THROTTLE = {
     0x1: "gpu_idle", 0x2: "app_clocks", 0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x10: "sync_boost",
     0x20: "sw_thermal", 0x40: "hw_thermal", 0x80: "hw_power_brake", 0x100: "display_clocks",
@@ -16,7 +18,7 @@ _max_clocks: dict[Any, tuple[int, int]] = {}
 def _handle(index: int, pci_bus_id: str | None = None):
     """NVML handle of a GPU: by PCI bus id when known (CUDA and NVML indices differ under
     CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER=FASTEST_FIRST), else by index."""
-    key = pci_bus_id or index
+    key = pci_bus_id or index  # NVML takes the canonical "dddd:bb:dd.f" form
     if key not in _handles:
         import pynvml
 
@@ -24,11 +26,6 @@ def _handle(index: int, pci_bus_id: str | None = None):
         _handles[key] = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode()) if pci_bus_id
                          else pynvml.nvmlDeviceGetHandleByIndex(index))
     return _handles[key]
-
-
-def canonical_pci(bus_id: str) -> str:
-    """PCI bus id in the short lowercase form ``bb:dd.f``: "00000000:19:00.0" → "19:00.0"."""
-    return ":".join(str(bus_id).strip().lower().split(":")[-2:])
 
 
 def _s(x) -> str:

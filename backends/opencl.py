@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from backends.base import Backend, Device, Unsupported, flush_bytes, read_source
+from backends.base import Backend, Device, Unsupported, canonical_pci, flush_bytes, read_source
 from backends.nvml import find_index, gpu_clocks
 
 
@@ -62,14 +62,20 @@ def _all_devices() -> list[tuple[cl.Platform, cl.Device]]:
 
 
 def _pci_bus_id(d: cl.Device) -> str | None:
-    """Canonical "bb:dd.f" (lowercase hex) from cl_nv_device_attribute_query, else None."""
+    """Canonical PCI address (``backends.base.canonical_pci``) from cl_nv_device_attribute_query,
+    else None. NVIDIA's "slot" is the PCI device number (an H200 CUDA calls 0000:00:06.0 reports
+    bus 0, slot 6), the function is 0, the domain comes with newer drivers."""
     if "cl_nv_device_attribute_query" not in d.extensions:
         return None
     try:
         bus, slot = int(d.pci_bus_id_nv), int(d.pci_slot_id_nv)
     except (cl.Error, AttributeError):
         return None
-    return f"{bus:02x}:{slot >> 3:02x}.{slot & 7:x}"
+    try:
+        domain = int(d.pci_domain_id_nv)
+    except (cl.Error, AttributeError):
+        domain = 0
+    return canonical_pci(domain=domain, bus=bus, device=slot)
 
 
 #: reads every 16-byte word of the flush buffer; a store depends on the sum (harmless if it ever

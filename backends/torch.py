@@ -11,8 +11,16 @@ import time as _time
 import numpy as np
 import torch
 
-from backends.base import Backend, Device, cuda_visible_env, flush_bytes, host_cpu_name, host_memory_bytes
-from backends.nvml import canonical_pci, gpu_clocks, nvml_identity
+from backends.base import (
+    Backend,
+    Device,
+    canonical_pci,
+    cuda_visible_env,
+    flush_bytes,
+    host_cpu_name,
+    host_memory_bytes,
+)
+from backends.nvml import gpu_clocks, nvml_identity
 
 TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
                 "int32": torch.int32, "uint32": torch.uint32, "uint16": torch.uint16, "int8": torch.int8,
@@ -27,7 +35,8 @@ def cuda_devices(backend: str, versions: dict[str, str]) -> list[Device]:
         # NVML by PCI id: under CUDA_VISIBLE_DEVICES (a pinned worker) CUDA index 0 is not NVML's 0
         pci = None
         if hasattr(p, "pci_bus_id"):
-            pci = canonical_pci(f"{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}.0")
+            pci = canonical_pci(domain=getattr(p, "pci_domain_id", 0), bus=p.pci_bus_id,
+                                device=getattr(p, "pci_device_id", 0))
         ident = nvml_identity(i, pci)
         out.append(Device(backend, i, p.name, "gpu", "NVIDIA", memory_bytes=p.total_memory,
                           compute_units=p.multi_processor_count, l2_bytes=getattr(p, "L2_cache_size", 0),

@@ -138,6 +138,25 @@ def _adapters():
     return wgpu.gpu.enumerate_adapters_sync()
 
 
+def _vulkan_ids(infos: list[dict]) -> dict[int, dict]:
+    """Adapter index → its Vulkan identity (UUID, PCI address: ``backends.vkid``). wgpu lists the
+    loader's physical devices in the loader's order, so the k-th Vulkan adapter of a (name,
+    vendor id) is the k-th physical device of it — trusted only where both list as many of that
+    (name, vendor id); otherwise those adapters get none and are attributed by name alone
+    (suite/identity.py: on a host with several such cards, not at all)."""
+    from backends.vkid import vulkan_identities
+
+    phys: dict[tuple, list[dict]] = {}
+    for v in vulkan_identities():
+        phys.setdefault((v["name"], v["vendor_id"]), []).append(v)
+    adapters: dict[tuple, list[int]] = {}
+    for i, info in enumerate(infos):
+        if info.get("backend_type") == "Vulkan":
+            adapters.setdefault((info.get("device"), info.get("vendor_id")), []).append(i)
+    return {i: v for k, idx in adapters.items() if len(idx) == len(phys.get(k, []))
+            for i, v in zip(idx, phys[k], strict=True)}
+
+
 class WebGPUBackend(Backend):
     name = "webgpu"
     timer = "webgpu-timestamp"
@@ -149,12 +168,14 @@ class WebGPUBackend(Backend):
         out = []
         adapters = _adapters()
         infos = [a.info for a in adapters]
+        ids = _vulkan_ids(infos)
         for i, (a, info) in enumerate(zip(adapters, infos, strict=True)):
             api = info.get("backend_type", "")
             cpu = info.get("adapter_type", "") == "CPU"
             vendor = _VENDORS.get(info.get("vendor_id", 0)) or info.get("vendor", "")
             d = Device("webgpu", i, info["device"], "cpu" if cpu else "gpu", vendor,
                        memory_bytes=host_memory_bytes() if cpu else 0, driver=info.get("description", ""),
+                       uuid=ids.get(i, {}).get("uuid"), pci_bus_id=ids.get(i, {}).get("pci_bus_id"),
                        features=sorted(a.features),
                        versions={"wgpu": wgpu.__version__, "backend_type": api})
             # the same device through a less preferred API (e.g. OpenGL beside Vulkan) is listed

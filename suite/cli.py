@@ -33,7 +33,7 @@ from backends import BACKENDS
 from suite import report
 from suite import results as res
 from suite.registry import REGISTRY, SPECS, discover, select
-from suite.runner import execute, new_run, plan, write_run
+from suite.runner import execute, new_run, plan, work, write_run
 from suite.spec import DTYPES
 from suite.worker import FIX, Pool
 
@@ -74,11 +74,16 @@ BAD = report.BAD
 OpOpt = Annotated[list[str] | None, typer.Option("--op", help="operator (repeatable)")]
 BackendOpt = Annotated[list[str] | None, typer.Option("--backend", help="backend (repeatable)")]
 VariantOpt = Annotated[list[str] | None, typer.Option("--variant", help="variant (repeatable)")]
-DeviceOpt = Annotated[str | None, typer.Option("--device", help="device slug, or all|gpu|cpu, or a comma "
-                                                "list (default: GPUs if present, else the CPU)")]
+DeviceOpt = Annotated[str | None, typer.Option("--device", help="device slug, gpu0|gpu1|… (CUDA order), "
+                                                "all|gpu|cpu, or a comma list (default: GPUs if present, "
+                                                "else the CPU)")]
 DevicesOpt = Annotated[str | None, typer.Option(
-    "--devices", help="like --device, and shard the work across the selected devices: one worker per "
-                      "device, the devices in parallel (`--devices all`: every GPU of the host at once)")]
+    "--devices", help="like --device, and run the selected devices in parallel, one worker per device; "
+                      "identical cards share the work, each item runs once (`--devices all`: every "
+                      "GPU of the host at once)")]
+ReplicateOpt = Annotated[bool, typer.Option(
+    "--replicate", help="with --devices: every item on every selected card (per-card results) instead "
+                        "of once on the first free card of its model")]
 SplitCpuOpt = Annotated[bool, typer.Option(
     "--split-cpu", help="treat each CPU-side API (PoCL, lavapipe, torch CPU, ...) as its own device "
                         "cpu-<model>-<backend> (SOLBENCH_SPLIT_CPU=1): to test sharding, not for numbers")]
@@ -252,7 +257,7 @@ SEED_MAX = 2**63 - 1
 @app.command()
 def run(
     op: OpOpt = None, backend: BackendOpt = None, variant: VariantOpt = None, device: DeviceOpt = None,
-    devices: DevicesOpt = None, split_cpu: SplitCpuOpt = False,
+    devices: DevicesOpt = None, replicate: ReplicateOpt = False, split_cpu: SplitCpuOpt = False,
     size: Annotated[str, typer.Option(metavar="[test|bench]",
                                       help="test: small edge-case sizes; bench: large, timed")] = "bench",
     dtype: Annotated[list[str] | None, typer.Option(
@@ -284,6 +289,8 @@ def run(
     discover()
     if device and devices:
         _fail("give --device or --devices, not both")
+    if replicate and devices is None:
+        _fail("--replicate needs --devices (with --device every selected device runs every item anyway)")
     for opt, val in (("--device", device), ("--devices", devices)):
         if val is not None and not val.strip():
             _fail(f"{opt} '' names no device; valid: all, gpu, cpu, a device slug (see `solbench doctor`) "
@@ -316,6 +323,11 @@ def run(
             print_table(p.notes, "nothing to run")
             _fail("no kernel of the selection can run here (reasons above); no file written")
         meta = new_run()
+        parallel, spread = devices is not None, devices is not None and not replicate
+        tasks, last = work(p.items, p.devices, spread)
+        planned = sum(map(len, tasks.values())) + len(last)
+        meta.update(devices_mode="spread" if spread else "replicate" if parallel else "sequential",
+                    rows_planned=planned)
         rows = list(p.notes)
         done: list[dict] = []  # rows finished so far: what an interrupted run still saves
         last_write = {"at": -math.inf, "took": 0.0}
@@ -327,7 +339,7 @@ def run(
             # rewrite holds every row's samples, so a long run would write O(rows²) bytes)
             now = time.monotonic()
             if save and now - last_write["at"] >= PARTIAL_WRITE_RATIO * last_write["took"]:
-                meta["partial"] = {"rows_done": len(done), "rows_planned": len(p.items)}
+                meta["partial"] = {"rows_done": len(done), "rows_planned": planned}
                 with contextlib.suppress(OSError):  # the final save reports (and rescues)
                     write_run(meta, p.devices, [*p.notes, *done], results_dir)
                 last_write["at"] = time.monotonic()
@@ -335,11 +347,14 @@ def run(
             prog.step(it.id, row)
 
         interrupted = None
-        with _Reporter("running", len(p.items)) as prog, _terminate_as_interrupt():
+        with _Reporter("running", planned) as prog, _terminate_as_interrupt():
+            t0 = time.monotonic()
             try:
-                rows += execute(pool, p.items, timeout, on_row, parallel=devices is not None)
+                rows += execute(pool, p.items, timeout, on_row, parallel=parallel, devices=p.devices,
+                                spread=spread)
             except KeyboardInterrupt as e:
                 interrupted = e
+            meta["wall_s"] = time.monotonic() - t0  # planning and worker start-up not included
     except BaseException:
         pool.close()
         raise
@@ -359,9 +374,9 @@ def _finish_run(meta, p, rows, done, interrupted, prog, save, results_dir, json_
             err_console.print(f"[yellow]interrupted ({sig}) before any row finished: no result file "
                               "written[/yellow]")
             raise typer.Exit(130)
-        meta["interrupted"] = {"signal": sig, "rows_done": len(done), "rows_planned": len(p.items)}
+        meta["interrupted"] = {"signal": sig, "rows_done": len(done), "rows_planned": meta["rows_planned"]}
         rows += done
-        err_console.print(f"[yellow]interrupted ({sig}) after {len(done)} of {len(p.items)} rows: "
+        err_console.print(f"[yellow]interrupted ({sig}) after {len(done)} of {meta['rows_planned']} rows: "
                           "saving those (run.interrupted in the file)[/yellow]")
     meta.pop("partial", None)  # complete, or marked interrupted
     print_table(rows, f"solbench run {meta['id']}")

@@ -474,8 +474,8 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
 
     1. peaks: re-measured per device when missing, older than ``peaks_max_age_days``, or when the
        driver/backend versions differ from those of the newest run made before they were measured;
-    2. the suite (``solbench run --devices <device> --size <size>``, every op/backend/variant unless
-       filtered), run files into ``results_dir``;
+    2. the suite (``solbench run --devices <device> --replicate --size <size>``, every
+       op/backend/variant unless filtered; every card all of it), run files into ``results_dir``;
     3. detection over the history (committed ``results/`` + ``results_dir``), one report per device
        under ``reports_dir`` (default ``<results_dir>/reports``);
     4. the dashboard, when ``dashboard_out`` is set.
@@ -500,8 +500,9 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
                     peaks_note[slug] = f"re-measured ({why})" + ("" if rc == 0 else f", exit {rc}")
                 else:
                     peaks_note[slug] = f"kept (measured {pk['measured_utc']})"
-        args = ["run", "--devices", opt.device, "--size", opt.size, "--timeout", str(opt.timeout),
-                "--results-dir", str(results_dir)]
+        # --replicate: every card runs the whole suite, so each card's series has a night per night
+        args = ["run", "--devices", opt.device, "--replicate", "--size", opt.size, "--timeout",
+                str(opt.timeout), "--results-dir", str(results_dir)]
         for flag, vals in (("--op", opt.ops), ("--backend", opt.backends), ("--variant", opt.variants),
                            ("--case", opt.cases)):
             for v in vals or []:

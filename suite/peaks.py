@@ -223,8 +223,9 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     peaks: dict[str, dict[str, Any]] = {}
     for slug in p.devices:
-        peaks[slug] = {"device": slug, "measured_utc": now, "measured": {}, "candidates": [],
-                       "theoretical": {}}
+        rec = p.devices[slug]  # model and driver: what another card of the model inherits by
+        peaks[slug] = {"device": slug, "model": rec.get("model"), "driver": rec.get("driver"),
+                       "measured_utc": now, "measured": {}, "candidates": [], "theoretical": {}}
         old = sol.load_peaks(slug) if gemm_only else None
         if old:  # keep the stored bandwidth ceilings and their candidates
             peaks[slug]["candidates"] = old.get("candidates", [])
@@ -255,7 +256,7 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
                  "torch": (d["index"], s.torch, sz.stream_n["gpu" if d["kind"] == "gpu" else "cpu"])})
         for k, v in tp["gemm"].items():
             pk["measured"][k] = v
-        pk["theoretical"] = sol.theoretical(d["slug"], tp.get("ident", {}))
+        pk["theoretical"] = sol.theoretical(pk["model"] or d["slug"], tp.get("ident", {}))
 
     def remeasure(cand: dict[str, Any], n: int) -> list[float]:
         if "item" in cand:
@@ -273,7 +274,7 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
         peaks[slug]["candidates"] += [{k: v for k, v in c.items() if k not in _HOW_AGAIN} for c in cands]
     for slug, pk in peaks.items():
         if not pk["theoretical"]:
-            pk["theoretical"] = sol.theoretical(slug, {}) or {
+            pk["theoretical"] = sol.theoretical(pk["model"] or slug, {}) or {
                 "note": "no theoretical figure: NVML absent and no datasheet entry for this device"}
         if pk["measured"]:
             sol.save_peaks(slug, pk, root)

@@ -32,10 +32,10 @@ import re
 import pytest
 from rich.console import Console
 
-from suite import report, sol
+from suite import report
 from suite import results as res
 from suite.registry import select
-from suite.runner import new_run, peaks_file, plan, write_run
+from suite.runner import device_peaks, new_run, plan, rate_row, write_run
 from suite.worker import Pool
 
 OK = ("ok", "compiled")
@@ -168,9 +168,7 @@ def pytest_generate_tests(metafunc):
 def run_item(config, item):
     """Run one planned item in its worker; return the row (SOL figures derived)."""
     row = config._sb_pool.run(item, config.getoption("solbench_timeout"))
-    sol.derive(row, sol.load_peaks(item.device_slug))
-    if row.get("peaks_used") is not None:
-        row["peaks_used"]["file"] = peaks_file(item.device_slug)
+    rate_row(row, device_peaks(item.device_slug, config._sb_devices.get(item.device_slug)))
     return row
 
 

@@ -9,6 +9,7 @@ import datetime as _dt
 import platform
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,7 +35,8 @@ class Plan:
 
 
 def _pick_devices(devs: list[dict], selector: str | None) -> list[dict]:
-    """Devices a selector names: default, all, gpu, cpu, a slug, or a comma-separated list of those."""
+    """Devices a selector names: default, all, gpu, cpu, a slug, an ordinal (gpu0, gpu1, … in CUDA
+    order, see suite/identity.py), or a comma-separated list of those."""
     usable = [d for d in devs if d["reason"] is None]
     if selector in (None, "default"):
         gpus = [d for d in usable if d["kind"] == "gpu"]
@@ -46,7 +48,7 @@ def _pick_devices(devs: list[dict], selector: str | None) -> list[dict]:
         return usable
     if selector in ("gpu", "cpu"):
         return [d for d in usable if (d["kind"] == "gpu") == (selector == "gpu")]
-    return [d for d in usable if d["slug"] == selector]
+    return [d for d in usable if selector in (d["slug"], d.get("ordinal"))]
 
 
 def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None = None,
@@ -69,8 +71,9 @@ def plan(pool: Pool, ops=None, backends=None, variants=None, device: str | None 
             raise ValueError(f"unknown case {unknown[0]!r} for size {size}; "
                              f"valid: {', '.join(sorted(known))}")
     probed = pool.probe_all(sorted({e.backend for e in entries}))
-    seen = {d["slug"] for devs in probed.values() if isinstance(devs, list) for d in devs}
-    valid = [*DEVICE_CLASSES, *sorted(seen)]
+    listed = [d for devs in probed.values() if isinstance(devs, list) for d in devs]
+    valid = [*DEVICE_CLASSES, *sorted({d["ordinal"] for d in listed if d.get("ordinal")}),
+             *sorted({d["slug"] for d in listed})]
     for part in (device or "default").split(","):
         if part.strip() not in ("default", *valid):
             raise ValueError(f"unknown device {part.strip()!r}; valid: {', '.join(valid)}")
@@ -120,9 +123,12 @@ def _record_device(devices: dict, d: dict) -> None:
         "name": d["name"] if d["kind"] == "gpu" or d["backend"] == "torch" else "",
         "kind": "gpu" if d["kind"] == "gpu" else "cpu", "vendor": d["vendor"], "driver": d["driver"],
         "memory": d["memory_bytes"], "compute_units": d["compute_units"], "l2_bytes": d["l2_bytes"],
-        "pci_bus_id": d["pci_bus_id"], "uuid": d["uuid"], "backend_versions": {}, "seen_as": {}})
+        "pci_bus_id": d["pci_bus_id"], "uuid": d["uuid"], "model": d.get("model"),
+        "ordinal": d.get("ordinal"), "attribution": d.get("attribution"),
+        "backend_versions": {}, "seen_as": {}})
     rec["backend_versions"][d["backend"]] = d["versions"]
     rec["seen_as"][d["backend"]] = {"name": d["name"], "mode": d["mode"]}
+    rec["seen_as"][d["backend"]].update({k: d[k] for k in ("pci_bus_id", "uuid") if d.get(k)})
     for k, v in (("name", d["name"]), ("pci_bus_id", d["pci_bus_id"]), ("uuid", d["uuid"]),
                  ("l2_bytes", d["l2_bytes"]), ("driver", d["driver"])):
         rec[k] = rec[k] or v
@@ -136,54 +142,106 @@ def shards(items: list[Item]) -> dict[str, list[int]]:
     return out
 
 
+def work(items: list[Item], devices: dict[str, dict] | None = None,
+         spread: bool = False) -> tuple[dict[str, list[dict[str, int]]], list[int]]:
+    """How ``execute`` runs ``items``: (tasks per group of devices, positions run last). A task is
+    the copies of one item on the devices of its group ({slug: position}), run once, by one of
+    them. A group is one device, or with ``spread`` all cards of one model; devices whose rows
+    cannot be attributed to one card (``attribution`` in their record) run last, alone."""
+    devices = devices or {}
+    after = [i for i, it in enumerate(items) if (devices.get(it.device_slug) or {}).get("attribution")]
+    tasks: dict[str, list[dict[str, int]]] = {}
+    seen: dict[tuple, dict[str, int]] = {}
+    for i, it in enumerate(items):
+        if i in after:
+            continue
+        g = ((devices.get(it.device_slug) or {}).get("model") or it.device_slug) if spread else it.device_slug
+        key = (g, it.id.rsplit("@", 1)[0], it.seed, it.check_only, it.hot, it.size)
+        n = 0  # an item planned twice on one card (peaks' re-measurements) runs twice
+        while it.device_slug in seen.get((*key, n), {}):
+            n += 1
+        if (*key, n) not in seen:
+            seen[(*key, n)] = {}
+            tasks.setdefault(g, []).append(seen[(*key, n)])
+        seen[(*key, n)][it.device_slug] = i
+    return tasks, after
+
+
 def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
             on_row: Callable[[Item, dict], None] | None = None,
-            parallel: bool = False, rate: bool = True) -> list[dict[str, Any]]:
+            parallel: bool = False, rate: bool = True, devices: dict[str, dict] | None = None,
+            spread: bool = False) -> list[dict[str, Any]]:
     """Run items, each in the worker of its (backend, device); derive SOL figures from the peaks.
 
-    ``parallel``: shard by physical device, one thread per device driving that device's workers
-    (one backend at a time, items in plan order), devices concurrently: a device never runs two
-    items at once, so timings stay clean, and a host's N GPUs take about 1/N of the time.
-    Otherwise every item runs in turn. Rows come back in the order of ``items`` either way;
+    ``parallel``: one thread per physical device driving that device's workers (one backend at a
+    time, items in plan order), devices concurrently: a device never runs two items at once, so
+    timings stay clean. ``spread`` (with ``parallel``): the cards of one model share their work —
+    the copies of an item planned on each of them are one task, run once, by the first of those
+    cards to be free — so N identical GPUs take about 1/N of one's time; without it every card
+    runs every item planned on it (per-card results). Otherwise every item runs in turn.
+    ``devices``: the plan's device records (slug → model, driver, attribution): the cards of a
+    model, the peaks a card without its own inherits (``sol.find_peaks``), and the devices that
+    cannot be attributed to one card — their items run after the others, alone.
+    Rows come back in the order of ``items`` (the copies a spread run did not need left out);
     ``on_row`` is called as each finishes (from the device threads, one call at a time).
     ``rate``: derive GB/s and % of SOL from the stored peaks (``solbench peaks`` does not: a
     kernel faster than a stale ceiling is what it looks for, not a row to mark invalid).
     """
-    peaks = {slug: sol.load_peaks(slug) for slug in {it.device_slug for it in items}}
-    peaks_files = {slug: peaks_file(slug) for slug in peaks}
+    devices = devices or {}
+
+    def rec(slug: str) -> dict:
+        return devices.get(slug) or {}
+
+    peaks = {s: device_peaks(s, rec(s)) for s in {it.device_slug for it in items}}
     rows: list[dict[str, Any] | None] = [None] * len(items)
     lock = threading.Lock()
     stop = threading.Event()
     errors: list[BaseException] = []
 
-    def drive(queue: list[int]) -> None:
-        for i in queue:
-            if stop.is_set():
-                return
-            it = items[i]
-            row = pool.run(it, timeout)
-            if rate:
-                sol.derive(row, peaks[it.device_slug])
-            if row.get("peaks_used") is not None:
-                row["peaks_used"]["file"] = peaks_files[it.device_slug]
-            rows[i] = row
-            if on_row:
-                with lock:
-                    on_row(it, row)
+    def run_one(i: int) -> None:
+        it = items[i]
+        t0 = time.monotonic()
+        row = pool.run(it, timeout)
+        row["wall_s"] = time.monotonic() - t0  # check, compile and timing, as the host saw it
+        if rec(it.device_slug).get("attribution"):
+            row["attribution"] = rec(it.device_slug)["attribution"]
+        if rate:
+            rate_row(row, peaks[it.device_slug])
+        rows[i] = row
+        if on_row:
+            with lock:
+                on_row(it, row)
+
+    tasks, after = work(items, devices, spread and parallel)
+    group = {it.device_slug: g for g, q in tasks.items() for t in q for it in (items[i] for i in t.values())}
+
+    def drive(slug: str) -> None:
+        queue = tasks[group[slug]]
+        while not stop.is_set():
+            with lock:
+                task = next((t for t in queue if slug in t), None)
+                if task is None:
+                    break
+                queue.remove(task)
+            run_one(task[slug])
         pool.finish()
 
-    def drive_thread(queue: list[int]) -> None:
+    def drive_thread(slug: str) -> None:
         try:
-            drive(queue)
+            drive(slug)
         except Exception as e:  # noqa: BLE001 - re-raised in the calling thread
             errors.append(e)
             stop.set()
 
     if not parallel:
-        drive(list(range(len(items))))
+        last = set(after)
+        for i in range(len(items)):
+            if i not in last:
+                run_one(i)
+        pool.finish()
     else:
-        threads = [threading.Thread(target=drive_thread, args=(q,), name=f"solbench-{slug}", daemon=True)
-                   for slug, q in shards(items).items()]
+        threads = [threading.Thread(target=drive_thread, args=(slug,), name=f"solbench-{slug}", daemon=True)
+                   for slug in group]
         for t in threads:
             t.start()
         try:
@@ -195,20 +253,32 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
             raise
     if errors:
         raise errors[0]
-    return rows  # type: ignore[return-value]
+    for i in after:  # a card the rows cannot be attributed to: alone, nothing else running
+        if stop.is_set():
+            break
+        run_one(i)
+    pool.finish()
+    return [r for r in rows if r is not None]
 
 
-def peaks_file(slug: str) -> dict[str, Any] | None:
-    """The peaks file ``sol.load_peaks`` reads for ``slug`` (first hit of its search folders):
-    path and sha256, recorded with every row's % SOL."""
+def device_peaks(slug: str, record: dict | None = None) -> dict[str, Any] | None:
+    """A device's peaks: its own, or inherited from another card of its model and driver (``record``:
+    its device record from the plan, see ``sol.find_peaks``)."""
+    record = record or {}
+    return sol.load_peaks(slug, model=record.get("model"), driver=record.get("driver"))
+
+
+def rate_row(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:
+    """GB/s, TFLOP/s and % SOL of a row (``sol.derive``), with the peaks file used (path, sha256,
+    the card it was inherited from)."""
     import hashlib
 
-    for root in sol.peaks_search():
-        p = Path(root) / slug / "peaks.json"
-        if p.is_file():
-            return {"path": str(p.relative_to(res.ROOT)) if p.resolve().is_relative_to(res.ROOT) else str(p),
-                    "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-    return None
+    sol.derive(row, peaks)
+    if row.get("peaks_used") is not None:
+        p = Path(peaks["file"])
+        row["peaks_used"]["file"] = {
+            "path": str(p.relative_to(res.ROOT)) if p.resolve().is_relative_to(res.ROOT) else str(p),
+            "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
 
 
 def new_run(argv: list[str] | None = None) -> dict[str, Any]:

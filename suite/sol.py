@@ -56,13 +56,34 @@ def peaks_search(root: Path | None = None) -> list[Path]:
     return out
 
 
-def load_peaks(slug: str, root: Path | None = None) -> dict[str, Any] | None:
-    """A device's ceilings from the first folder of ``peaks_search(root)`` that has them."""
+def find_peaks(slug: str, root: Path | None = None, model: str | None = None,
+               driver: str | None = None) -> tuple[Path | None, str | None]:
+    """(peaks.json, donor) of a device: its own, from the first folder of ``peaks_search(root)``
+    that has them (donor None); failing that, one inherited from another card of its ``model``
+    (the model's own folder first — a one-card host's — then other ``<model>-*`` folders whose
+    file names the same model), measured under the same ``driver`` where the file records one
+    (donor: that card's slug); (None, None) when there is neither."""
     for r in peaks_search(root):
-        p = r / slug / "peaks.json"
-        if p.is_file():
-            return json.loads(p.read_text())
-    return None
+        if (r / slug / "peaks.json").is_file():
+            return r / slug / "peaks.json", None
+    for r in peaks_search(root) if model else ():
+        for p in [r / model / "peaks.json", *sorted(r.glob(f"{model}-*/peaks.json"))]:
+            if p.parent.name == slug or not p.is_file():
+                continue
+            d = json.loads(p.read_text())
+            if (d.get("model") or d.get("device")) == model and d.get("driver", driver) == driver:
+                return p, p.parent.name
+    return None, None
+
+
+def load_peaks(slug: str, root: Path | None = None, model: str | None = None,
+               driver: str | None = None) -> dict[str, Any] | None:
+    """A device's ceilings (``find_peaks``) with ``file``, the file they came from; inherited ones
+    carry ``inherited_from``: the donor's slug."""
+    p, donor = find_peaks(slug, root, model, driver)
+    if p is None:
+        return None
+    return {**json.loads(p.read_text()), "file": str(p), **({"inherited_from": donor} if donor else {})}
 
 
 def save_peaks(slug: str, peaks: dict[str, Any], root: Path | None = None) -> Path:
@@ -122,6 +143,8 @@ def derive(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:
     row["pct_sol"] = 100.0 * row["sol_time_s"] / t
     row["peaks_used"] = {"bandwidth": bw, "bandwidth_source": bw_src,
                          "compute_key": PEAK_KEY.get(prec, "fp32"), "compute": pk, "compute_source": pk_src}
+    if peaks.get("inherited_from"):  # measured on another card of the model (sol.find_peaks)
+        row["peaks_used"]["inherited_from"] = peaks["inherited_from"]
     if row.get("read_dominated"):
         # a read-only op against the read-only ceiling: the copy ceiling pays for writes it never
         # makes (and, on a CPU, for the write-allocate reads of its destination). A peaks file

@@ -25,6 +25,8 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from suite.identity import unify
+
 FIX = {  # what a user runs when a backend's package is missing
     "cuda": "pip install 'solbench[cuda]' (cupy-cuda13x); for compile-only: "
             "pip install cuda-bindings nvidia-cuda-nvrtc",
@@ -539,6 +541,8 @@ class Pool:
                 out[b] = self[b].probe()
             except BackendUnavailable as e:
                 out[b] = str(e)
+        # one slug per physical GPU across every backend probed so far (suite/identity.py)
+        unify([d for w in self.workers.values() for d in w.devices or []])
         return out
 
     def close(self) -> None:

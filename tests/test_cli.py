@@ -213,13 +213,13 @@ def test_peaks_lookup_prefers_the_users_then_the_committed(tmp_path, monkeypatch
     monkeypatch.setattr(res, "COMMITTED_DIR", committed)
     monkeypatch.setattr(res, "RESULTS_DIR", local)
     monkeypatch.setattr(sol, "PEAKS_FIRST", None)
-    assert sol.load_peaks("dev-a") == {"who": "committed"}
+    assert sol.load_peaks("dev-a")["who"] == "committed"
     path = sol.save_peaks("dev-a", {"who": "user"})  # default: the user's folder
     assert path == local / "dev-a" / "peaks.json"
-    assert sol.load_peaks("dev-a") == {"who": "user"}
+    assert sol.load_peaks("dev-a")["who"] == "user"
     assert json.loads((committed / "dev-a" / "peaks.json").read_text()) == {"who": "committed"}
     monkeypatch.setattr(sol, "PEAKS_FIRST", committed)  # `--results-dir results`
-    assert sol.load_peaks("dev-a") == {"who": "committed"}
+    assert sol.load_peaks("dev-a")["who"] == "committed"
 
 
 def test_loader_reads_committed_and_user_runs(tmp_path, monkeypatch):

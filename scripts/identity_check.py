@@ -56,7 +56,7 @@ def _used() -> dict[str, int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--gib", type=float, default=2.0)
+    ap.add_argument("--gib", type=float, default=1.5)  # under OpenCL's 2 GiB-per-buffer limit on NVIDIA
     args = ap.parse_args()
     import pynvml
 

@@ -65,20 +65,29 @@ def reference(spec, case, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray
     return _load_or_make(path, lambda: spec.reference(case, inputs))
 
 
+def _load(path: Path) -> dict[str, np.ndarray] | None:
+    try:
+        with np.load(path) as z:
+            out = {k: z[k] for k in z.files}
+        os.utime(path)  # recently used: evicted last
+        return out
+    except (OSError, ValueError):  # absent, or damaged
+        return None
+
+
 def _load_or_make(path: Path, make) -> dict[str, np.ndarray]:
-    """The arrays stored at ``path``, or ``make()``'s, stored there atomically; under the folder's
-    lock, so concurrent workers wait for the one computing."""
-    with open(path.parent / ".lock", "a+") as lock:
+    """The arrays stored at ``path``, or ``make()``'s, stored there atomically. Files appear
+    whole (written aside, then renamed), so a stored one is read without a lock; making one holds
+    that file's lock, so concurrent workers wait for the one computing it — and only for it (a
+    folder-wide lock made the workers of a multi-GPU run read their inputs one at a time)."""
+    if (out := _load(path)) is not None:
+        return out
+    with open(path.with_suffix(".lock"), "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if path.is_file():
-                try:
-                    with np.load(path) as z:
-                        out = {k: z[k] for k in z.files}
-                    os.utime(path)  # recently used: evicted last
-                    return out
-                except (OSError, ValueError):
-                    path.unlink(missing_ok=True)  # a damaged file: recompute
+            if (out := _load(path)) is not None:
+                return out
+            path.unlink(missing_ok=True)  # a damaged file: recompute
             out = make()
             tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
             np.savez(tmp, **out)

@@ -1,9 +1,9 @@
 """Does each backend's device really sit on the card the suite attributes it to? For every backend
-and every GPU it lists, the device's own worker (the one a run uses) allocates and fills 2 GiB on
+and every GPU it lists, the device's own worker (the one a run uses) allocates and fills 1.5 GiB on
 it, and NVML says which card's used memory grew; the row is right when that card is the one whose
 slug the record carries (suite/identity.py). Also prints every backend's identity of each card.
 
-    python scripts/identity_check.py [--out DIR] [--gib 2]
+    python scripts/identity_check.py [--out DIR] [--gib 1.5]
 
 Needs NVIDIA GPUs and NVML (nvidia-ml-py); on a host with one card it checks that one.
 """

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="x1a | x2a | x2b | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="x1a | x2a | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -52,19 +52,21 @@ probe() {  # probe SECONDS NAME OP BACKEND ARGS...: one scripts/probe.py run, it
     cat "$W/probe_$name.txt" >> "$OUT/log-$PART.txt"
 }
 
-x2_sweep() {  # x2_sweep SECONDS NAME DEVICE-ARGS...: issue 13's sweep — every op, every backend, every
-    # variant but torch.compile's (~10 s of compiling each), one bench case per op, 1 s of samples
+x2_sweep() {  # x2_sweep SECONDS NAME DEVICE-ARGS...: issue 13's sweep, every op at bench size: a
+    # flagship variant of every backend at a small-footprint bench case of attention, GEMV, matmul,
+    # grayscale and softmax; CUDA's alone at the 2^28-element ops (vector_add, reduction, scan),
+    # where each row spends 12–55 s checking on the host, per worker (x2b of session 22: all 110
+    # rows of every variant would take ~20 minutes on one GPU, over the device budget)
     local t=$1 name=$2 v a=()
     shift 2
-    for v in brent_kung coarsened cumsum cupy decoupled_lookback dense dequant_then_gemv eager flash fused \
-        fused_mma fused_packed fused_row fused_rows fused_tma fused_vec grid_stride grouped kogge_stone \
-        large_block matmul mma_sync naive online persistent reduce_then_scan register_blocked sdpa split_row \
-        splitk subgroup sum three_pass tiled_shared tinygemm tl_sum tree_shared vec16 vec4 vec4_split \
-        vec4_unroll warp_shuffle wgmma wgmma_tma; do a+=(--variant "$v"); done
+    for v in vec4_unroll cupy vec16 vec4_split fused_row register_blocked grouped matmul flash sdpa \
+        fused_vec dense; do a+=(--variant "$v"); done
     # inputs and references made afresh for each sweep (so each pays for them once), in memory: on
     # the device host the first 2^28-element case, writing its files to disk, outlasted 60 s (x1a)
-    SOLBENCH_CACHE="/dev/shm/solbench-$name" cli "$t" "$name" run "$@" "${a[@]}" --case n=2^28 --case 8192x8192 --case 16384x16384 \
-        --case '2048³,bf16' --case b2h16s1000d64,fp16 --case w4a16,n8192,k8192,b1 --time-cap 1 --timeout 120
+    SOLBENCH_CACHE="/dev/shm/solbench-$name" cli "$t" "$name" run "$@" "${a[@]}" --case n=2^28 \
+        --case 2160x3840 --case 65536x1024 --case '2048³,bf16' --case b2h16s1000d64,fp16 \
+        --case w4a16,n8192,k8192,b1 --time-cap 0.5 --timeout 120 \
+        --backend cuda --backend torch --backend triton --backend opencl --backend webgpu
     "$PY" - "$W/$name.json" >> "$OUT/log-$PART.txt" 2>&1 <<'PYEOF'
 import collections, json, sys
 d = json.load(open(sys.argv[1]))
@@ -95,18 +97,15 @@ x1a)  # ~5 min: issue 13's identity on a one-GPU host (every backend on the one 
     cli 150 opencl_gemv run --op gemv_lowbit --backend opencl --backend torch --variant fused_mma \
         --variant fused_vec --variant tinygemm --timeout 60
     ;;
-x2a)  # issue 13 on nvidia-h200-x2 (~6 min): which card each backend's device sits on, then the
-    # sweep spread over both GPUs (each item once, on the first free card)
+x2a)  # issue 13 on nvidia-h200-x2 (≤ 9.5 min): which card each backend's device sits on, the
+    # sweep on one GPU (the wall-time reference), then spread over both GPUs (each item once)
     step "identity_check"
-    timeout 150 "$PY" scripts/identity_check.py --out "$W" >> "$OUT/log-$PART.txt" 2>&1
-    timeout 60 "$PY" -m suite.cli doctor >> "$OUT/log-$PART.txt" 2>&1
-    x2_sweep 380 spread --devices all
-    ;;
-x2b)  # issue 13 (≤ 9 min): the same sweep on one GPU (the wall-time reference)
-    x2_sweep 540 one_gpu --device gpu0
+    timeout 80 "$PY" scripts/identity_check.py --out "$W" >> "$OUT/log-$PART.txt" 2>&1
+    x2_sweep 300 one_gpu --device gpu0
+    x2_sweep 170 spread --devices all
     ;;
 x2c)  # issue 13 (≤ 9 min): the same sweep on each GPU at once (per-card medians of every kernel)
-    x2_sweep 540 replicate --devices all --replicate
+    x2_sweep 400 replicate --devices all --replicate
     ;;
 next22a)  # ~9 min (prepared in session 21, not run): OpenCL fused_mma checked after its step moved
     # into tc_pairs.h (every test case, then the bench rows beside fused_vec and tinygemm), then the

@@ -176,9 +176,10 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
     ``parallel``: one thread per physical device driving that device's workers (one backend at a
     time, items in plan order), devices concurrently: a device never runs two items at once, so
     timings stay clean. ``spread`` (with ``parallel``): the cards of one model share their work —
-    the copies of an item planned on each of them are one task, run once, by the first of those
-    cards to be free — so N identical GPUs take about 1/N of one's time; without it every card
-    runs every item planned on it (per-card results). Otherwise every item runs in turn.
+    the copies of an item planned on each of them are one task, run once, by one card (each
+    starts on its own contiguous share and then helps the others) — so N identical GPUs take
+    about 1/N of one's time; without it every card runs every item planned on it (per-card
+    results). Otherwise every item runs in turn.
     ``devices``: the plan's device records (slug → model, driver, attribution): the cards of a
     model, the peaks a card without its own inherits (``sol.find_peaks``), and the devices that
     cannot be attributed to one card — their items run after the others, alone.
@@ -215,14 +216,39 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
     tasks, after = work(items, devices, spread and parallel)
     group = {it.device_slug: g for g, q in tasks.items() for t in q for it in (items[i] for i in t.values())}
 
+    # a spread group's cards start on contiguous shares of its tasks (plan order: by backend, then
+    # case), so each backend's worker and each case's inputs are mostly on one card; a card done
+    # with its share takes the last task of the largest share left (work stealing)
+    members: dict[str, list[str]] = {}
+    for slug, g in group.items():
+        members.setdefault(g, []).append(slug)
+    share: dict[str, list[dict[str, int]]] = {}
+    for g, q in tasks.items():
+        n = len(members[g])
+        for k, slug in enumerate(members[g]):
+            share[slug] = q[k * len(q) // n:(k + 1) * len(q) // n]
+
+    def next_task(slug: str) -> dict[str, int] | None:
+        mine = [t for t in share[slug] if slug in t]
+        if mine:
+            task = mine[0]
+        else:
+            others = [[t for t in share[o] if slug in t] for o in members[group[slug]] if o != slug]
+            largest = max(others, key=len, default=[])
+            if not largest:
+                return None
+            task = largest[-1]
+        for o in members[group[slug]]:
+            if task in share[o]:
+                share[o].remove(task)
+        return task
+
     def drive(slug: str) -> None:
-        queue = tasks[group[slug]]
         while not stop.is_set():
             with lock:
-                task = next((t for t in queue if slug in t), None)
-                if task is None:
-                    break
-                queue.remove(task)
+                task = next_task(slug)
+            if task is None:
+                break
             run_one(task[slug])
         pool.finish()
 

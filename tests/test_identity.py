@@ -147,6 +147,8 @@ def test_spread_runs_each_item_once_on_the_cards_of_its_model():
     assert len(rows) == 24
     per_card = Counter(s for s, _ in ran if s.startswith("h200"))
     assert min(per_card.values()) >= 4, per_card  # the two cards shared it (about 6 each)
+    first = {i.split("/")[2]: s for s, i in ran if s.startswith("h200")}
+    assert first["v0"] == "h200-a" and first["v6"] == "h200-b"  # each began on its own half
     for slug in ("h200-a", "h200-b"):  # a card never runs two items at once
         spans = sorted((a, b) for s, _, a, b in pool.log if s == slug)
         assert all(y[0] >= x[1] for x, y in zip(spans, spans[1:], strict=False))

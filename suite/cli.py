@@ -522,7 +522,10 @@ def doctor():
             st = device_status(d)
             if i == len(devs) - 1 and hints:
                 st += "".join(f"\n[yellow]note[/yellow]: {h}" for h in hints)
-            t.add_row(b, d["name"], d["slug"], d["kind"], d["mode"], st)
+            if d.get("attribution"):
+                st += f"\n[yellow]not attributable[/yellow]: {d['attribution']}"
+            slug = d["slug"] + (f" ({d['ordinal']})" if d.get("ordinal") else "")
+            t.add_row(b, d["name"], slug, d["kind"], d["mode"], st)
     console.print(t)
     console.print(cuda_wheel_line(cudawheel.nvidia_smi()), highlight=False)
 

@@ -490,16 +490,20 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
         if opt.peaks:
             hist = load_history_quiet(roots)
             for slug, rec in current_devices(opt.device).items():
-                pk = sol.load_peaks(slug, results_dir)
+                # a card without its own inherits another card's of its model and driver
+                # (sol.find_peaks): those are judged stale or not by the card that measured them
+                pk = sol.load_peaks(slug, results_dir, model=rec.get("model"), driver=rec.get("driver"))
                 when = (pk or {}).get("measured_utc")
-                at = device_record_at(hist, slug, when) if when else None
+                src = (pk or {}).get("inherited_from") or slug
+                at = device_record_at(hist, src, when) if when else None
                 why = peaks_stale(pk, rec, at, opt.peaks_max_age_days)
                 if why:
                     log(f"peaks of {slug}: {why}: measuring")
                     rc = _solbench(["peaks", "--device", slug, "--results-dir", str(results_dir)], log)
                     peaks_note[slug] = f"re-measured ({why})" + ("" if rc == 0 else f", exit {rc}")
                 else:
-                    peaks_note[slug] = f"kept (measured {pk['measured_utc']})"
+                    peaks_note[slug] = f"kept (measured {pk['measured_utc']}" + (
+                        f" on {src}, inherited)" if src != slug else ")")
         # --replicate: every card runs the whole suite, so each card's series has a night per night
         args = ["run", "--devices", opt.device, "--replicate", "--size", opt.size, "--timeout",
                 str(opt.timeout), "--results-dir", str(results_dir)]

@@ -225,6 +225,7 @@ def measure_peaks(pool: Pool, device: str | None = None, timeout: float = 600.0,
     for slug in p.devices:
         rec = p.devices[slug]  # model and driver: what another card of the model inherits by
         peaks[slug] = {"device": slug, "model": rec.get("model"), "driver": rec.get("driver"),
+                       "uuid": rec.get("uuid"), "pci_bus_id": rec.get("pci_bus_id"),
                        "measured_utc": now, "measured": {}, "candidates": [], "theoretical": {}}
         old = sol.load_peaks(slug) if gemm_only else None
         if old:  # keep the stored bandwidth ceilings and their candidates

@@ -18,6 +18,7 @@ from typing import Any
 
 from suite import results as res
 from suite import sol
+from suite.identity import canonical_uuid
 from suite.provenance import git_info
 from suite.registry import get_spec, select
 from suite.worker import Item, Pool
@@ -289,9 +290,14 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
 
 def device_peaks(slug: str, record: dict | None = None) -> dict[str, Any] | None:
     """A device's peaks: its own, or inherited from another card of its model and driver (``record``:
-    its device record from the plan, see ``sol.find_peaks``)."""
+    its device record from the plan, see ``sol.find_peaks``); ``measured_on_card`` when the file
+    names another card's UUID than the record's (the same folder, another physical card)."""
     record = record or {}
-    return sol.load_peaks(slug, model=record.get("model"), driver=record.get("driver"))
+    peaks = sol.load_peaks(slug, model=record.get("model"), driver=record.get("driver"))
+    theirs, ours = canonical_uuid((peaks or {}).get("uuid")), canonical_uuid(record.get("uuid"))
+    if theirs and ours and theirs != ours:  # measured on another card (a fleet hands out others)
+        peaks["measured_on_card"] = peaks["uuid"]
+    return peaks
 
 
 def rate_row(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:

@@ -143,8 +143,9 @@ def derive(row: dict[str, Any], peaks: dict[str, Any] | None) -> None:
     row["pct_sol"] = 100.0 * row["sol_time_s"] / t
     row["peaks_used"] = {"bandwidth": bw, "bandwidth_source": bw_src,
                          "compute_key": PEAK_KEY.get(prec, "fp32"), "compute": pk, "compute_source": pk_src}
-    if peaks.get("inherited_from"):  # measured on another card of the model (sol.find_peaks)
-        row["peaks_used"]["inherited_from"] = peaks["inherited_from"]
+    for k in ("inherited_from", "measured_on_card"):  # measured on another card of the model
+        if peaks.get(k):
+            row["peaks_used"][k] = peaks[k]
     if row.get("read_dominated"):
         # a read-only op against the read-only ceiling: the copy ceiling pays for writes it never
         # makes (and, on a CPU, for the write-allocate reads of its destination). A peaks file

@@ -191,3 +191,20 @@ def test_a_card_without_peaks_inherits_its_models_labelled(tmp_path, monkeypatch
     sol.derive(row, pk)
     assert row["peaks_used"]["inherited_from"] == "nvidia-h200-1a-00-0"
     assert row["pct_sol"] == pytest.approx(50)
+
+
+def test_peaks_of_another_physical_card_in_the_same_folder_are_labelled(tmp_path, monkeypatch):
+    """A fleet hands out a different card of the model each time: the one folder's peaks then
+    name the card they were measured on, and rows on another card say so."""
+    from suite.runner import device_peaks
+
+    monkeypatch.setattr(sol, "peaks_search", lambda root=None: [tmp_path])
+    (tmp_path / "nvidia-h200").mkdir()
+    (tmp_path / "nvidia-h200" / "peaks.json").write_text(json.dumps(
+        {"device": "nvidia-h200", "uuid": UUID_A, "measured": {"bandwidth": {"value": 4.2e12}}}))
+    assert "measured_on_card" not in device_peaks("nvidia-h200", {"uuid": UUID_A})
+    pk = device_peaks("nvidia-h200", {"uuid": UUID_B.lower().removeprefix("gpu-").replace("-", "")})
+    assert pk["measured_on_card"] == UUID_A
+    row = {"timing": {"median_s": 1e-3}, "bytes": 2.1e9, "flops": 0, "dtype": "fp32"}
+    sol.derive(row, pk)
+    assert row["peaks_used"]["measured_on_card"] == UUID_A

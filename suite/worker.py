@@ -221,10 +221,20 @@ class Executor:
             row["compile_reports"] = list(reports)
             reports.clear()
             return {**row, "status": "compiled", "message": "compiled only (no device to run on)"}
+        phases = row["phases_s"] = {}  # where a row's wall time goes on the host (wall_s: the total)
+        lap = [time.perf_counter()]
+
+        def done(phase: str) -> None:
+            now = time.perf_counter()
+            phases[phase] = round(phases.get(phase, 0.0) + now - lap[0], 3)
+            lap[0] = now
+
         try:
             inputs, refs = self.data(spec, case, item.seed, item.share_inputs)
+            done("data")
             sig = spec.signature(case)
             bufs = guard.allocate(be, sig, inputs)  # every buffer inside canary guard regions
+            done("allocate")
             ins, outs = bufs.ins, bufs.outs
             tol = spec.tolerance(case)
             row["tolerance"] = {"atol": tol.atol, "rtol": tol.rtol, "rel_norm": tol.rel_norm,
@@ -256,7 +266,9 @@ class Executor:
 
             row["guards"] = "canary" if bufs.guarded else "none (bounds-checked by the API)"
             row["device_kind"] = dev.kind  # the SOL rule (suite.sol.faster_than_light) needs it
-            if not check("first", ins, inputs, refs, bufs.guards):
+            ok = check("first", ins, inputs, refs, bufs.guards)
+            done("check")
+            if not ok:
                 return row
             if not item.check_only:
                 proto = soaked(Protocol(hot=item.hot, **item.timing), spec.flops(case),
@@ -267,18 +279,25 @@ class Executor:
                 except OutsideWindow as e:
                     return {**row, "status": "invalid", "message": f"work outside the timed window: {e}"}
                 row["clocks"] = {"before": before, "after": be.clocks()}
+                done("timing")
                 row["timing"] = timing.to_dict()
                 row["flags"] = list(timing.flags)
                 # what the last timed launch left, before anything touches it (a kernel that
                 # races, or reuses state across launches, shows it here)
-                if not check("timed", ins, inputs, refs, bufs.guards, launch=False):
+                ok = check("timed", ins, inputs, refs, bufs.guards, launch=False)
+                done("check")
+                if not ok:
                     return row
             # once more on a second input set the kernel has not seen (replayed answers, state
             # carried over from earlier launches, carries from the previous launch)
             ins = bufs.ins = {}  # free the first set's device buffers
             inputs2, refs2 = self.second_data(spec, case, item.seed, item.share_inputs)
+            done("data")
             ins2, guards2 = guard.allocate_inputs(be, sig, inputs2)
-            if not check("second-input", ins2, inputs2, refs2, guards2):
+            done("allocate")
+            ok = check("second-input", ins2, inputs2, refs2, guards2)
+            done("check")
+            if not ok:
                 return row
             if item.check_only:
                 return {**row, "status": "ok", "message": "checked (twice: second on fresh inputs)"}

@@ -29,7 +29,7 @@ from suite.worker import Item, Pool, Worker, find_device
 ROOT = Path(__file__).resolve().parent.parent
 SPLIT = {SPLIT_CPU_ENV: "1"}
 BACKENDS = ["opencl", "webgpu"]
-VOLATILE = ("compile_s", "first_launch_check_s", "wall_s")  # wall-clock figures that differ run to run
+VOLATILE = ("compile_s", "first_launch_check_s", "wall_s", "phases_s")  # wall-clock figures
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +78,7 @@ def test_sharded_run_every_item_once_on_its_device(pool, tmp_path, monkeypatch):
     assert set(Counter(_key(r) for r in rows).values()) == {1} and len(rows) == len(p.items) > 20
     assert all(r["status"] == "ok" for r in rows), [(_key(r), r["status"], r["message"]) for r in rows
                                                     if r["status"] != "ok"]
+    assert all({"data", "allocate", "check"} <= set(r["phases_s"]) and r["wall_s"] > 0 for r in rows)
     # each device: one worker process and one thread of its own; its items one at a time
     busy = {}
     for slug in slugs:

@@ -75,8 +75,8 @@ OpOpt = Annotated[list[str] | None, typer.Option("--op", help="operator (repeata
 BackendOpt = Annotated[list[str] | None, typer.Option("--backend", help="backend (repeatable)")]
 VariantOpt = Annotated[list[str] | None, typer.Option("--variant", help="variant (repeatable)")]
 DeviceOpt = Annotated[str | None, typer.Option("--device", help="device slug, gpu0|gpu1|… (CUDA order), "
-                                                "all|gpu|cpu, or a comma list (default: GPUs if present, "
-                                                "else the CPU)")]
+                                                "gpu, cpu, all (every GPU; the CPU-side devices when "
+                                                "there is none, the default), or a comma list")]
 DevicesOpt = Annotated[str | None, typer.Option(
     "--devices", help="like --device, and run the selected devices in parallel, one worker per device; "
                       "identical cards share the work, each item runs once (`--devices all`: every "

@@ -36,17 +36,18 @@ class Plan:
 
 
 def _pick_devices(devs: list[dict], selector: str | None) -> list[dict]:
-    """Devices a selector names: default, all, gpu, cpu, a slug, an ordinal (gpu0, gpu1, … in CUDA
-    order, see suite/identity.py), or a comma-separated list of those."""
+    """Devices a selector names: default or all (every GPU, else every CPU-side device), gpu, cpu,
+    a slug, an ordinal (gpu0, gpu1, … in CUDA order, see suite/identity.py), or a comma-separated
+    list of those."""
     usable = [d for d in devs if d["reason"] is None]
-    if selector in (None, "default"):
+    if selector in (None, "default", "all"):
+        # every GPU; CPU-side devices only when the host has none, or when asked (cpu, gpu,cpu, a
+        # slug): a CPU device's thread beside the GPUs' would take host cores from their launches
         gpus = [d for d in usable if d["kind"] == "gpu"]
-        return gpus or usable  # GPU if there is one, else everything CPU-side
+        return gpus or usable
     if "," in selector:
         picked = [d for part in selector.split(",") for d in _pick_devices(devs, part.strip())]
         return [d for i, d in enumerate(picked) if d not in picked[:i]]
-    if selector == "all":
-        return usable
     if selector in ("gpu", "cpu"):
         return [d for d in usable if (d["kind"] == "gpu") == (selector == "gpu")]
     return [d for d in usable if selector in (d["slug"], d.get("ordinal"))]

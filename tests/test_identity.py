@@ -83,6 +83,9 @@ def test_every_backend_names_each_card_the_same():
         assert len(picked) == 1 and picked == _pick_devices(mine, "nvidia-h200-19-00-0")
         assert picked[0]["pci_bus_id"] in (canonical_pci("19:00.0"), None)
         assert len(_pick_devices(mine, "gpu")) == 2
+    # all: every GPU; the CPU joins when asked
+    assert {r["kind"] for r in _pick_devices(records, "all")} == {"gpu"}
+    assert len(_pick_devices(records, "all,cpu")) == len(_pick_devices(records, "all")) + 1
 
 
 def test_one_card_keeps_the_model_slug_and_a_nameless_record_joins_it():

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="x1b | x1a | x2a | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -63,7 +63,7 @@ x2_sweep() {  # x2_sweep SECONDS NAME DEVICE-ARGS...: issue 13's sweep, every op
         fused_vec dense; do a+=(--variant "$v"); done
     # inputs and references made afresh for each sweep (so each pays for them once), in memory: on
     # the device host the first 2^28-element case, writing its files to disk, outlasted 60 s (x1a)
-    SOLBENCH_CACHE="/dev/shm/solbench-$name" cli "$t" "$name" run "$@" "${a[@]}" --case n=2^28 \
+    SOLBENCH_CACHE="/dev/shm/solbench-$name" cli "$t" "$name" run "$@" "${a[@]}" ${X2_BIG---case n=2^28} \
         --case 2160x3840 --case 65536x1024 --case '2048³,bf16' --case b2h16s1000d64,fp16 \
         --case w4a16,n8192,k8192,b1 --time-cap 0.5 --timeout 120 \
         --backend cuda --backend torch --backend triton --backend opencl --backend webgpu
@@ -111,6 +111,13 @@ x2a)  # issue 13 on nvidia-h200-x2 (≤ 9.5 min): which card each backend's devi
     timeout 80 "$PY" scripts/identity_check.py --out "$W" >> "$OUT/log-$PART.txt" 2>&1
     x2_sweep 300 one_gpu --device gpu0
     x2_sweep 170 spread --devices all
+    ;;
+x2s)  # issue 13 with little device time left (≤ 4.5 min): x2a without the 2^28-element cases
+    # (vector_add, reduction, scan: 1–2 minutes of host-side checking on one GPU)
+    step "identity_check"
+    timeout 60 "$PY" scripts/identity_check.py --out "$W" >> "$OUT/log-$PART.txt" 2>&1
+    X2_BIG= x2_sweep 130 one_gpu --device gpu0
+    X2_BIG= x2_sweep 80 spread --devices all
     ;;
 x2c)  # issue 13 (≤ 9 min): the same sweep on each GPU at once (per-card medians of every kernel)
     x2_sweep 400 replicate --devices all --replicate

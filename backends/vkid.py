@@ -5,11 +5,13 @@ wgpu-py's adapter info has no UUID and no PCI address, so on a host with several
 a WebGPU adapter cannot be told apart from its siblings. Vulkan can: on NVIDIA the
 ``VkPhysicalDeviceIDProperties.deviceUUID`` is the same UUID as CUDA's and NVML's, which is how
 WebGPU rows are attributed to one physical GPU. wgpu's Vulkan adapters come in the loader's
-``vkEnumeratePhysicalDevices`` order, which is the order returned here. Stdlib only."""
+``vkEnumeratePhysicalDevices`` order, which is the order returned here."""
 
 from __future__ import annotations
 
 import ctypes as C
+
+from backends.base import canonical_pci
 
 _P, _U32 = C.c_void_p, C.c_uint32
 _ST_APP_INFO, _ST_INSTANCE_INFO = 0, 1
@@ -80,8 +82,8 @@ def _device(vk, get_props2, dev) -> dict:
     return {"name": raw[20:276].split(b"\0", 1)[0].decode("utf-8", "replace"),
             "vendor_id": vendor, "device_id": device, "device_type": dtype, "api_version": api,
             "uuid": bytes(ids.deviceUUID).hex(),
-            "pci_bus_id": (f"{pci.pciDomain:04x}:{pci.pciBus:02x}:{pci.pciDevice:02x}."
-                           f"{pci.pciFunction:x}") if has_pci else None}
+            "pci_bus_id": canonical_pci(domain=pci.pciDomain, bus=pci.pciBus, device=pci.pciDevice,
+                                        function=pci.pciFunction) if has_pci else None}
 
 
 def vulkan_identities() -> list[dict]:

@@ -28,12 +28,13 @@ _held: list = []  # the worker's allocation, kept until _release
 def _hold(ex, index: int, nbytes: int) -> dict:  # runs in the device's worker (Worker.call)
     import numpy as np
 
-    be = ex.open(ex.local.get(index, index))
+    local = ex.local.get(index, index)
+    be = ex.open(local)
     buf = be.empty((nbytes,), np.uint8)
     be.fill_bytes(buf, 1)  # touched, so lazily allocating drivers (OpenCL) place it now
     be.synchronize()
     _held.append((be, buf))
-    return {"device": be.device.name, "local_index": ex.local.get(index, index)}
+    return {"device": be.device.name, "local_index": local}
 
 
 def _release(ex) -> dict:

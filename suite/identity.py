@@ -66,7 +66,7 @@ def unify(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     cards = [[gpus[i] for i in members] for members in groups.values()]
 
     # records without an identity: attributable only by a name that one card alone carries
-    for r in (gpus[i] for i in range(len(gpus)) if i not in set(keyed)):
+    for r in [r for i, r in enumerate(gpus) if i not in keyed]:
         named = [c for c in cards if any(x["name"] == r["name"] for x in c)]
         if len(named) == 1:
             named[0].append(r)

@@ -491,7 +491,7 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
             hist = load_history_quiet(roots)
             for slug, rec in current_devices(opt.device).items():
                 # a card without its own inherits another card's of its model and driver
-                # (sol.find_peaks): those are judged stale or not by the card that measured them
+                # (sol.load_peaks): those are judged stale or not by the card that measured them
                 pk = sol.load_peaks(slug, results_dir, model=rec.get("model"), driver=rec.get("driver"))
                 when = (pk or {}).get("measured_utc")
                 src = (pk or {}).get("inherited_from") or slug

@@ -136,14 +136,6 @@ def _record_device(devices: dict, d: dict) -> None:
         rec[k] = rec[k] or v
 
 
-def shards(items: list[Item]) -> dict[str, list[int]]:
-    """Positions of the items per physical device (its slug), each device's in plan order."""
-    out: dict[str, list[int]] = {}
-    for i, it in enumerate(items):
-        out.setdefault(it.device_slug, []).append(i)
-    return out
-
-
 def work(items: list[Item], devices: dict[str, dict] | None = None,
          spread: bool = False) -> tuple[dict[str, list[dict[str, int]]], list[int]]:
     """How ``execute`` runs ``items``: (tasks per group of devices, positions run last). A task is
@@ -152,10 +144,11 @@ def work(items: list[Item], devices: dict[str, dict] | None = None,
     cannot be attributed to one card (``attribution`` in their record) run last, alone."""
     devices = devices or {}
     after = [i for i, it in enumerate(items) if (devices.get(it.device_slug) or {}).get("attribution")]
+    last = set(after)
     tasks: dict[str, list[dict[str, int]]] = {}
     seen: dict[tuple, dict[str, int]] = {}
     for i, it in enumerate(items):
-        if i in after:
+        if i in last:
             continue
         g = ((devices.get(it.device_slug) or {}).get("model") or it.device_slug) if spread else it.device_slug
         key = (g, it.id.rsplit("@", 1)[0], it.seed, it.check_only, it.hot, it.size)
@@ -183,7 +176,7 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
     about 1/N of one's time; without it every card runs every item planned on it (per-card
     results). Otherwise every item runs in turn.
     ``devices``: the plan's device records (slug → model, driver, attribution): the cards of a
-    model, the peaks a card without its own inherits (``sol.find_peaks``), and the devices that
+    model, the peaks a card without its own inherits (``sol.load_peaks``), and the devices that
     cannot be attributed to one card — their items run after the others, alone.
     Rows come back in the order of ``items`` (the copies a spread run did not need left out);
     ``on_row`` is called as each finishes (from the device threads, one call at a time).
@@ -291,7 +284,7 @@ def execute(pool: Pool, items: list[Item], timeout: float = 300.0,
 
 def device_peaks(slug: str, record: dict | None = None) -> dict[str, Any] | None:
     """A device's peaks: its own, or inherited from another card of its model and driver (``record``:
-    its device record from the plan, see ``sol.find_peaks``); ``measured_on_card`` when the file
+    its device record from the plan, see ``sol.load_peaks``); ``measured_on_card`` when the file
     names another card's UUID than the record's (the same folder, another physical card)."""
     record = record or {}
     peaks = sol.load_peaks(slug, model=record.get("model"), driver=record.get("driver"))

@@ -56,34 +56,24 @@ def peaks_search(root: Path | None = None) -> list[Path]:
     return out
 
 
-def find_peaks(slug: str, root: Path | None = None, model: str | None = None,
-               driver: str | None = None) -> tuple[Path | None, str | None]:
-    """(peaks.json, donor) of a device: its own, from the first folder of ``peaks_search(root)``
-    that has them (donor None); failing that, one inherited from another card of its ``model``
-    (the model's own folder first — a one-card host's — then other ``<model>-*`` folders whose
-    file names the same model), measured under the same ``driver`` where the file records one
-    (donor: that card's slug); (None, None) when there is neither."""
-    for r in peaks_search(root):
-        if (r / slug / "peaks.json").is_file():
-            return r / slug / "peaks.json", None
+def load_peaks(slug: str, root: Path | None = None, model: str | None = None,
+               driver: str | None = None) -> dict[str, Any] | None:
+    """A device's ceilings with ``file``, the file they came from: its own, from the first folder
+    of ``peaks_search(root)`` that has them; failing that, inherited from another card of its
+    ``model`` (the model's own folder first — a one-card host's — then other ``<model>-*`` folders
+    whose file names the same model), measured under the same ``driver`` where the file records
+    one, with ``inherited_from``: that card's slug. None when there is neither."""
+    for own in (r / slug / "peaks.json" for r in peaks_search(root)):
+        if own.is_file():
+            return {**json.loads(own.read_text()), "file": str(own)}
     for r in peaks_search(root) if model else ():
         for p in [r / model / "peaks.json", *sorted(r.glob(f"{model}-*/peaks.json"))]:
             if p.parent.name == slug or not p.is_file():
                 continue
             d = json.loads(p.read_text())
             if (d.get("model") or d.get("device")) == model and d.get("driver", driver) == driver:
-                return p, p.parent.name
-    return None, None
-
-
-def load_peaks(slug: str, root: Path | None = None, model: str | None = None,
-               driver: str | None = None) -> dict[str, Any] | None:
-    """A device's ceilings (``find_peaks``) with ``file``, the file they came from; inherited ones
-    carry ``inherited_from``: the donor's slug."""
-    p, donor = find_peaks(slug, root, model, driver)
-    if p is None:
-        return None
-    return {**json.loads(p.read_text()), "file": str(p), **({"inherited_from": donor} if donor else {})}
+                return {**d, "file": str(p), "inherited_from": p.parent.name}
+    return None
 
 
 def save_peaks(slug: str, peaks: dict[str, Any], root: Path | None = None) -> Path:

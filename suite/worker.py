@@ -255,20 +255,18 @@ class Executor:
                     row["first_launch_check_s"] = time.perf_counter() - t
                 row["check"] = res.to_dict()
                 row["checks"][stage] = {"ok": res.ok, "max_abs_err": res.max_abs_err, "n_bad": res.n_bad}
-                if not res.ok:
+                ok = res.ok
+                if not ok:
                     row.update(status="failed", message=f"{stage} check: {res.message}")
-                    return False
-                bad = guard.violations(be, guards, ins, inputs)
-                if bad:
-                    row["checks"][stage]["ok"] = False
+                elif bad := guard.violations(be, guards, ins, inputs):
+                    ok = row["checks"][stage]["ok"] = False
                     row.update(status="failed", message=f"{stage} check: {'; '.join(bad)}")
-                return not bad
+                done("check")
+                return ok
 
             row["guards"] = "canary" if bufs.guarded else "none (bounds-checked by the API)"
             row["device_kind"] = dev.kind  # the SOL rule (suite.sol.faster_than_light) needs it
-            ok = check("first", ins, inputs, refs, bufs.guards)
-            done("check")
-            if not ok:
+            if not check("first", ins, inputs, refs, bufs.guards):
                 return row
             if not item.check_only:
                 proto = soaked(Protocol(hot=item.hot, **item.timing), spec.flops(case),
@@ -284,9 +282,7 @@ class Executor:
                 row["flags"] = list(timing.flags)
                 # what the last timed launch left, before anything touches it (a kernel that
                 # races, or reuses state across launches, shows it here)
-                ok = check("timed", ins, inputs, refs, bufs.guards, launch=False)
-                done("check")
-                if not ok:
+                if not check("timed", ins, inputs, refs, bufs.guards, launch=False):
                     return row
             # once more on a second input set the kernel has not seen (replayed answers, state
             # carried over from earlier launches, carries from the previous launch)
@@ -295,9 +291,7 @@ class Executor:
             done("data")
             ins2, guards2 = guard.allocate_inputs(be, sig, inputs2)
             done("allocate")
-            ok = check("second-input", ins2, inputs2, refs2, guards2)
-            done("check")
-            if not ok:
+            if not check("second-input", ins2, inputs2, refs2, guards2):
                 return row
             if item.check_only:
                 return {**row, "status": "ok", "message": "checked (twice: second on fresh inputs)"}

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from backends.base import SPLIT_CPU_ENV, Device, cuda_visible_env, host_cpu_slug
-from suite.runner import execute, new_run, plan, shards, write_run
+from suite.runner import execute, new_run, plan, write_run
 from suite.worker import Item, Pool, Worker, find_device
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +83,7 @@ def test_sharded_run_every_item_once_on_its_device(pool, tmp_path, monkeypatch):
     busy = {}
     for slug in slugs:
         mine = sorted((s for s in spans if s[0] == slug), key=lambda s: s[2])
-        assert len(mine) == len(shards(p.items)[slug])
+        assert len(mine) == sum(it.device_slug == slug for it in p.items)
         assert len({s[1] for s in mine}) == 1 and len({s[4] for s in mine}) == 1
         assert all(b[2] >= a[3] for a, b in zip(mine, mine[1:], strict=False)), f"{slug}: 2 items at once"
         busy[slug] = mine

@@ -154,7 +154,12 @@ def _gemv_cuda():
         for d in ({"KW": 1}, {"KW": 2})] + [  # w8a16 at batch 1 on CUDA cores (gemv_lowbit_simt)
         (f"simt RPT={r} WARPS={w} PF={p}", lambda be, c, r=r, w=w, p=p: gk.cuda_simt(be, c, r, w, p))
         for r, w, p in ((4, 8, 0), (4, 8, 1), (16, 4, 0), (16, 4, 1), (8, 4, 1), (4, 4, 1), (2, 8, 1),
-                        (8, 8, 1))]
+                        (8, 8, 1))] + [  # fused_dp4a (gemv_lowbit_dp4a): rows per warp, warps, blocks per SM
+        (f"dp4a RPT={r} WARPS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.cuda_dp4a(be, c, r, w, m))
+        for r, w, m in DP4A_SHAPES]
+
+#: fused_dp4a shapes the probes time (rows per warp, warps per block, blocks per SM)
+DP4A_SHAPES = ((1, 16, 1), (2, 16, 1), (4, 16, 1), (2, 8, 2), (4, 8, 2), (2, 32, 1), (1, 8, 4))
 
 
 def _gemv_opencl():
@@ -170,7 +175,9 @@ def _gemv_opencl():
         # 512 blocks in 1.3 waves)
         (f"mma maxrreg={m} {d}", lambda be, c, m=m, d=d: gk.opencl_fused_mma(be, c, m, **d))
         for m, d in ((None, {"US": 1}), (128, {"US": 2}), (96, {}), (128, {"RT": 1}), (128, {"KW": 2}),
-                     (128, {"KW": 8}))]
+                     (128, {"KW": 8}))] + [
+        (f"dp4a RPT={r} TEAMS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.opencl_dp4a(be, c, r, w, m))
+        for r, w, m in DP4A_SHAPES if w <= 16]
 
 
 def _gemv_webgpu():

@@ -407,3 +407,181 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
         }
 }
 #endif
+
+// ---- gemv_lowbit_dp4a: fused_dp4a, w4a16 on integer dot products (gemv_lowbit.cu has the scheme) ----
+//
+// The same kernel as gemv_lowbit.cu's gemv_lowbit_dp4a: x per scale group in fixed point
+// (M = x·2^(148−eb), |M| < 2^22) as three byte planes in local memory, six 4-way byte dot products
+// per 8 weights into exact int32 sums, one int→float and one FMA per 32-k unit and row. dp4a:
+// PTX dp4a on NVIDIA (DP4A=1), else four byte products (the same integers; PoCL). A group's
+// max |x| through local memory (no sub-group assumption). Local memory is static: CU units of
+// 32 k per chunk (the factory fits NB·CU·101 bytes + the max scratch under the device's limit,
+// 48 KiB on NVIDIA); K > 32·CU goes chunk by chunk through the fp32 workspace ws [NB][N].
+// Defines: NB, DT, RPT, TEAMS (warps of 32 per work-group), CU, DP4A, SUBGROUPS (2: NVIDIA shuffles;
+// else the warps' sums through local memory). Launch: persistent work-groups
+// of 32·TEAMS.
+#ifdef CU
+#ifndef DP4A
+#define DP4A 0
+#endif
+inline uint dp4a_uu(uint a, uint b, uint c) {
+#if DP4A
+    uint d;
+    asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#else
+    const uchar4 x = as_uchar4(a), w = as_uchar4(b);
+    return c + (uint)x.s0 * w.s0 + (uint)x.s1 * w.s1 + (uint)x.s2 * w.s2 + (uint)x.s3 * w.s3;
+#endif
+}
+inline int dp4a_ss(int a, int b, int c) {
+#if DP4A
+    int d;
+    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#else
+    const char4 x = as_char4(a), w = as_char4(b);
+    return c + (int)x.s0 * w.s0 + (int)x.s1 * w.s1 + (int)x.s2 * w.s2 + (int)x.s3 * w.s3;
+#endif
+}
+// bytes p of a, b, c, d (little-endian: a's the lowest)
+inline uint pick4(int a, int b, int c, int d, int p) {
+    const int s = 8 * p;
+    return ((uint)(a >> s) & 0xFFu) | (((uint)(b >> s) & 0xFFu) << 8) | (((uint)(c >> s) & 0xFFu) << 16) |
+           (((uint)(d >> s) & 0xFFu) << 24);
+}
+
+__kernel __attribute__((reqd_work_group_size(32 * TEAMS, 1, 1)))
+void gemv_lowbit_dp4a(__global const uint4* restrict wq, __global const ushort* restrict scales,
+                      __global const ushort* restrict x, __global ushort* restrict y, __global float* restrict ws,
+                      int N, int K) {
+    __local uint4 xs[NB * 6 * CU];     // [NB][3][2][CU]
+    __local int sm8[NB * CU];          // 8·Σ M per unit
+    __local float fg[NB * (CU / 4)];   // 2^(eb − 148) per group (NaN: a NaN or Inf in the group)
+    __local float amx[32 * TEAMS];     // a pass's per-unit max |x| (−1: a NaN or Inf seen)
+#if SUBGROUPS != 2
+    __local float red[32 * TEAMS * RPT * NB];  // the warps' partial sums (no shuffles)
+#endif
+    const int lid = get_local_id(0), lane = lid & 31;
+    const int upr = K / 32, gpr = K / GROUP, chunks = upr / CU;
+    const int nw = TEAMS * get_num_groups(0), gw = (lid >> 5) * get_num_groups(0) + get_group_id(0);
+    const int tiles = (N + RPT - 1) / RPT;
+    for (int c = 0; c < chunks; ++c) {
+        const int u0 = c * CU;
+        for (int base = 0; base < NB * CU; base += 32 * TEAMS) {  // convert: work-item per (batch row, unit)
+            const int i = base + lid, b = min(i / CU, NB - 1), uc = i % CU;
+            float v[32];
+            float amax = 0.0f;
+            int bad = 0;
+            for (int e = 0; e < 32; ++e) {
+                v[e] = ld16((size_t)b * K + 32 * (u0 + uc) + e, x);
+                amax = fmax(amax, fabs(v[e]));
+                bad |= (as_uint(v[e]) & 0x7F800000u) == 0x7F800000u;  // NaN or Inf (bits: no float compare)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);  // amx (and, first pass, the previous chunk's planes) free
+            amx[lid] = bad ? -1.0f : amax;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int q0 = lid & ~3;  // the 4 units of a group are 4 consecutive work-items
+            const float a0 = amx[q0], a1 = amx[q0 + 1], a2 = amx[q0 + 2], a3 = amx[q0 + 3];
+            if (i < NB * CU) {
+                const int nonfinite = a0 < 0.0f || a1 < 0.0f || a2 < 0.0f || a3 < 0.0f;
+                const float gmax = fmax(fmax(a0, a1), fmax(a2, a3));
+                const int eb = max(22, (int)(as_uint(gmax) >> 23));
+                const float cs = as_float((uint)(275 - eb) << 23);  // 2^(148 − eb)
+                int m[32], sum = 0;
+                for (int e = 0; e < 32; ++e) {
+                    m[e] = (int)as_uint(fma(v[e], cs, 12582912.0f)) - 0x4B400000;  // round(v·cs)
+                    sum += m[e];
+                }
+                for (int p = 0; p < 3; ++p)
+                    for (int h = 0; h < 2; ++h) {
+                        uint wd[4];
+                        for (int jj = 0; jj < 2; ++jj)
+                            for (int o = 0; o < 2; ++o) {  // word 2j + o of unit: o 0 k 8j + 0, 2, 4, 6; o 1 k 8j + 1, 3, 5, 7
+                                const int j = 2 * h + jj;
+                                wd[2 * jj + o] = pick4(m[8 * j + o], m[8 * j + o + 2], m[8 * j + o + 4], m[8 * j + o + 6], p);
+                            }
+                        xs[((b * 3 + p) * 2 + h) * CU + uc] = (uint4)(wd[0], wd[1], wd[2], wd[3]);
+                    }
+                sm8[b * CU + uc] = 8 * sum;
+                if ((uc & 3) == 0) fg[b * (CU / 4) + uc / 4] = nonfinite ? NAN : as_float((uint)(eb - 21) << 23);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // every warp of a work-group runs the same trip count (warp 0's tile decides: the
+        // local-memory sums below have barriers); a warp past the last tile computes clamped
+        // rows and stores nothing
+        for (int it = 0; it * nw + (int)get_group_id(0) < tiles; ++it) {
+            const int t = it * nw + gw;
+            int rows[RPT];
+            float acc[RPT][NB];
+            for (int r = 0; r < RPT; ++r) {
+                rows[r] = min(t * RPT + r, N - 1);  // rows past N recompute row N-1, never stored
+                for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
+            }
+            for (int uc = lane; uc < CU; uc += 32) {
+                uint4 w[RPT];
+                float s[RPT];
+                for (int r = 0; r < RPT; ++r) {
+                    w[r] = wq[(size_t)rows[r] * upr + u0 + uc];
+                    s[r] = ld16((size_t)rows[r] * gpr + (u0 + uc) / 4, scales);
+                }
+                for (int b = 0; b < NB; ++b) {
+                    uint xl[3][8];
+                    for (int p = 0; p < 3; ++p)
+                        for (int h = 0; h < 2; ++h) {
+                            const uint4 q = xs[((b * 3 + p) * 2 + h) * CU + uc];
+                            xl[p][4 * h] = q.x; xl[p][4 * h + 1] = q.y; xl[p][4 * h + 2] = q.z; xl[p][4 * h + 3] = q.w;
+                        }
+                    const float f = fg[b * (CU / 4) + uc / 4];
+                    const int s8 = sm8[b * CU + uc];
+                    for (int r = 0; r < RPT; ++r) {
+                        const uint wv[4] = {w[r].x, w[r].y, w[r].z, w[r].w};
+                        uint p0 = 0, p1 = 0;
+                        int p2 = 0;
+                        for (int j = 0; j < 4; ++j) {
+                            const uint lo = wv[j] & 0x0F0F0F0Fu, hi = (wv[j] >> 4) & 0x0F0F0F0Fu;
+                            p0 = dp4a_uu(lo, xl[0][2 * j], p0);
+                            p0 = dp4a_uu(hi, xl[0][2 * j + 1], p0);
+                            p1 = dp4a_uu(lo, xl[1][2 * j], p1);
+                            p1 = dp4a_uu(hi, xl[1][2 * j + 1], p1);
+                            p2 = dp4a_ss((int)lo, (int)xl[2][2 * j], p2);
+                            p2 = dp4a_ss((int)hi, (int)xl[2][2 * j + 1], p2);
+                        }
+                        const int tq = (int)(p0 + (p1 << 8) + ((uint)p2 << 16) - (uint)s8);  // Σ q·M (wraps, exact)
+                        acc[r][b] = fma((float)tq, s[r] * f, acc[r][b]);
+                    }
+                }
+            }
+#if SUBGROUPS == 2
+            for (int r = 0; r < RPT; ++r)
+                for (int b = 0; b < NB; ++b) acc[r][b] = team_sum(acc[r][b]);
+#else
+            for (int r = 0; r < RPT; ++r)  // the warp's 32 partials, summed in lane order by lane 0
+                for (int b = 0; b < NB; ++b) red[lid * RPT * NB + r * NB + b] = acc[r][b];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lane == 0)
+                for (int r = 0; r < RPT; ++r)
+                    for (int b = 0; b < NB; ++b) {
+                        float v = 0.0f;
+                        for (int l = 0; l < 32; ++l) v += red[(lid + l) * RPT * NB + r * NB + b];
+                        acc[r][b] = v;
+                    }
+            barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+            if (lane == 0 && t < tiles)
+                for (int r = 0; r < RPT; ++r) {
+                    const int n = t * RPT + r;
+                    if (n >= N) break;
+                    for (int b = 0; b < NB; ++b) {
+                        float v = acc[r][b];
+                        if (c > 0) v += ws[(size_t)b * N + n];
+                        if (c + 1 < chunks) ws[(size_t)b * N + n] = v;
+                        else st16(v, (size_t)b * N + n, y);
+                    }
+                }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+}
+#endif

@@ -955,3 +955,163 @@ extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const 
             if (n0 + r < N) y[n0 + r] = f2o(acc[r] * row_scale(scales, n0 + r));
     }
 }
+
+// ---- gemv_lowbit_dp4a: fused_dp4a, w4a16 on integer dot products (any batch ≤ 8) ----------------
+//
+// x in fixed point per scale group g of 128 k: M = x·2^(148−eb) with eb the fp32 biased exponent
+// of max|x| over the group (at least 22), so |M| < 2^22; M = round(x·2^(148−eb)) is exact for
+// every x within 2^-11 (fp16) / 2^-14 (bf16) of the group's largest power of two, and off by at
+// most half a unit (≤ 2^-22·max|x|) below that. M is held as three byte planes, M = d0 + 2^8·d1 +
+// 2^16·d2 (d0, d1 unsigned, d2 signed: |M >> 16| ≤ 64). The nibbles stay offset-binary
+// (q' = q + 8 in 0..15, bytes lo = w & 0x0F0F0F0F: k 0, 2, 4, 6 of the word; hi = (w >> 4) &
+// 0x0F0F0F0F: k 1, 3, 5, 7), so per 8 weights: three logic ops and six dp4a (d0, d1 unsigned ×
+// unsigned, d2 signed × signed) into exact int32 sums P0, P1, P2 per 32-k unit; then
+// Σ q·M = P0 + 2^8·P1 + 2^16·P2 − 8·Σ M (|·| ≤ 2^30, exact in int32), one int→float and one FMA
+// with the group scale × 2^(eb−148) into the fp32 row sum. llama.cpp's MMVQ quantises x to 8 bits
+// for dp4a; the three planes keep 22 bits.
+//
+// Each block first converts x (KC values of every batch row per chunk) into shared memory:
+// planes as uint4 [NB][3][2][CU] (unit u's 8 lo/hi words of a plane in two uint4), 8·ΣM per unit
+// [NB][CU], the group factors 2^(eb−148) [NB][CU/4] (NaN where the group holds a NaN or Inf).
+// Rows: tiles of RPT rows dealt warp-major over the grid (tile t → warp t mod W of block
+// t mod gridDim: the SMs get equal shares ±1 tile); lane l takes 16-byte units l, l+32, ... of its
+// rows. With K > KC, chunk c's partial sums go through the fp32 workspace ws [NB][N] (the same
+// warp owns a tile in every chunk: no race) and the last chunk writes y.
+// Defines: NB, DT, RPT, WARPS, CU (units of 32 k per chunk: KC/32). Launch: grid of persistent
+// blocks (a few per SM) of 32·WARPS threads, dynamic shared memory NB·CU·(96 + 4 + 1) bytes.
+#ifdef CU
+extern "C" __global__ void __launch_bounds__(32 * WARPS) gemv_lowbit_dp4a(
+        const uint4* __restrict__ wq, const unsigned short* __restrict__ scales,
+        const unsigned short* __restrict__ x, unsigned short* __restrict__ y, float* __restrict__ ws,
+        int N, int K) {
+    extern __shared__ uint4 smem[];
+    uint4* xs = smem;                                                  // [NB][3][2][CU]
+    int* sm8 = reinterpret_cast<int*>(smem + NB * 6 * CU);             // [NB][CU]
+    float* fg = reinterpret_cast<float*>(sm8 + NB * CU);               // [NB][CU / 4]
+    const int lane = threadIdx.x & 31;
+    const int upr = K / 32, gpr = K / GROUP, chunks = upr / CU;
+    const int nw = WARPS * gridDim.x, gw = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
+    const int tiles = (N + RPT - 1) / RPT;
+    for (int c = 0; c < chunks; ++c) {
+        const int u0 = c * CU;
+        __syncthreads();  // the previous chunk's planes are no longer read
+        for (int base = 0; base < NB * CU; base += 32 * WARPS) {  // convert: thread per (batch row, unit)
+            const int i = base + threadIdx.x, b = min(i / CU, NB - 1), uc = i % CU;
+            float v[32];
+            const uint4* xp = reinterpret_cast<const uint4*>(x + (size_t)b * K) + 4 * (u0 + uc);
+            float amax = 0.0f;
+            bool bad = false;
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const uint4 q = xp[h];
+                const u32 xw[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+                for (int e = 0; e < 8; ++e) {
+                    const float f = h2f((unsigned short)(xw[e / 2] >> (16 * (e & 1))));
+                    v[8 * h + e] = f;
+                    amax = fmaxf(amax, fabsf(f));
+                    bad |= (__float_as_uint(f) & 0x7F800000u) == 0x7F800000u;  // NaN or Inf
+                }
+            }
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));  // the 4 units of a group:
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));  // 4 consecutive lanes
+            int nonfinite = bad;
+            nonfinite |= __shfl_xor_sync(0xffffffffu, nonfinite, 1);
+            nonfinite |= __shfl_xor_sync(0xffffffffu, nonfinite, 2);
+            if (i >= NB * CU) continue;
+            const int eb = max(22, (int)(__float_as_uint(amax) >> 23));
+            const float cs = __uint_as_float((u32)(275 - eb) << 23);  // 2^(148 − eb)
+            int m[32], sum = 0;
+#pragma unroll
+            for (int e = 0; e < 32; ++e) {
+                m[e] = (int)__float_as_uint(fmaf(v[e], cs, 12582912.0f)) - 0x4B400000;  // round(v·cs)
+                sum += m[e];
+            }
+#pragma unroll
+            for (int p = 0; p < 3; ++p) {
+                const u32 sel = (u32)p | ((u32)(4 + p) << 4);
+                u32 wd[8];
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int o = 0; o < 2; ++o)  // o 0: k 8j + 0, 2, 4, 6 (lo); 1: 8j + 1, 3, 5, 7 (hi)
+                        wd[2 * j + o] = __byte_perm(__byte_perm(m[8 * j + o], m[8 * j + o + 2], sel),
+                                                    __byte_perm(m[8 * j + o + 4], m[8 * j + o + 6], sel), 0x5410);
+                xs[((b * 3 + p) * 2) * CU + uc] = make_uint4(wd[0], wd[1], wd[2], wd[3]);
+                xs[((b * 3 + p) * 2 + 1) * CU + uc] = make_uint4(wd[4], wd[5], wd[6], wd[7]);
+            }
+            sm8[b * CU + uc] = 8 * sum;
+            if ((uc & 3) == 0) fg[b * (CU / 4) + uc / 4] = nonfinite ? __int_as_float(0x7FC00000) : __uint_as_float((u32)(eb - 21) << 23);
+        }
+        __syncthreads();
+        for (int t = gw; t < tiles; t += nw) {
+            int rows[RPT];
+            float acc[RPT][NB];
+#pragma unroll
+            for (int r = 0; r < RPT; ++r) {
+                rows[r] = min(t * RPT + r, N - 1);  // rows past N recompute row N-1, never stored
+#pragma unroll
+                for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
+            }
+            for (int uc = lane; uc < CU; uc += 32) {
+                uint4 w[RPT];
+                float s[RPT];
+#pragma unroll
+                for (int r = 0; r < RPT; ++r) {
+                    w[r] = wq[(size_t)rows[r] * upr + u0 + uc];
+                    s[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + uc) / 4]);
+                }
+#pragma unroll
+                for (int b = 0; b < NB; ++b) {
+                    uint4 xv[6];
+#pragma unroll
+                    for (int q = 0; q < 6; ++q) xv[q] = xs[(b * 6 + q) * CU + uc];
+                    const u32 xl[3][8] = {{xv[0].x, xv[0].y, xv[0].z, xv[0].w, xv[1].x, xv[1].y, xv[1].z, xv[1].w},
+                                          {xv[2].x, xv[2].y, xv[2].z, xv[2].w, xv[3].x, xv[3].y, xv[3].z, xv[3].w},
+                                          {xv[4].x, xv[4].y, xv[4].z, xv[4].w, xv[5].x, xv[5].y, xv[5].z, xv[5].w}};
+                    const float f = fg[b * (CU / 4) + uc / 4];
+                    const int s8 = sm8[b * CU + uc];
+#pragma unroll
+                    for (int r = 0; r < RPT; ++r) {
+                        const u32 wv[4] = {w[r].x, w[r].y, w[r].z, w[r].w};
+                        u32 p0 = 0, p1 = 0;
+                        int p2 = 0;
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) {
+                            const u32 lo = wv[j] & 0x0F0F0F0Fu, hi = (wv[j] >> 4) & 0x0F0F0F0Fu;
+                            p0 = __dp4a(lo, xl[0][2 * j], p0);
+                            p0 = __dp4a(hi, xl[0][2 * j + 1], p0);
+                            p1 = __dp4a(lo, xl[1][2 * j], p1);
+                            p1 = __dp4a(hi, xl[1][2 * j + 1], p1);
+                            p2 = __dp4a((int)lo, (int)xl[2][2 * j], p2);
+                            p2 = __dp4a((int)hi, (int)xl[2][2 * j + 1], p2);
+                        }
+                        const int tq = (int)(p0 + (p1 << 8) + ((u32)p2 << 16) - (u32)s8);  // Σ q·M (wraps, exact)
+                        acc[r][b] = fmaf((float)tq, s[r] * f, acc[r][b]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < RPT; ++r)
+#pragma unroll
+                for (int b = 0; b < NB; ++b)
+#pragma unroll
+                    for (int o = 16; o > 0; o >>= 1) acc[r][b] += __shfl_xor_sync(0xffffffffu, acc[r][b], o);
+            if (lane == 0) {
+#pragma unroll
+                for (int r = 0; r < RPT; ++r) {
+                    const int n = t * RPT + r;
+                    if (n >= N) break;
+#pragma unroll
+                    for (int b = 0; b < NB; ++b) {
+                        float v = acc[r][b];
+                        if (c > 0) v += ws[(size_t)b * N + n];
+                        if (c + 1 < chunks) ws[(size_t)b * N + n] = v;
+                        else y[(size_t)b * N + n] = f2o(v);
+                    }
+                }
+            }
+        }
+    }
+}
+#endif

@@ -458,6 +458,88 @@ def _cl_vec_defines(be) -> dict:
     return {"MAGIC": 1, "SUBGROUPS": 2 if "cl_nv_device_attribute_query" in feats else 0}
 
 
+#: gemv_lowbit_dp4a shape (fused_dp4a): rows per warp, warps per block, blocks per SM (persistent;
+#: each block converts x once per K chunk), not yet measured on a GPU
+DP4A_RPT, DP4A_WARPS, DP4A_PER_SM = 2, 16, 1
+#: bytes of local/shared memory per 32-k unit and batch row: three planes (96), 8·ΣM (4), the
+#: group factor (1 per unit)
+DP4A_UNIT_BYTES = 101
+
+
+def dp4a_units(k: int, b: int, budget: int) -> int:
+    """fused_dp4a's chunk: the most 32-k units (a multiple of 4 dividing K/32) whose planes of ``b``
+    batch rows fit ``budget`` bytes. Raises Unsupported where not even one group fits."""
+    upr = k // 32
+    fits = [d for d in range(4, upr + 1, 4) if upr % d == 0 and d * b * DP4A_UNIT_BYTES <= budget]
+    if not fits:
+        raise Unsupported(f"gemv_lowbit_dp4a: one group of x planes ({4 * b * DP4A_UNIT_BYTES} bytes) "
+                          f"exceeds the {budget} bytes of shared/local memory")
+    return fits[-1]
+
+
+def _dp4a_args(be, case, cu: int, rpt: int, teams: int, per_sm: int):
+    """(grid, args) of gemv_lowbit_dp4a (both dialects): persistent blocks, the fp32 workspace
+    where K spans several chunks."""
+    n, k, b, _ = _dims(case)
+    warps = cdiv(n, rpt)
+    blocks = max(1, min((be.device.compute_units or 132) * per_sm, cdiv(warps, teams)))
+    ws = be.empty((b * n if k // 32 > cu else 1,), np.float32)
+    return (blocks,), ws, np.int32(n), np.int32(k)
+
+
+def cuda_dp4a(be, case, rpt: int = DP4A_RPT, warps: int = DP4A_WARPS, per_sm: int = DP4A_PER_SM,
+              cu: int | None = None):
+    """w4a16 on CUDA cores through dp4a (gemv_lowbit.cu: gemv_lowbit_dp4a); ``cu``: units of 32 k
+    per chunk instead of the most that fit (tests, probes)."""
+    n, k, b, bits = _dims(case)
+    if bits != 4:
+        raise Unsupported("gemv_lowbit_dp4a: w4a16 only (w8a16 is met on CUDA cores by gemv_lowbit_simt)")
+    cu = cu or dp4a_units(k, b, be.smem_per_block())
+    prog = be.compile(_CU, "gemv_lowbit_dp4a",
+                      {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu})
+    grid, ws, nn, kk = _dp4a_args(be, case, cu, rpt, warps, per_sm)
+    smem = b * cu * DP4A_UNIT_BYTES
+    return lambda ins, outs: be.launch(prog, grid, (32 * warps,), [ins["qweight"], ins["scales"], ins["x"],
+                                                                   outs["y"], ws, nn, kk], shared_mem=smem)
+
+
+def opencl_dp4a(be, case, rpt: int = DP4A_RPT, teams: int | None = None, per_sm: int = DP4A_PER_SM,
+                cu: int | None = None):
+    """gemv_lowbit.cl: gemv_lowbit_dp4a — PTX dp4a and warp shuffles on NVIDIA, byte products and
+    local-memory sums elsewhere; local memory sized statically per chunk under the device's limit
+    (``cu`` as in ``cuda_dp4a``)."""
+    n, k, b, bits = _dims(case)
+    if bits != 4:
+        raise Unsupported("gemv_lowbit_dp4a: w4a16 only")
+    dev = getattr(be, "cl_device", None)
+    nv = "cl_nv_device_attribute_query" in set(be.device.features)
+    wg = int(dev.max_work_group_size) if dev is not None else 512
+    teams = teams or max(1, min(DP4A_WARPS, wg // 32))
+    lmem = int(dev.local_mem_size) if dev is not None else 48 * 1024
+    scratch = 128 * teams + (0 if nv else 128 * teams * rpt * b) + 256
+    cu = cu or dp4a_units(k, b, lmem - scratch)
+    prog = be.compile(_CL, "gemv_lowbit_dp4a",
+                      {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu,
+                       "DP4A": int(nv), "SUBGROUPS": 2 if nv else 0})
+    grid, ws, nn, kk = _dp4a_args(be, case, cu, rpt, teams, per_sm)
+    return lambda ins, outs: be.launch(prog, grid, (32 * teams,), [ins["qweight"], ins["scales"], ins["x"],
+                                                                   outs["y"], ws, nn, kk])
+
+
+@kernel("gemv_lowbit", "cuda", "fused_dp4a")
+def cuda_fused_dp4a(be, case):
+    """w4a16 on CUDA cores with integer dot products: x per scale group in 22-bit fixed point as
+    three byte planes (shared memory), six dp4a per 8 weights into exact int32 sums, one FMA per
+    32-k unit (``cuda_dp4a``; gemv_lowbit.cu: gemv_lowbit_dp4a). Unsupported for w8a16."""
+    return cuda_dp4a(be, case)
+
+
+@kernel("gemv_lowbit", "opencl", "fused_dp4a")
+def opencl_fused_dp4a(be, case):
+    """CUDA's fused_dp4a in OpenCL C (``opencl_dp4a``): PTX dp4a on NVIDIA, byte products elsewhere."""
+    return opencl_dp4a(be, case)
+
+
 @kernel("gemv_lowbit", "cuda", "dequant_then_gemv")
 def cuda_dequant_then_gemv(be, case):
     """dequant_lowbit (thread per dense word) → dense fp16 W in memory → gemv_lowbit BITS=16

@@ -159,7 +159,7 @@ def _gemv_cuda():
         for r, w, m in DP4A_SHAPES]
 
 #: fused_dp4a shapes the probes time (rows per warp, warps per block, blocks per SM)
-DP4A_SHAPES = ((1, 16, 1), (2, 16, 1), (4, 16, 1), (2, 8, 2), (4, 8, 2), (2, 32, 1), (1, 8, 4))
+DP4A_SHAPES = ((1, 32, 1), (2, 32, 1), (1, 16, 2), (2, 16, 2), (2, 16, 1), (4, 16, 1), (1, 8, 4), (2, 8, 4))
 
 
 def _gemv_opencl():
@@ -177,7 +177,7 @@ def _gemv_opencl():
         for m, d in ((None, {"US": 1}), (128, {"US": 2}), (96, {}), (128, {"RT": 1}), (128, {"KW": 2}),
                      (128, {"KW": 8}))] + [
         (f"dp4a RPT={r} TEAMS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.opencl_dp4a(be, c, r, w, m))
-        for r, w, m in DP4A_SHAPES if w <= 16]
+        for r, w, m in DP4A_SHAPES]
 
 
 def _gemv_webgpu():

@@ -519,13 +519,21 @@ void gemv_lowbit_dp4a(__global const uint4* restrict wq, __global const ushort* 
                 rows[r] = min(t * RPT + r, N - 1);  // rows past N recompute row N-1, never stored
                 for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
             }
-            for (int uc = lane; uc < CU; uc += 32) {
-                uint4 w[RPT];
-                float s[RPT];
-                for (int r = 0; r < RPT; ++r) {
-                    w[r] = wq[(size_t)rows[r] * upr + u0 + uc];
-                    s[r] = ld16((size_t)rows[r] * gpr + (u0 + uc) / 4, scales);
+            uint4 w[RPT];
+            float s[RPT];
+            for (int r = 0; r < RPT; ++r)
+                if (lane < CU) {
+                    w[r] = wq[(size_t)rows[r] * upr + u0 + lane];
+                    s[r] = ld16((size_t)rows[r] * gpr + (u0 + lane) / 4, scales);
                 }
+            for (int uc = lane; uc < CU; uc += 32) {
+                uint4 wn[RPT];  // the next unit's weights and scales, loaded before this one is used
+                float sn[RPT];
+                for (int r = 0; r < RPT; ++r)
+                    if (uc + 32 < CU) {
+                        wn[r] = wq[(size_t)rows[r] * upr + u0 + uc + 32];
+                        sn[r] = ld16((size_t)rows[r] * gpr + (u0 + uc + 32) / 4, scales);
+                    }
                 for (int b = 0; b < NB; ++b) {
                     uint xl[3][8];
                     for (int p = 0; p < 3; ++p)
@@ -551,6 +559,10 @@ void gemv_lowbit_dp4a(__global const uint4* restrict wq, __global const ushort* 
                         const int tq = (int)(p0 + (p1 << 8) + ((uint)p2 << 16) - (uint)s8);  // Σ q·M (wraps, exact)
                         acc[r][b] = fma((float)tq, s[r] * f, acc[r][b]);
                     }
+                }
+                for (int r = 0; r < RPT; ++r) {
+                    w[r] = wn[r];
+                    s[r] = sn[r];
                 }
             }
 #if SUBGROUPS == 2

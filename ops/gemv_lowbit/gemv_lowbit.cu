@@ -975,12 +975,15 @@ extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const 
 // [NB][CU], the group factors 2^(eb−148) [NB][CU/4] (NaN where the group holds a NaN or Inf).
 // Rows: tiles of RPT rows dealt warp-major over the grid (tile t → warp t mod W of block
 // t mod gridDim: the SMs get equal shares ±1 tile); lane l takes 16-byte units l, l+32, ... of its
-// rows. With K > KC, chunk c's partial sums go through the fp32 workspace ws [NB][N] (the same
+// rows, the next unit's weights loaded before the current one is used. With K > KC, chunk c's partial sums go through the fp32 workspace ws [NB][N] (the same
 // warp owns a tile in every chunk: no race) and the last chunk writes y.
 // Defines: NB, DT, RPT, WARPS, CU (units of 32 k per chunk: KC/32). Launch: grid of persistent
 // blocks (a few per SM) of 32·WARPS threads, dynamic shared memory NB·CU·(96 + 4 + 1) bytes.
 #ifdef CU
-extern "C" __global__ void __launch_bounds__(32 * WARPS) gemv_lowbit_dp4a(
+#ifndef MINB
+#define MINB 1  // blocks per SM the registers must allow (the factory's blocks per SM)
+#endif
+extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
         const uint4* __restrict__ wq, const unsigned short* __restrict__ scales,
         const unsigned short* __restrict__ x, unsigned short* __restrict__ y, float* __restrict__ ws,
         int N, int K) {
@@ -1053,14 +1056,23 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gemv_lowbit_dp4a(
 #pragma unroll
                 for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
             }
-            for (int uc = lane; uc < CU; uc += 32) {
-                uint4 w[RPT];
-                float s[RPT];
+            uint4 w[RPT];
+            float s[RPT];
 #pragma unroll
-                for (int r = 0; r < RPT; ++r) {
-                    w[r] = wq[(size_t)rows[r] * upr + u0 + uc];
-                    s[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + uc) / 4]);
+            for (int r = 0; r < RPT; ++r)
+                if (lane < CU) {
+                    w[r] = wq[(size_t)rows[r] * upr + u0 + lane];
+                    s[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + lane) / 4]);
                 }
+            for (int uc = lane; uc < CU; uc += 32) {
+                uint4 wn[RPT];  // the next unit's weights and scales, loaded before this one is used
+                float sn[RPT];
+#pragma unroll
+                for (int r = 0; r < RPT; ++r)
+                    if (uc + 32 < CU) {
+                        wn[r] = wq[(size_t)rows[r] * upr + u0 + uc + 32];
+                        sn[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + uc + 32) / 4]);
+                    }
 #pragma unroll
                 for (int b = 0; b < NB; ++b) {
                     uint4 xv[6];
@@ -1089,6 +1101,11 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gemv_lowbit_dp4a(
                         const int tq = (int)(p0 + (p1 << 8) + ((u32)p2 << 16) - (u32)s8);  // Σ q·M (wraps, exact)
                         acc[r][b] = fmaf((float)tq, s[r] * f, acc[r][b]);
                     }
+                }
+#pragma unroll
+                for (int r = 0; r < RPT; ++r) {
+                    w[r] = wn[r];
+                    s[r] = sn[r];
                 }
             }
 #pragma unroll

@@ -496,7 +496,7 @@ def cuda_dp4a(be, case, rpt: int = DP4A_RPT, warps: int = DP4A_WARPS, per_sm: in
         raise Unsupported("gemv_lowbit_dp4a: w4a16 only (w8a16 is met on CUDA cores by gemv_lowbit_simt)")
     cu = cu or dp4a_units(k, b, be.smem_per_block())
     prog = be.compile(_CU, "gemv_lowbit_dp4a",
-                      {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu})
+                      {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu, "MINB": per_sm})
     grid, ws, nn, kk = _dp4a_args(be, case, cu, rpt, warps, per_sm)
     smem = b * cu * DP4A_UNIT_BYTES
     return lambda ins, outs: be.launch(prog, grid, (32 * warps,), [ins["qweight"], ins["scales"], ins["x"],

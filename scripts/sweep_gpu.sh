@@ -86,7 +86,7 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-s23a|s23b)  # ~2 min (s23a at commit 0a5a7b1, s23b after the prefetch and 32-warp shapes): fused_dp4a (w4a16 on dp4a, x in byte planes) — every GEMV test case on the GPU
+s23a|s23b)  # ~2 min (s23a at commit 8ade558, s23b after the prefetch and 32-warp shapes): fused_dp4a (w4a16 on dp4a, x in byte planes) — every GEMV test case on the GPU
     # (CUDA and OpenCL), then its shapes beside fused_packed / fused_mma at both w4a16 bf16 peer cases
     SOLBENCH_CACHE=/dev/shm/solbench-s23a cli 120 dp4a_test run --size test --op gemv_lowbit --backend cuda \
         --backend opencl --variant fused_dp4a --timeout 60

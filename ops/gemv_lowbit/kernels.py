@@ -459,8 +459,15 @@ def _cl_vec_defines(be) -> dict:
 
 
 #: gemv_lowbit_dp4a shape (fused_dp4a): rows per warp, warps per block, blocks per SM (persistent;
-#: each block converts x once per K chunk), not yet measured on a GPU
-DP4A_RPT, DP4A_WARPS, DP4A_PER_SM = 2, 16, 1
+#: each block converts x once per K chunk). H200, w4a16 bf16 batch 1, % of the ceiling at K=N=16384
+#: / K=8192 N=28672 (probes-20261204-session23/s23b, next unit prefetched): (2, 16, 2) 76.6 / 72.4,
+#: (2, 32, 1) 76.2 / 73.1, (4, 16, 1) 74.2 / 68.3, (2, 8, 4) 70.9 / 70.1, (1, 32, 1) 67.7 / 63.6,
+#: (2, 16, 1) 59.9 / 58.8 — bytes in flight per SM decide (32 warps × 2 rows × 2 units); fused_packed
+#: 78.0 / 75.3 in the same probe. OpenCL (48 KiB of local memory per work-group on NVIDIA: K=16384
+#: in two chunks): (4, 16, 1) 56.3 / 57.5, (2, 32, 1) 51.7 / 57.6, two or four work-groups per SM
+#: 42–51 % (fused_mma 63.3 / 58.3)
+DP4A_RPT, DP4A_WARPS, DP4A_PER_SM = 2, 16, 2
+DP4A_RPT_CL, DP4A_TEAMS_CL = 4, 16
 #: bytes of local/shared memory per 32-k unit and batch row: three planes (96), 8·ΣM (4), the
 #: group factor (1 per unit)
 DP4A_UNIT_BYTES = 101
@@ -496,14 +503,15 @@ def cuda_dp4a(be, case, rpt: int = DP4A_RPT, warps: int = DP4A_WARPS, per_sm: in
         raise Unsupported("gemv_lowbit_dp4a: w4a16 only (w8a16 is met on CUDA cores by gemv_lowbit_simt)")
     cu = cu or dp4a_units(k, b, be.smem_per_block())
     prog = be.compile(_CU, "gemv_lowbit_dp4a",
-                      {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu, "MINB": per_sm})
+                      {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu,
+                       "MINB": per_sm})
     grid, ws, nn, kk = _dp4a_args(be, case, cu, rpt, warps, per_sm)
     smem = b * cu * DP4A_UNIT_BYTES
     return lambda ins, outs: be.launch(prog, grid, (32 * warps,), [ins["qweight"], ins["scales"], ins["x"],
                                                                    outs["y"], ws, nn, kk], shared_mem=smem)
 
 
-def opencl_dp4a(be, case, rpt: int = DP4A_RPT, teams: int | None = None, per_sm: int = DP4A_PER_SM,
+def opencl_dp4a(be, case, rpt: int = DP4A_RPT_CL, teams: int | None = None, per_sm: int = 1,
                 cu: int | None = None):
     """gemv_lowbit.cl: gemv_lowbit_dp4a — PTX dp4a and warp shuffles on NVIDIA, byte products and
     local-memory sums elsewhere; local memory sized statically per chunk under the device's limit
@@ -514,7 +522,7 @@ def opencl_dp4a(be, case, rpt: int = DP4A_RPT, teams: int | None = None, per_sm:
     dev = getattr(be, "cl_device", None)
     nv = "cl_nv_device_attribute_query" in set(be.device.features)
     wg = int(dev.max_work_group_size) if dev is not None else 512
-    teams = teams or max(1, min(DP4A_WARPS, wg // 32))
+    teams = teams or max(1, min(DP4A_TEAMS_CL, wg // 32))
     lmem = int(dev.local_mem_size) if dev is not None else 48 * 1024
     scratch = 128 * teams + (0 if nv else 128 * teams * rpt * b) + 256
     cu = cu or dp4a_units(k, b, lmem - scratch)

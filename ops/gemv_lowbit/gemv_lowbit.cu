@@ -983,6 +983,66 @@ extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const 
 #ifndef MINB
 #define MINB 1  // blocks per SM the registers must allow (the factory's blocks per SM)
 #endif
+#define DP4A_UNIT_BYTES 101  // planes (96), 8·ΣM (4), group factor (1) per unit and batch row
+#ifndef DSTAGES
+#define DSTAGES 0  // > 0: weights through a cp.async ring of DSTAGES unit steps per warp
+#endif
+// one 16-byte unit (32 k) of each of a warp's RPT rows against the x planes of every batch row:
+// six dp4a per weight word into exact int32 plane sums, then one FMA into the fp32 row sum
+__device__ __forceinline__ void dp4a_unit(const uint4 (&w)[RPT], const float (&sv)[RPT], int uc, const uint4* xs,
+                                          const int* sm8, const float* fg, float (&acc)[RPT][NB]) {
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+        uint4 xv[6];
+#pragma unroll
+        for (int q = 0; q < 6; ++q) xv[q] = xs[(b * 6 + q) * CU + uc];
+        const u32 xl[3][8] = {{xv[0].x, xv[0].y, xv[0].z, xv[0].w, xv[1].x, xv[1].y, xv[1].z, xv[1].w},
+                              {xv[2].x, xv[2].y, xv[2].z, xv[2].w, xv[3].x, xv[3].y, xv[3].z, xv[3].w},
+                              {xv[4].x, xv[4].y, xv[4].z, xv[4].w, xv[5].x, xv[5].y, xv[5].z, xv[5].w}};
+        const float f = fg[b * (CU / 4) + uc / 4];
+        const int s8 = sm8[b * CU + uc];
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            const u32 wv[4] = {w[r].x, w[r].y, w[r].z, w[r].w};
+            u32 p0 = 0, p1 = 0;
+            int p2 = 0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const u32 lo = wv[j] & 0x0F0F0F0Fu, hi = (wv[j] >> 4) & 0x0F0F0F0Fu;
+                p0 = __dp4a(lo, xl[0][2 * j], p0);
+                p0 = __dp4a(hi, xl[0][2 * j + 1], p0);
+                p1 = __dp4a(lo, xl[1][2 * j], p1);
+                p1 = __dp4a(hi, xl[1][2 * j + 1], p1);
+                p2 = __dp4a((int)lo, (int)xl[2][2 * j], p2);
+                p2 = __dp4a((int)hi, (int)xl[2][2 * j + 1], p2);
+            }
+            const int tq = (int)(p0 + (p1 << 8) + ((u32)p2 << 16) - (u32)s8);  // Σ q·M (wraps, exact)
+            acc[r][b] = fmaf((float)tq, sv[r] * f, acc[r][b]);
+        }
+    }
+}
+
+// a finished tile: warp sums; lane 0 adds the earlier chunks' partials (ws) and keeps the sum for
+// the next chunk or writes y; the sums restart at 0
+__device__ __forceinline__ void finish_tile(float (&acc)[RPT][NB], int t, int c, int chunks, int N, int lane,
+                                            float* ws, unsigned short* y) {
+#pragma unroll
+    for (int r = 0; r < RPT; ++r)
+#pragma unroll
+        for (int b = 0; b < NB; ++b) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) acc[r][b] += __shfl_xor_sync(0xffffffffu, acc[r][b], o);
+            const int n = t * RPT + r;
+            if (lane == 0 && n < N) {
+                float v = acc[r][b];
+                if (c > 0) v += ws[(size_t)b * N + n];
+                if (c + 1 < chunks) ws[(size_t)b * N + n] = v;
+                else y[(size_t)b * N + n] = f2o(v);
+            }
+            acc[r][b] = 0.0f;
+        }
+}
+
 extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
         const uint4* __restrict__ wq, const unsigned short* __restrict__ scales,
         const unsigned short* __restrict__ x, unsigned short* __restrict__ y, float* __restrict__ ws,
@@ -991,6 +1051,10 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
     uint4* xs = smem;                                                  // [NB][3][2][CU]
     int* sm8 = reinterpret_cast<int*>(smem + NB * 6 * CU);             // [NB][CU]
     float* fg = reinterpret_cast<float*>(sm8 + NB * CU);               // [NB][CU / 4]
+#if DSTAGES
+    uint4* ring = smem + (NB * CU * DP4A_UNIT_BYTES + 15) / 16;        // [WARPS][DSTAGES][RPT][32]
+    float* sbase = reinterpret_cast<float*>(ring + WARPS * DSTAGES * RPT * 32);  // the same, scales
+#endif
     const int lane = threadIdx.x & 31;
     const int upr = K / 32, gpr = K / GROUP, chunks = upr / CU;
     const int nw = WARPS * gridDim.x, gw = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
@@ -1047,15 +1111,66 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
             if ((uc & 3) == 0) fg[b * (CU / 4) + uc / 4] = nonfinite ? __int_as_float(0x7FC00000) : __uint_as_float((u32)(eb - 21) << 23);
         }
         __syncthreads();
-        for (int t = gw; t < tiles; t += nw) {
-            int rows[RPT];
-            float acc[RPT][NB];
+#if DSTAGES
+        {  // weights through the warp's cp.async ring; the warp's (tile, unit step) items as one stream
+            const int ipt = (CU + 31) / 32;  // unit steps per tile
+            const int total = gw < tiles ? ((tiles - 1 - gw) / nw + 1) * ipt : 0;
+            uint4* wring = ring + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
+            float* sring = sbase + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
+            float sreg[RPT] = {};
+            float acc[RPT][NB] = {};
+            // item j: tile gw + (j / ipt)·nw, unit (j % ipt)·32 + lane of the chunk
+            auto row_of = [&](int j, int r) { return min((gw + (j / ipt) * nw) * RPT + r, N - 1); };
+            auto unit_of = [&](int j) { return (j % ipt) * 32 + lane; };
+            auto issue = [&](int j) {  // item j's weights into its ring slot (one commit group per item)
+                if (j < total && unit_of(j) < CU)
 #pragma unroll
-            for (int r = 0; r < RPT; ++r) {
-                rows[r] = min(t * RPT + r, N - 1);  // rows past N recompute row N-1, never stored
+                    for (int r = 0; r < RPT; ++r)
+                        cp_async16(wring + ((j % DSTAGES) * RPT + r) * 32 + lane, reinterpret_cast<const unsigned char*>(
+                                       wq + (size_t)row_of(j, r) * upr + u0 + unit_of(j)));
+                cp_async_commit();
+            };
+            auto sload = [&](int j) {  // item j's scales into registers (stored one step later)
+                if (j < total && unit_of(j) < CU)
 #pragma unroll
-                for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
+                    for (int r = 0; r < RPT; ++r)
+                        sreg[r] = h2f(scales[(size_t)row_of(j, r) * gpr + (u0 + unit_of(j)) / 4]);
+            };
+            auto sstore = [&](int j) {
+#pragma unroll
+                for (int r = 0; r < RPT; ++r) sring[((j % DSTAGES) * RPT + r) * 32 + lane] = sreg[r];
+            };
+            for (int j = 0; j < DSTAGES - 1; ++j) {
+                issue(j);
+                sload(j);
+                sstore(j);
             }
+            for (int j = 0; j < total; ++j) {
+                issue(j + DSTAGES - 1);  // into the slot item j − 1 left
+                if (j > 0) sstore(j + DSTAGES - 2);
+                sload(j + DSTAGES - 1);
+                cp_async_wait<DSTAGES - 1>();  // item j's group has landed (each lane reads its own copies)
+                const int uc = unit_of(j);
+                if (uc < CU) {
+                    uint4 w[RPT];
+                    float sv[RPT];
+#pragma unroll
+                    for (int r = 0; r < RPT; ++r) {
+                        w[r] = wring[((j % DSTAGES) * RPT + r) * 32 + lane];
+                        sv[r] = sring[((j % DSTAGES) * RPT + r) * 32 + lane];
+                    }
+                    dp4a_unit(w, sv, uc, xs, sm8, fg, acc);
+                }
+                if (j % ipt == ipt - 1) finish_tile(acc, gw + (j / ipt) * nw, c, chunks, N, lane, ws, y);
+            }
+            cp_async_wait<0>();  // no copy outlives the chunk (the next one reuses the ring)
+        }
+#else
+        for (int t = gw; t < tiles; t += nw) {  // weights in registers, the next unit loaded ahead
+            int rows[RPT];
+            float acc[RPT][NB] = {};
+#pragma unroll
+            for (int r = 0; r < RPT; ++r) rows[r] = min(t * RPT + r, N - 1);  // rows past N: never stored
             uint4 w[RPT];
             float s[RPT];
 #pragma unroll
@@ -1065,7 +1180,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
                     s[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + lane) / 4]);
                 }
             for (int uc = lane; uc < CU; uc += 32) {
-                uint4 wn[RPT];  // the next unit's weights and scales, loaded before this one is used
+                uint4 wn[RPT];
                 float sn[RPT];
 #pragma unroll
                 for (int r = 0; r < RPT; ++r)
@@ -1073,62 +1188,16 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
                         wn[r] = wq[(size_t)rows[r] * upr + u0 + uc + 32];
                         sn[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + uc + 32) / 4]);
                     }
-#pragma unroll
-                for (int b = 0; b < NB; ++b) {
-                    uint4 xv[6];
-#pragma unroll
-                    for (int q = 0; q < 6; ++q) xv[q] = xs[(b * 6 + q) * CU + uc];
-                    const u32 xl[3][8] = {{xv[0].x, xv[0].y, xv[0].z, xv[0].w, xv[1].x, xv[1].y, xv[1].z, xv[1].w},
-                                          {xv[2].x, xv[2].y, xv[2].z, xv[2].w, xv[3].x, xv[3].y, xv[3].z, xv[3].w},
-                                          {xv[4].x, xv[4].y, xv[4].z, xv[4].w, xv[5].x, xv[5].y, xv[5].z, xv[5].w}};
-                    const float f = fg[b * (CU / 4) + uc / 4];
-                    const int s8 = sm8[b * CU + uc];
-#pragma unroll
-                    for (int r = 0; r < RPT; ++r) {
-                        const u32 wv[4] = {w[r].x, w[r].y, w[r].z, w[r].w};
-                        u32 p0 = 0, p1 = 0;
-                        int p2 = 0;
-#pragma unroll
-                        for (int j = 0; j < 4; ++j) {
-                            const u32 lo = wv[j] & 0x0F0F0F0Fu, hi = (wv[j] >> 4) & 0x0F0F0F0Fu;
-                            p0 = __dp4a(lo, xl[0][2 * j], p0);
-                            p0 = __dp4a(hi, xl[0][2 * j + 1], p0);
-                            p1 = __dp4a(lo, xl[1][2 * j], p1);
-                            p1 = __dp4a(hi, xl[1][2 * j + 1], p1);
-                            p2 = __dp4a((int)lo, (int)xl[2][2 * j], p2);
-                            p2 = __dp4a((int)hi, (int)xl[2][2 * j + 1], p2);
-                        }
-                        const int tq = (int)(p0 + (p1 << 8) + ((u32)p2 << 16) - (u32)s8);  // Σ q·M (wraps, exact)
-                        acc[r][b] = fmaf((float)tq, s[r] * f, acc[r][b]);
-                    }
-                }
+                dp4a_unit(w, s, uc, xs, sm8, fg, acc);
 #pragma unroll
                 for (int r = 0; r < RPT; ++r) {
                     w[r] = wn[r];
                     s[r] = sn[r];
                 }
             }
-#pragma unroll
-            for (int r = 0; r < RPT; ++r)
-#pragma unroll
-                for (int b = 0; b < NB; ++b)
-#pragma unroll
-                    for (int o = 16; o > 0; o >>= 1) acc[r][b] += __shfl_xor_sync(0xffffffffu, acc[r][b], o);
-            if (lane == 0) {
-#pragma unroll
-                for (int r = 0; r < RPT; ++r) {
-                    const int n = t * RPT + r;
-                    if (n >= N) break;
-#pragma unroll
-                    for (int b = 0; b < NB; ++b) {
-                        float v = acc[r][b];
-                        if (c > 0) v += ws[(size_t)b * N + n];
-                        if (c + 1 < chunks) ws[(size_t)b * N + n] = v;
-                        else y[(size_t)b * N + n] = f2o(v);
-                    }
-                }
-            }
+            finish_tile(acc, t, c, chunks, N, lane, ws, y);
         }
+#endif
     }
 }
 #endif

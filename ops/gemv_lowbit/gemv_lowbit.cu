@@ -1061,6 +1061,45 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
     const int tiles = (N + RPT - 1) / RPT;
     for (int c = 0; c < chunks; ++c) {
         const int u0 = c * CU;
+#if DSTAGES
+        // the warp's cp.async ring: its (tile, unit step) items as one stream; the first steps are
+        // issued before x is converted, so weights stream while the block converts
+        const int ipt = (CU + 31) / 32;  // unit steps per tile
+        const int total = gw < tiles ? ((tiles - 1 - gw) / nw + 1) * ipt : 0;
+        uint4* wring = ring + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
+        float* sring = sbase + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
+        float sreg[RPT] = {};
+        float acc[RPT][NB] = {};
+        // item j: tile gw + (j / ipt)·nw, unit (j % ipt)·32 + lane of the chunk
+        auto row_of = [&](int j, int r) { return min((gw + (j / ipt) * nw) * RPT + r, N - 1); };
+        auto unit_of = [&](int j) { return (j % ipt) * 32 + lane; };
+        auto issue = [&](int j) {  // item j's weights into its ring slot (one commit group per item)
+            if (j < total && unit_of(j) < CU)
+#pragma unroll
+                for (int r = 0; r < RPT; ++r)
+                    cp_async16(wring + ((j % DSTAGES) * RPT + r) * 32 + lane, reinterpret_cast<const unsigned char*>(
+                                   wq + (size_t)row_of(j, r) * upr + u0 + unit_of(j)));
+            cp_async_commit();
+        };
+        auto sload = [&](int j) {  // item j's scales into registers (stored one step later)
+            if (j < total && unit_of(j) < CU)
+#pragma unroll
+                for (int r = 0; r < RPT; ++r)
+                    sreg[r] = h2f(scales[(size_t)row_of(j, r) * gpr + (u0 + unit_of(j)) / 4]);
+        };
+        auto sstore = [&](int j) {
+#pragma unroll
+            for (int r = 0; r < RPT; ++r) sring[((j % DSTAGES) * RPT + r) * 32 + lane] = sreg[r];
+        };
+        float sp[DSTAGES - 1][RPT];  // the first steps' scales, stored after the conversion
+#pragma unroll
+        for (int j = 0; j < DSTAGES - 1; ++j) {
+            issue(j);
+            sload(j);
+#pragma unroll
+            for (int r = 0; r < RPT; ++r) sp[j][r] = sreg[r];
+        }
+#endif
         __syncthreads();  // the previous chunk's planes are no longer read
         for (int base = 0; base < NB * CU; base += 32 * WARPS) {  // convert: thread per (batch row, unit)
             const int i = base + threadIdx.x, b = min(i / CU, NB - 1), uc = i % CU;
@@ -1112,39 +1151,11 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
         }
         __syncthreads();
 #if DSTAGES
-        {  // weights through the warp's cp.async ring; the warp's (tile, unit step) items as one stream
-            const int ipt = (CU + 31) / 32;  // unit steps per tile
-            const int total = gw < tiles ? ((tiles - 1 - gw) / nw + 1) * ipt : 0;
-            uint4* wring = ring + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
-            float* sring = sbase + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
-            float sreg[RPT] = {};
-            float acc[RPT][NB] = {};
-            // item j: tile gw + (j / ipt)·nw, unit (j % ipt)·32 + lane of the chunk
-            auto row_of = [&](int j, int r) { return min((gw + (j / ipt) * nw) * RPT + r, N - 1); };
-            auto unit_of = [&](int j) { return (j % ipt) * 32 + lane; };
-            auto issue = [&](int j) {  // item j's weights into its ring slot (one commit group per item)
-                if (j < total && unit_of(j) < CU)
+        {
 #pragma unroll
-                    for (int r = 0; r < RPT; ++r)
-                        cp_async16(wring + ((j % DSTAGES) * RPT + r) * 32 + lane, reinterpret_cast<const unsigned char*>(
-                                       wq + (size_t)row_of(j, r) * upr + u0 + unit_of(j)));
-                cp_async_commit();
-            };
-            auto sload = [&](int j) {  // item j's scales into registers (stored one step later)
-                if (j < total && unit_of(j) < CU)
+            for (int j = 0; j < DSTAGES - 1; ++j)
 #pragma unroll
-                    for (int r = 0; r < RPT; ++r)
-                        sreg[r] = h2f(scales[(size_t)row_of(j, r) * gpr + (u0 + unit_of(j)) / 4]);
-            };
-            auto sstore = [&](int j) {
-#pragma unroll
-                for (int r = 0; r < RPT; ++r) sring[((j % DSTAGES) * RPT + r) * 32 + lane] = sreg[r];
-            };
-            for (int j = 0; j < DSTAGES - 1; ++j) {
-                issue(j);
-                sload(j);
-                sstore(j);
-            }
+                for (int r = 0; r < RPT; ++r) sring[(j * RPT + r) * 32 + lane] = sp[j][r];
             for (int j = 0; j < total; ++j) {
                 issue(j + DSTAGES - 1);  // into the slot item j − 1 left
                 if (j > 0) sstore(j + DSTAGES - 2);

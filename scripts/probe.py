@@ -156,11 +156,7 @@ def _gemv_cuda():
         for r, w, p in ((4, 8, 0), (4, 8, 1), (16, 4, 0), (16, 4, 1), (8, 4, 1), (4, 4, 1), (2, 8, 1),
                         (8, 8, 1))] + [  # fused_dp4a (gemv_lowbit_dp4a): rows per warp, warps, blocks per SM
         (f"dp4a RPT={r} WARPS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.cuda_dp4a(be, c, r, w, m))
-        for r, w, m in DP4A_SHAPES] + [  # the cp.async ring: rows, warps, blocks per SM, steps
-        (f"dp4a ring RPT={r} WARPS={w} x{m}/SM STAGES={st}",
-         lambda be, c, r=r, w=w, m=m, st=st: gk.cuda_dp4a(be, c, r, w, m, stages=st))
-        for r, w, m, st in ((4, 16, 1, 3), (4, 16, 1, 4), (4, 16, 1, 2), (2, 32, 1, 4), (2, 32, 1, 3),
-                            (8, 8, 1, 3), (4, 8, 2, 3), (2, 16, 2, 3))]
+        for r, w, m in DP4A_SHAPES]
 
 #: fused_dp4a shapes the probes time (rows per warp, warps per block, blocks per SM)
 DP4A_SHAPES = ((1, 32, 1), (2, 32, 1), (1, 16, 2), (2, 16, 2), (2, 16, 1), (4, 16, 1), (1, 8, 4), (2, 8, 4))

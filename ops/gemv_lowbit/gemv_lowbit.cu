@@ -983,10 +983,6 @@ extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const 
 #ifndef MINB
 #define MINB 1  // blocks per SM the registers must allow (the factory's blocks per SM)
 #endif
-#define DP4A_UNIT_BYTES 101  // planes (96), 8·ΣM (4), group factor (1) per unit and batch row
-#ifndef DSTAGES
-#define DSTAGES 0  // > 0: weights through a cp.async ring of DSTAGES unit steps per warp
-#endif
 // one 16-byte unit (32 k) of each of a warp's RPT rows against the x planes of every batch row:
 // six dp4a per weight word into exact int32 plane sums, then one FMA into the fp32 row sum
 __device__ __forceinline__ void dp4a_unit(const uint4 (&w)[RPT], const float (&sv)[RPT], int uc, const uint4* xs,
@@ -1051,55 +1047,12 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
     uint4* xs = smem;                                                  // [NB][3][2][CU]
     int* sm8 = reinterpret_cast<int*>(smem + NB * 6 * CU);             // [NB][CU]
     float* fg = reinterpret_cast<float*>(sm8 + NB * CU);               // [NB][CU / 4]
-#if DSTAGES
-    uint4* ring = smem + (NB * CU * DP4A_UNIT_BYTES + 15) / 16;        // [WARPS][DSTAGES][RPT][32]
-    float* sbase = reinterpret_cast<float*>(ring + WARPS * DSTAGES * RPT * 32);  // the same, scales
-#endif
     const int lane = threadIdx.x & 31;
     const int upr = K / 32, gpr = K / GROUP, chunks = upr / CU;
     const int nw = WARPS * gridDim.x, gw = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
     const int tiles = (N + RPT - 1) / RPT;
     for (int c = 0; c < chunks; ++c) {
         const int u0 = c * CU;
-#if DSTAGES
-        // the warp's cp.async ring: its (tile, unit step) items as one stream; the first steps are
-        // issued before x is converted, so weights stream while the block converts
-        const int ipt = (CU + 31) / 32;  // unit steps per tile
-        const int total = gw < tiles ? ((tiles - 1 - gw) / nw + 1) * ipt : 0;
-        uint4* wring = ring + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
-        float* sring = sbase + (threadIdx.x >> 5) * (DSTAGES * RPT * 32);
-        float sreg[RPT] = {};
-        float acc[RPT][NB] = {};
-        // item j: tile gw + (j / ipt)·nw, unit (j % ipt)·32 + lane of the chunk
-        auto row_of = [&](int j, int r) { return min((gw + (j / ipt) * nw) * RPT + r, N - 1); };
-        auto unit_of = [&](int j) { return (j % ipt) * 32 + lane; };
-        auto issue = [&](int j) {  // item j's weights into its ring slot (one commit group per item)
-            if (j < total && unit_of(j) < CU)
-#pragma unroll
-                for (int r = 0; r < RPT; ++r)
-                    cp_async16(wring + ((j % DSTAGES) * RPT + r) * 32 + lane, reinterpret_cast<const unsigned char*>(
-                                   wq + (size_t)row_of(j, r) * upr + u0 + unit_of(j)));
-            cp_async_commit();
-        };
-        auto sload = [&](int j) {  // item j's scales into registers (stored one step later)
-            if (j < total && unit_of(j) < CU)
-#pragma unroll
-                for (int r = 0; r < RPT; ++r)
-                    sreg[r] = h2f(scales[(size_t)row_of(j, r) * gpr + (u0 + unit_of(j)) / 4]);
-        };
-        auto sstore = [&](int j) {
-#pragma unroll
-            for (int r = 0; r < RPT; ++r) sring[((j % DSTAGES) * RPT + r) * 32 + lane] = sreg[r];
-        };
-        float sp[DSTAGES - 1][RPT];  // the first steps' scales, stored after the conversion
-#pragma unroll
-        for (int j = 0; j < DSTAGES - 1; ++j) {
-            issue(j);
-            sload(j);
-#pragma unroll
-            for (int r = 0; r < RPT; ++r) sp[j][r] = sreg[r];
-        }
-#endif
         __syncthreads();  // the previous chunk's planes are no longer read
         for (int base = 0; base < NB * CU; base += 32 * WARPS) {  // convert: thread per (batch row, unit)
             const int i = base + threadIdx.x, b = min(i / CU, NB - 1), uc = i % CU;
@@ -1150,34 +1103,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
             if ((uc & 3) == 0) fg[b * (CU / 4) + uc / 4] = nonfinite ? __int_as_float(0x7FC00000) : __uint_as_float((u32)(eb - 21) << 23);
         }
         __syncthreads();
-#if DSTAGES
-        {
-#pragma unroll
-            for (int j = 0; j < DSTAGES - 1; ++j)
-#pragma unroll
-                for (int r = 0; r < RPT; ++r) sring[(j * RPT + r) * 32 + lane] = sp[j][r];
-            for (int j = 0; j < total; ++j) {
-                issue(j + DSTAGES - 1);  // into the slot item j − 1 left
-                if (j > 0) sstore(j + DSTAGES - 2);
-                sload(j + DSTAGES - 1);
-                cp_async_wait<DSTAGES - 1>();  // item j's group has landed (each lane reads its own copies)
-                const int uc = unit_of(j);
-                if (uc < CU) {
-                    uint4 w[RPT];
-                    float sv[RPT];
-#pragma unroll
-                    for (int r = 0; r < RPT; ++r) {
-                        w[r] = wring[((j % DSTAGES) * RPT + r) * 32 + lane];
-                        sv[r] = sring[((j % DSTAGES) * RPT + r) * 32 + lane];
-                    }
-                    dp4a_unit(w, sv, uc, xs, sm8, fg, acc);
-                }
-                if (j % ipt == ipt - 1) finish_tile(acc, gw + (j / ipt) * nw, c, chunks, N, lane, ws, y);
-            }
-            cp_async_wait<0>();  // no copy outlives the chunk (the next one reuses the ring)
-        }
-#else
-        for (int t = gw; t < tiles; t += nw) {  // weights in registers, the next unit loaded ahead
+        for (int t = gw; t < tiles; t += nw) {
             int rows[RPT];
             float acc[RPT][NB] = {};
 #pragma unroll
@@ -1208,7 +1134,6 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
             }
             finish_tile(acc, t, c, chunks, N, lane, ws, y);
         }
-#endif
     }
 }
 #endif

@@ -466,9 +466,10 @@ def _cl_vec_defines(be) -> dict:
 #: 78.0 / 75.3 in the same probe. OpenCL (48 KiB of local memory per work-group on NVIDIA: K=16384
 #: in two chunks): (4, 16, 1) 56.3 / 57.5, (2, 32, 1) 51.7 / 57.6, two or four work-groups per SM
 #: 42–51 % (fused_mma 63.3 / 58.3)
+#: A cp.async ring per warp instead of the register prefetch (weights in shared memory, up to 160
+#: KiB in flight per SM, the first steps issued before the block converts x; commit d679684, s23d /
+#: s23e): 76.3 / 72.9 % at its best (4 rows × 16 warps, 3 steps) — no gain, removed.
 DP4A_RPT, DP4A_WARPS, DP4A_PER_SM = 2, 16, 2
-#: cp.async ring steps per warp (0: the register path measured above)
-DP4A_STAGES = 0
 DP4A_RPT_CL, DP4A_TEAMS_CL = 4, 16
 #: bytes of local/shared memory per 32-k unit and batch row: three planes (96), 8·ΣM (4), the
 #: group factor (1 per unit)
@@ -497,21 +498,18 @@ def _dp4a_args(be, case, cu: int, rpt: int, teams: int, per_sm: int):
 
 
 def cuda_dp4a(be, case, rpt: int = DP4A_RPT, warps: int = DP4A_WARPS, per_sm: int = DP4A_PER_SM,
-              cu: int | None = None, stages: int = DP4A_STAGES):
-    """w4a16 on CUDA cores through dp4a (gemv_lowbit.cu: gemv_lowbit_dp4a); ``stages`` > 0: each
-    warp streams its weights through a cp.async ring of that many unit steps (0: registers, the
-    next unit loaded ahead); ``cu``: units of 32 k per chunk instead of the most that fit (tests,
-    probes)."""
+              cu: int | None = None):
+    """w4a16 on CUDA cores through dp4a (gemv_lowbit.cu: gemv_lowbit_dp4a); ``cu``: units of 32 k
+    per chunk instead of the most that fit (tests, probes)."""
     n, k, b, bits = _dims(case)
     if bits != 4:
         raise Unsupported("gemv_lowbit_dp4a: w4a16 only (w8a16 is met on CUDA cores by gemv_lowbit_simt)")
-    ring = warps * stages * rpt * 32 * 20  # 16 bytes of weights and a 4-byte scale per lane, row and step
-    cu = cu or dp4a_units(k, b, be.smem_per_block() - ring - 16)
+    cu = cu or dp4a_units(k, b, be.smem_per_block())
     prog = be.compile(_CU, "gemv_lowbit_dp4a",
                       {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu,
-                       "MINB": per_sm, "DSTAGES": stages})
+                       "MINB": per_sm})
     grid, ws, nn, kk = _dp4a_args(be, case, cu, rpt, warps, per_sm)
-    smem = cdiv(b * cu * DP4A_UNIT_BYTES, 16) * 16 + ring
+    smem = b * cu * DP4A_UNIT_BYTES
     return lambda ins, outs: be.launch(prog, grid, (32 * warps,), [ins["qweight"], ins["scales"], ins["x"],
                                                                    outs["y"], ws, nn, kk], shared_mem=smem)
 

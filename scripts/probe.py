@@ -214,6 +214,8 @@ def _gemv_triton():
     # (8 of each per 128-k group at BN 128, Triton 3.6 sm_90 PTX)
     return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
             for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))] + [
+        (f"dp4a shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))  # fused_dp4a at one config
+        for t in gk.TRITON_DP4A_CONFIGS] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
         for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),
                                           (128, 256, 16, 1), (256, 256, 16, 1)]]

@@ -448,3 +448,37 @@ def test_cuda_dp4a_forms_compile_without_spills(defines):
     for rep in reps:
         if rep["arch"] == "sm_90":
             assert rep["spill_bytes"] == 0, rep
+
+
+def _hopper_dp4a_job() -> dict:
+    try:
+        from backends.triton import compile_many_for_hopper
+        from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_dp4a, gemv_x_planes
+    except Exception as e:  # noqa: BLE001
+        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    opts = {"num_warps": 8, "num_stages": 1,
+            "divisible_by_16": ("w_ptr", "s_ptr", "xp_ptr", "sm_ptr", "f_ptr", "y_ptr", "K", "W_STRIDE")}
+    sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
+           "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
+    out = compile_many_for_hopper([
+        (gemv_lowbit_dp4a, sig, {"BN": 64, "BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True}, opts),
+        (gemv_x_planes, {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"},
+         {"GB": 8}, {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})])
+    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(("dp4a", "planes"), out, strict=True)
+             if "error" in o]
+    if fails:
+        return {"fails": fails}
+    main = out[0]
+    if main["spill_bytes"]:
+        fails.append(f"gemv_lowbit_dp4a spills {main['spill_bytes']} bytes")
+    if main["ptx"].count("dp4a.") < 6:
+        fails.append(f"gemv_lowbit_dp4a: {main['ptx'].count('dp4a.')} dp4a in the PTX, 6 wanted at least")
+    if main["global_accesses"].get("ld.global.v4.b32", 0) < 1:
+        fails.append(f"gemv_lowbit_dp4a: no 16-byte word loads: {main['global_accesses']}")
+    return {"fails": fails}
+
+
+def test_triton_dp4a_compiles_for_hopper():
+    """Triton fused_dp4a's kernels compile for sm_90 with PTX dp4a (the interpreter runs the plain
+    integer form through test_kernels), 16-byte word loads and no spills."""
+    check_in_process(_hopper_dp4a_job)

@@ -381,3 +381,114 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
     omask = rmask[:, None] & bmask[None, :]
     o = _out(acc, OUT_BF16).to(y_ptr.dtype.element_ty)
     tl.store(y_ptr + bi[None, :] * N + rows[:, None], o, mask=omask)
+
+
+# ---- fused_dp4a: w4a16 on integer dot products (gemv_lowbit.cu: gemv_lowbit_dp4a has the scheme) ----
+
+
+@triton.jit
+def gemv_x_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, K, GB: tl.constexpr):
+    """x [B, K] in fixed point per scale group: M = round(x·2^(148 − eb)), eb the fp32 biased
+    exponent of the group's max |x| (at least 22), so |M| < 2^22. Program = GB groups of batch row
+    program_id(1). Writes, per batch row: the byte planes of M as int32 words xp [3][2][K/8] (plane
+    p, word w: [0] the bytes of k = 8w + 0, 2, 4, 6 — the low nibbles of weight word w — and [1] of
+    8w + 1, 3, 5, 7), 8·Σ M per word sm [K/8], and the group factor 2^(eb − 148) f [K/128] (NaN
+    where the group holds a NaN or Inf)."""
+    b = tl.program_id(1)
+    G = K // 128
+    g = tl.program_id(0) * GB + tl.arange(0, GB)
+    gm = g < G
+    k = g[:, None] * 128 + tl.arange(0, 128)[None, :]
+    xv = tl.load(x_ptr + b * K + k, mask=gm[:, None], other=0.0).to(tl.float32)
+    bits = xv.to(tl.int32, bitcast=True)
+    nonfinite = tl.max(((bits & 0x7F800000) == 0x7F800000).to(tl.int32), axis=1) > 0
+    amax = tl.max(tl.abs(xv), axis=1)
+    eb = tl.maximum(amax.to(tl.int32, bitcast=True) >> 23, 22)
+    cs = ((275 - eb) << 23).to(tl.float32, bitcast=True)  # 2^(148 − eb)
+    m = tl.fma(xv, cs[:, None], 12582912.0).to(tl.int32, bitcast=True) - 0x4B400000  # round(x·cs)
+    f = tl.where(nonfinite, float("nan"), ((eb - 21) << 23).to(tl.float32, bitcast=True))
+    tl.store(f_ptr + b * G + g, f, mask=gm)
+    w = g[:, None] * 16 + tl.arange(0, 16)[None, :]  # [GB, 16] word indices
+    wm = gm[:, None]
+    W = K // 8
+    tl.store(sm_ptr + b * W + w, 8 * tl.sum(tl.reshape(m, (GB, 16, 8)), axis=2), mask=wm)
+    m4 = tl.reshape(m, (GB, 16, 4, 2))  # k = 8w + 2j + o
+    sh = (tl.arange(0, 4) * 8)[None, None, :, None]
+    for p in tl.static_range(3):
+        word = tl.sum(((m4 >> (8 * p)) & 255) << sh, axis=2)  # [GB, 16, 2]: disjoint bytes, sum = or
+        lo, hi = tl.split(word)
+        tl.store(xp_ptr + (b * 6 + 2 * p) * W + w, lo, mask=wm)
+        tl.store(xp_ptr + (b * 6 + 2 * p + 1) * W + w, hi, mask=wm)
+
+
+@triton.jit
+def _dp4a(a, b, c, SIGNED: tl.constexpr, ASM: tl.constexpr):
+    """c + Σ_i a_i·b_i over the 4 bytes of int32 tiles (a's bytes 0..15; b's unsigned, or signed
+    with SIGNED): PTX dp4a (ASM), else the same integers in plain arithmetic (the interpreter)."""
+    if ASM:
+        op: tl.constexpr = "dp4a.s32.s32 $0, $1, $2, $3;" if SIGNED else "dp4a.u32.u32 $0, $1, $2, $3;"
+        return tl.inline_asm_elementwise(op, "=r,r,r,r", [a, b, c], dtype=tl.int32, is_pure=True, pack=1)
+    else:
+        for i in tl.static_range(4):
+            ai = (a >> (8 * i)) & 255
+            if SIGNED:
+                bi = (b << (24 - 8 * i)) >> 24
+            else:
+                bi = (b >> (8 * i)) & 255
+            c += ai * bi
+        return c
+
+
+@triton.jit
+def _plane(lo, hi, xq, W, wg, xm, BN: tl.constexpr, BW: tl.constexpr, SIGNED: tl.constexpr,
+           ASM: tl.constexpr):
+    """One byte plane's exact sum over each word's 8 k: dp4a of the low and the high nibbles
+    against the plane's two words of x (xq: the plane's [2][K/8] int32 words)."""
+    xl = tl.broadcast_to(tl.load(xq + wg, mask=xm, other=0)[None, :], (BN, BW))
+    xh = tl.broadcast_to(tl.load(xq + W + wg, mask=xm, other=0)[None, :], (BN, BW))
+    return _dp4a(hi, xh, _dp4a(lo, xl, tl.zeros((BN, BW), dtype=tl.int32), SIGNED, ASM), SIGNED, ASM)
+
+
+@triton.jit
+def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
+                     BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr):
+    """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
+    (the next one loaded ahead, as gemv_lowbit_row); per word lo = w & 0x0F0F0F0F, hi = (w >> 4) &
+    0x0F0F0F0F (offset-binary nibbles q + 8) and six dp4a against x's byte planes (gemv_x_planes)
+    into exact int32 plane sums; Σ q·M over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤
+    2^28, exact), one int→float and one FMA with the group scale × the group factor."""
+    rows = tl.program_id(0) * BN + tl.arange(0, BN)
+    rmask = rows < N
+    rows_ld = tl.minimum(rows, N - 1)
+    b = tl.program_id(1)
+    BW: tl.constexpr = BK // 8
+    GT: tl.constexpr = BK // 128
+    W = K // 8
+    wi = tl.arange(0, BW)
+    acc = tl.zeros((BN, BW), dtype=tl.float32)
+    wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
+    nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
+    for k0 in range(0, K, BK):
+        words = nxt
+        if EVEN_K:
+            live = tl.full((BN, BW), 1, tl.int1) & (k0 + BK < K)
+            nxt = tl.load(wrow + (k0 + BK) // 8, mask=live, other=0)
+        else:
+            nxt = _words(wrow, k0 + BK, K, wi, 8, False)
+        wg = k0 // 8 + wi
+        xm = wg < W
+        lo = words & 0x0F0F0F0F
+        hi = (words >> 4) & 0x0F0F0F0F
+        p0 = _plane(lo, hi, xp_ptr + (b * 6 + 0) * W, W, wg, xm, BN, BW, False, ASM)
+        p1 = _plane(lo, hi, xp_ptr + (b * 6 + 2) * W, W, wg, xm, BN, BW, False, ASM)
+        p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, BN, BW, True, ASM)
+        s8 = tl.load(sm_ptr + b * W + wg, mask=xm, other=0)
+        t = p0 + (p1 << 8) + (p2 << 16) - s8[None, :]
+        gi = k0 // 128 + tl.arange(0, GT)
+        gmask = gi < K // 128
+        fg = tl.load(f_ptr + b * (K // 128) + gi, mask=gmask, other=0.0)
+        sf = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=gmask[None, :],
+                     other=0.0).to(tl.float32) * fg[None, :]
+        acc += t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 16)), (BN, BW))
+    out = tl.sum(acc, axis=1)
+    tl.store(y_ptr + b * N + rows, _out(out, OUT_BF16).to(y_ptr.dtype.element_ty), mask=rmask)

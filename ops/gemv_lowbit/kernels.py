@@ -856,6 +856,74 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
     return (n, k // GROUP) if bits == 4 else (n,)
 
 
+#: fused_dp4a on Triton (gemv_lowbit_dp4a) autotune configs (BN rows, BK k per tile, num_warps),
+#: not yet measured on a GPU; the interpreter's one config
+TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4)]
+TRITON_DP4A_INTERPRET = (64, 256, 4)
+#: groups of 128 k per program of gemv_x_planes
+TRITON_PLANES_GB = 8
+
+
+def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
+    """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
+    (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
+    (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter);
+    autotuned per (N, K) over ``shapes`` (BN, BK, num_warps) like fused_vec."""
+    import torch
+    import triton
+
+    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_dp4a, gemv_x_planes
+
+    n, k, b, bits = _dims(case)
+    if bits != 4:
+        raise Unsupported("gemv_lowbit_dp4a: w4a16 only")
+    interp = be.device.mode == "interpret"
+    shapes = shapes or ([TRITON_DP4A_INTERPRET] if interp else TRITON_DP4A_CONFIGS)
+    if not interp and n * k < TRITON_VEC_TUNE_MIN:
+        shapes = [min(shapes, key=lambda t: t[0])]
+    even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
+    kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1]}, num_warps=t[2], num_stages=1)
+                            for t in shapes], key=["N", "K"])(even(gemv_lowbit_dp4a))
+    xp = torch.empty((b, 6, k // 8), dtype=torch.int32, device=be.dev)
+    sm = torch.empty((b, k // 8), dtype=torch.int32, device=be.dev)
+    fg = torch.empty((b, k // GROUP), dtype=torch.float32, device=be.dev)
+    out_bf16 = case.dtype == "bf16"
+    pgrid = (triton.cdiv(k // GROUP, TRITON_PLANES_GB), b)
+    grid = lambda m: (triton.cdiv(n, m["BN"]), b)  # noqa: E731
+
+    def launch(w, s, x, y):
+        gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, num_warps=4)
+        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=not interp)
+
+    info = {}
+    if not interp:
+        import time
+
+        sdt = torch.bfloat16 if out_bf16 else torch.float16
+        t0 = time.perf_counter()
+        launch(torch.zeros((n, k // 8), dtype=torch.int32, device=be.dev),
+               torch.ones(lowbit_scale_shape(case), dtype=sdt, device=be.dev),
+               torch.randn((b, k), device=be.dev).to(sdt), torch.empty((b, n), dtype=sdt, device=be.dev))
+        be.synchronize()
+        best = kern.best_config
+        info = {"autotune_s": round(time.perf_counter() - t0, 3),
+                "config": {**best.kwargs, "num_warps": best.num_warps}}
+
+    def run(ins, outs):
+        launch(ins["qweight"].view(torch.int32), _tv(ins["scales"], case), _tv(ins["x"], case),
+               _tv(outs["y"], case))
+
+    run.info = info
+    return run
+
+
+@kernel("gemv_lowbit", "triton", "fused_dp4a")
+def triton_fused_dp4a(be, case):
+    """w4a16 on integer dot products (``triton_dp4a``): CUDA's fused_dp4a scheme in Triton, x's
+    planes made by a small first kernel in each call."""
+    return triton_dp4a(be, case)
+
+
 @kernel("gemv_lowbit", "triton", "fused_vec")
 def triton_fused_vec(be, case):
     """Batch 1 (both formats): gemv_lowbit_row — [BN, BK·BITS/32] int32 word tiles (16-byte loads),

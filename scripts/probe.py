@@ -183,9 +183,12 @@ def _gemv_opencl():
 def _gemv_webgpu():
     import ops.gemv_lowbit.kernels as gk
 
-    # fused_vec (U, RPT, TEAM, TEAMS) beside the registered (4, 4, 32, 2)
+    # fused_vec (U, RPT, TEAM, TEAMS) beside the registered (4, 4, 32, 2); fused_dp4a (rows per team,
+    # teams, workgroups per compute unit)
     return [(f"fused_vec shape={s}", lambda be, c, s=s: gk.webgpu_fused_vec(be, c, s))
-            for s in ((4, 8, 32, 2), (4, 2, 32, 2), (8, 4, 32, 2), (4, 4, 32, 4), (4, 4, 32, 1))]
+            for s in ((4, 8, 32, 2), (4, 2, 32, 2), (8, 4, 32, 2), (4, 4, 32, 4), (4, 4, 32, 1))] + [
+        (f"dp4a shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
+        for s in ((2, 16, 1), (4, 8, 2), (1, 16, 2), (2, 8, 4), (4, 16, 1), (2, 4, 4))]
 
 
 def _attention_cuda():

@@ -182,19 +182,20 @@ def test_triton_dot_is_right_in_the_interpreter():
     check_in_process(_triton_dot_child)
 
 
-def _dp4a_child():
-    """gemv_lowbit_dp4a on PoCL (byte products, local-memory sums): K in several chunks through
-    the workspace (4 units of 32 k each), odd N, batch 1 and 8, fp16 and bf16; a NaN in x makes
-    every output NaN (the NaN group's factor), never a finite number."""
+def _dp4a_child(backend: str):
+    """gemv_lowbit_dp4a on PoCL (byte products, local-memory sums) or lavapipe (WGSL's packed dot
+    products): K in several chunks (4 or 8 units of 32 k each), odd N, batch 1, 2 and 8, fp16 and
+    bf16; a NaN in x makes every output NaN (the NaN group's factor), never a finite number."""
     import numpy as np
 
     from ops.gemv_lowbit import kernels as gk
     from suite.check import checked_launch
     from tests.spawn import open_backend
 
-    be, skip = open_backend("opencl")
+    be, skip = open_backend(backend)
     if skip:
         return skip
+    factory = {"opencl": gk.opencl_dp4a, "webgpu": gk.webgpu_dp4a}[backend]
     fails = []
     for dt in ("fp16", "bf16"):
         for n, k, b, cu in ((37, 512, 1, 4), (70, 384, 8, 4), (13, 1024, 2, 8), (64, 256, 1, None)):
@@ -202,7 +203,7 @@ def _dp4a_child():
             x = SPEC.inputs(case)
             ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
             outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, gk.opencl_dp4a(be, case, cu=cu), ins, outs, x,
+            res = checked_launch(be, SPEC, case, factory(be, case, cu=cu), ins, outs, x,
                                  SPEC.reference(case, x), SPEC.tolerance(case))
             if not res.ok:
                 fails.append(f"{case.name} cu={cu}: {res.message[:300]}")
@@ -211,16 +212,18 @@ def _dp4a_child():
     xn = x["x"].copy()
     xn[0, 300] = np.nan
     y = be.empty((1, 37), x["x"].dtype)
-    gk.opencl_dp4a(be, case, cu=4)({"qweight": be.upload(x["qweight"]), "scales": be.upload(x["scales"]),
-                                   "x": be.upload(xn)}, {"y": y})
+    factory(be, case, cu=4)({"qweight": be.upload(x["qweight"]), "scales": be.upload(x["scales"]),
+                             "x": be.upload(xn)}, {"y": y})
+    be.synchronize()
     yn = be.download(y)
     if not np.all(np.isnan(yn)):
         fails.append(f"NaN in x: outputs {yn[0, :6]} are not all NaN")
     return {"fails": fails}
 
 
-def test_opencl_dp4a_chunks_batches_and_nan():
-    check_in_process(_dp4a_child)
+@pytest.mark.parametrize("backend", ["opencl", "webgpu"])
+def test_dp4a_chunks_batches_and_nan(backend):
+    check_in_process(_dp4a_child, (backend,))
 
 
 def _hopper_jobs() -> dict:

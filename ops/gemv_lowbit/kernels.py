@@ -984,6 +984,49 @@ def _webgpu(be, case, variant: str, shape: tuple[int, int, int, int] | None = No
     return run
 
 
+_WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
+#: fused_dp4a on WebGPU: rows per team of 32, teams per workgroup, workgroups per compute unit
+#: (128 units assumed where the adapter does not say), not yet measured on a GPU
+WGSL_DP4A_SHAPE = (2, 8, 2)
+
+
+def webgpu_dp4a(be, case, shape: tuple[int, int, int] | None = None, cu: int | None = None):
+    """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
+    the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y)."""
+    n, k, b, bits = _dims(case)
+    if bits != 4:
+        raise Unsupported("gemv_lowbit_dp4a: w4a16 only")
+    if n * k >= 2**32:
+        raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
+    rpt, teams, per_sm = shape or WGSL_DP4A_SHAPE
+    teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
+    cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
+    prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams,
+                                                       "CU": cu})
+    pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
+                                           "DT": _dt(case)})
+    wgs = max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))
+    grid, pgrid = be.grid_2d(wgs), be.grid_2d(cdiv(cdiv(b * n, 2), 64))
+    acc = be.empty((b * n,), np.float32)
+    dummy = be.empty((4,), np.uint32)
+    prms = [np.array([n, k, c, 0], np.uint32) for c in range(k // 32 // cu)]
+    pprm = np.array([n, k, b * n, 0], np.uint32)
+
+    def run(ins, outs):
+        for prm in prms:
+            be.launch(prog, grid, None, [ins["qweight"], ins["scales"], ins["x"], acc, prm])
+        be.launch(pack, pgrid, None, [ins["qweight"], ins["scales"], ins["x"], acc, outs["y"], dummy, pprm])
+
+    return run
+
+
+@kernel("gemv_lowbit", "webgpu", "fused_dp4a")
+def webgpu_fused_dp4a(be, case):
+    """CUDA's fused_dp4a in WGSL (``webgpu_dp4a``): x's byte planes in workgroup memory, packed
+    4×8-bit dot products (core WGSL), persistent workgroups, a chunk of K per dispatch."""
+    return webgpu_dp4a(be, case)
+
+
 @kernel("gemv_lowbit", "webgpu", "dequant_then_gemv")
 def webgpu_dequant_then_gemv(be, case):
     """dequant_lowbit (invocation per dense word) → dense fp16 W → gemv_lowbit BITS 16 (64

@@ -1,0 +1,199 @@
+// gemv_lowbit_dp4a.wgsl — fused_dp4a (w4a16) in WGSL: the scheme of gemv_lowbit.cu's
+// gemv_lowbit_dp4a with WGSL's packed 4×8-bit dot products (dot4U8Packed, dot4I8Packed: core
+// WGSL built-ins, DP4A where the driver has one). x per scale group in fixed point, M =
+// round(x·2^(148 − eb)) with eb the f32 biased exponent of the group's max |x| (at least 22), so
+// |M| < 2^22; M = d0 + 2^8·d1 + 2^16·d2 (d0, d1 unsigned bytes, d2 signed) as byte planes in
+// workgroup memory. Weights stay offset-binary nibbles (q + 8): per 32-bit word lo = w & 0x0F0F0F0F
+// (k 0, 2, 4, 6), hi = (w >> 4) & 0x0F0F0F0F (k 1, 3, 5, 7) and six dot products into exact
+// integer plane sums; per 16-byte unit (32 k) and row Σ q·M = P0 + 2^8·P1 + 2^16·P2 − 8·Σ M
+// (|·| ≤ 2^30, exact in i32), one i32 → f32 and one FMA with the group scale × 2^(eb − 148).
+//
+// Workgroups are persistent (grid-stride over tiles of RPT rows per team of 32; every team of a
+// workgroup runs the same trip count, the team sums use barriers); each first converts x of one
+// chunk of CU units (32 k each) into workgroup memory — the chunk is what fits the device's
+// workgroup storage — and adds its partial row sums to acc_out (fp32 [B, N]: chunk 0 stores,
+// later chunks add), which gemv_lowbit.wgsl's gemv_pack rounds to 16-bit words.
+//
+// Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
+// workgroup), CU (units per chunk, a multiple of 4). Bindings: wq (vec4<u32> rows), sc (16-bit
+// scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, params (n, k, chunk index, unused).
+
+struct Params { n: u32, k: u32, chunk: u32, pad: u32 }
+
+@group(0) @binding(0) var<storage, read> wq: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> sc: array<u32>;
+@group(0) @binding(2) var<storage, read> xs: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> acc_out: array<f32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+const NB: u32 = {{NB}}u;
+const DT: u32 = {{DT}}u;
+const RPT: u32 = {{RPT}}u;
+const TEAMS: u32 = {{TEAMS}}u;
+const CU: u32 = {{CU}}u;
+const WG: u32 = 32u * TEAMS;
+const RN: u32 = RPT * NB;
+
+var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
+var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
+var<workgroup> fgr: array<f32, NB * CU / 4u>;       // 2^(eb − 148) per group (NaN: NaN/Inf in it)
+var<workgroup> amx: array<f32, WG>;                 // a pass's per-unit max |x| (−1: NaN/Inf)
+var<workgroup> red: array<f32, WG>;
+
+fn half_of(w: u32, hi: bool) -> f32 {
+    if (DT == 2u) { return bitcast<f32>(select(w << 16u, w & 0xffff0000u, hi)); }  // bf16
+    let v = unpack2x16float(w);
+    return select(v.x, v.y, hi);
+}
+
+fn scale(i: u32) -> f32 { return half_of(sc[i >> 1u], (i & 1u) == 1u); }
+
+// bytes p of a, b, c, d (a's the lowest)
+fn pick4(a: i32, b: i32, c: i32, d: i32, p: u32) -> u32 {
+    let s = 8u * p;
+    return ((u32(a) >> s) & 0xffu) | (((u32(b) >> s) & 0xffu) << 8u) | (((u32(c) >> s) & 0xffu) << 16u)
+        | (((u32(d) >> s) & 0xffu) << 24u);
+}
+
+@compute @workgroup_size(WG)
+fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                    @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = wid.x + wid.y * nwg.x;
+    let ng = nwg.x * nwg.y;
+    let lane = lid % 32u;
+    let team = lid / 32u;
+    let n_rows = p.n;
+    let k_len = p.k;
+    let upr = k_len / 32u;
+    let gpr = k_len / 128u;
+    let u0 = p.chunk * CU;
+    // convert: invocation per (batch row, unit) of the chunk
+    for (var base = 0u; base < NB * CU; base += WG) {
+        let i = base + lid;
+        let b = min(i / CU, NB - 1u);
+        let uc = i % CU;
+        var v: array<f32, 32>;
+        var amax = 0.0;
+        var bad = false;
+        // @unroll
+        for (var h = 0u; h < 4u; h++) {
+            let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + h];
+            // @unroll
+            for (var e = 0u; e < 8u; e++) {
+                let f = half_of(q[e / 2u], (e & 1u) == 1u);
+                v[8u * h + e] = f;
+                amax = max(amax, abs(f));
+                bad = bad || ((bitcast<u32>(f) & 0x7f800000u) == 0x7f800000u);
+            }
+        }
+        amx[lid] = select(amax, -1.0, bad);
+        workgroupBarrier();
+        let q0 = lid & ~3u;  // the 4 units of a group: 4 consecutive invocations
+        let a0 = amx[q0];
+        let a1 = amx[q0 + 1u];
+        let a2 = amx[q0 + 2u];
+        let a3 = amx[q0 + 3u];
+        workgroupBarrier();
+        if (i < NB * CU) {
+            let nonfinite = a0 < 0.0 || a1 < 0.0 || a2 < 0.0 || a3 < 0.0;
+            let gmax = max(max(a0, a1), max(a2, a3));
+            let eb = max(22u, bitcast<u32>(gmax) >> 23u);
+            let cs = bitcast<f32>((275u - eb) << 23u);  // 2^(148 − eb)
+            var m: array<i32, 32>;
+            var sum = 0i;
+            // @unroll
+            for (var e = 0u; e < 32u; e++) {
+                m[e] = bitcast<i32>(bitcast<u32>(fma(v[e], cs, 12582912.0)) - 0x4b400000u);  // round(v·cs)
+                sum += m[e];
+            }
+            // @unroll
+            for (var pl = 0u; pl < 3u; pl++) {
+                // @unroll
+                for (var hh = 0u; hh < 2u; hh++) {
+                    let j0 = 2u * hh;
+                    let j1 = 2u * hh + 1u;
+                    xpl[((b * 3u + pl) * 2u + hh) * CU + uc] = vec4<u32>(
+                        pick4(m[8u * j0], m[8u * j0 + 2u], m[8u * j0 + 4u], m[8u * j0 + 6u], pl),
+                        pick4(m[8u * j0 + 1u], m[8u * j0 + 3u], m[8u * j0 + 5u], m[8u * j0 + 7u], pl),
+                        pick4(m[8u * j1], m[8u * j1 + 2u], m[8u * j1 + 4u], m[8u * j1 + 6u], pl),
+                        pick4(m[8u * j1 + 1u], m[8u * j1 + 3u], m[8u * j1 + 5u], m[8u * j1 + 7u], pl));
+                }
+            }
+            sm8[b * CU + uc] = 8i * sum;
+            if ((uc & 3u) == 0u) {
+                fgr[b * (CU / 4u) + uc / 4u] = select(bitcast<f32>((eb - 21u) << 23u), bitcast<f32>(0x7fc00000u),
+                                                      nonfinite);
+            }
+        }
+    }
+    workgroupBarrier();
+    let tiles = (n_rows + RPT - 1u) / RPT;
+    let nt = TEAMS * ng;  // teams in the grid
+    let gt = team * ng + g;  // this team, dealt team-major over the workgroups
+    // every team of the workgroup runs the same trip count (team 0's tiles decide; the sums below
+    // have barriers); a team past the last tile computes clamped rows and stores nothing
+    for (var it = 0u; it * nt + g < tiles; it++) {
+        let t = it * nt + gt;
+        var acc: array<f32, RN>;
+        // @unroll
+        for (var i = 0u; i < RN; i++) { acc[i] = 0.0; }
+        for (var uc = lane; uc < CU; uc += 32u) {
+            var w: array<vec4<u32>, RPT>;
+            var s: array<f32, RPT>;
+            // @unroll
+            for (var r = 0u; r < RPT; r++) {
+                let n = min(t * RPT + r, n_rows - 1u);  // rows past N recompute row N-1, never stored
+                w[r] = wq[n * upr + u0 + uc];
+                s[r] = scale(n * gpr + (u0 + uc) / 4u);
+            }
+            // @unroll
+            for (var b = 0u; b < NB; b++) {
+                let x0a = xpl[((b * 3u) * 2u) * CU + uc];
+                let x0b = xpl[((b * 3u) * 2u + 1u) * CU + uc];
+                let x1a = xpl[((b * 3u + 1u) * 2u) * CU + uc];
+                let x1b = xpl[((b * 3u + 1u) * 2u + 1u) * CU + uc];
+                let x2a = xpl[((b * 3u + 2u) * 2u) * CU + uc];
+                let x2b = xpl[((b * 3u + 2u) * 2u + 1u) * CU + uc];
+                let f = fgr[b * (CU / 4u) + uc / 4u];
+                let s8 = sm8[b * CU + uc];
+                // @unroll
+                for (var r = 0u; r < RPT; r++) {
+                    var p0 = 0u;
+                    var p1 = 0u;
+                    var p2 = 0i;
+                    // @unroll
+                    for (var j = 0u; j < 4u; j++) {
+                        let lo = w[r][j] & 0x0f0f0f0fu;
+                        let hi = (w[r][j] >> 4u) & 0x0f0f0f0fu;
+                        let h = j / 2u;
+                        let o = 2u * (j % 2u);
+                        let xl0 = select(x0a, x0b, h == 1u);
+                        let xl1 = select(x1a, x1b, h == 1u);
+                        let xl2 = select(x2a, x2b, h == 1u);
+                        p0 += dot4U8Packed(lo, xl0[o]) + dot4U8Packed(hi, xl0[o + 1u]);
+                        p1 += dot4U8Packed(lo, xl1[o]) + dot4U8Packed(hi, xl1[o + 1u]);
+                        p2 += dot4I8Packed(lo, xl2[o]) + dot4I8Packed(hi, xl2[o + 1u]);
+                    }
+                    let tq = bitcast<i32>(p0 + (p1 << 8u) + (bitcast<u32>(p2) << 16u) - bitcast<u32>(s8));
+                    acc[r * NB + b] = fma(f32(tq), s[r] * f, acc[r * NB + b]);
+                }
+            }
+        }
+        // @unroll
+        for (var i = 0u; i < RN; i++) {
+            red[lid] = acc[i];
+            workgroupBarrier();
+            for (var o = 16u; o > 0u; o >>= 1u) {
+                if (lane < o) { red[lid] += red[lid + o]; }
+                workgroupBarrier();
+            }
+            let total = red[team * 32u];
+            workgroupBarrier();
+            let n = t * RPT + i / NB;
+            if (lane == 0u && t < tiles && n < n_rows) {
+                let o = (i % NB) * n_rows + n;
+                acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
+            }
+        }
+    }
+}

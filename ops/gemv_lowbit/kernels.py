@@ -17,6 +17,12 @@ tensor-core consumer warps): ``fused_tma`` (gemv_lowbit_tma: 2-D TMA boxes of 16
 W) and ``fused_packed`` (gemv_lowbit_pk: W and its scales repacked once, outside the timed calls,
 into the order each SM consumes them — ``pack_groups`` — streamed in 1-D bulk copies).
 
+``fused_dp4a`` (w4a16, every dialect, any batch): x per scale group in 22-bit fixed point as
+three byte planes (CUDA/OpenCL/WGSL: each persistent block converts it into shared memory, a chunk
+of K at a time where it does not fit; Triton: a small first launch), the nibbles multiplied by
+4-way byte dot products (dp4a; WGSL dot4U8Packed / dot4I8Packed) into exact int32 sums, one FMA
+per 32 k and row (gemv_lowbit.cu: gemv_lowbit_dp4a has the scheme and its exactness).
+
 torch: ``dense`` (the weights dequantised once to fp16/bf16 outside the timed call, then
 ``x @ Wᵀ`` through ``torch.mm``) and ``tinygemm`` (``torch.ops.aten._weight_int4pack_mm``: CUDA
 build, bf16 activations only, so Unsupported on the fp16 cases; the CPU build's port
@@ -856,8 +862,11 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
     return (n, k // GROUP) if bits == 4 else (n,)
 
 
-#: fused_dp4a on Triton (gemv_lowbit_dp4a) autotune configs (BN rows, BK k per tile, num_warps),
-#: not yet measured on a GPU; the interpreter's one config
+#: fused_dp4a on Triton (gemv_lowbit_dp4a) autotune configs (BN rows, BK k per tile, num_warps);
+#: H200, w4a16 bf16 batch 1, % of the ceiling at K=N=16384 / N=28672 (probes-20261204-session23/
+#: s23f, x's planes made by the first launch included): (32, 512, 8) 61.3 / 62.6, (64, 512, 8) 60.0 /
+#: 57.2, (32, 256, 4) 45.3 / 63.1, (16, 512, 4) 46.8 / 61.0, (64, 256, 8) 44.2 / 61.0, (128, 256, 8)
+#: 35.0 / 52.8; autotuned 61.1 / 62.9 (fused_vec 45.9 / 46.3). The interpreter's one config
 TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4)]
 TRITON_DP4A_INTERPRET = (64, 256, 4)
 #: groups of 128 k per program of gemv_x_planes
@@ -986,8 +995,11 @@ def _webgpu(be, case, variant: str, shape: tuple[int, int, int, int] | None = No
 
 _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: fused_dp4a on WebGPU: rows per team of 32, teams per workgroup, workgroups per compute unit
-#: (128 units assumed where the adapter does not say), not yet measured on a GPU
-WGSL_DP4A_SHAPE = (2, 8, 2)
+#: (128 units assumed where the adapter does not say). H200 (Vulkan), w4a16 bf16 batch 1, % of the
+#: ceiling at K=N=16384 / N=28672 (probes-20261204-session23/s23g): (4, 16, 1) 39.6 / 41.4, (2, 16,
+#: 1) 33.5 / 37.0, (4, 8, 2) 29.7 / 30.0, (1, 16, 2) 24.1 / 25.9, (2, 8, 4) 22.1 / 21.5, (2, 8, 2)
+#: 7.4 / 8.8 (the first registered shape); fused_vec 22.4 / 37.3 in the same probe
+WGSL_DP4A_SHAPE = (4, 16, 1)
 
 
 def webgpu_dp4a(be, case, shape: tuple[int, int, int] | None = None, cu: int | None = None):

@@ -156,7 +156,10 @@ def _gemv_cuda():
         for r, w, p in ((4, 8, 0), (4, 8, 1), (16, 4, 0), (16, 4, 1), (8, 4, 1), (4, 4, 1), (2, 8, 1),
                         (8, 8, 1))] + [  # fused_dp4a (gemv_lowbit_dp4a): rows per warp, warps, blocks per SM
         (f"dp4a RPT={r} WARPS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.cuda_dp4a(be, c, r, w, m))
-        for r, w, m in DP4A_SHAPES]
+        for r, w, m in DP4A_SHAPES] + [  # its loads and x conversion alone (no dot products)
+        (f"dp4a DMEMONLY UNCHECKED RPT={r} WARPS={w} x{m}/SM",
+         lambda be, c, r=r, w=w, m=m: gk.cuda_dp4a(be, c, r, w, m, DMEMONLY=1))
+        for r, w, m in ((2, 16, 2), (2, 32, 1), (4, 16, 1))]
 
 #: fused_dp4a shapes the probes time (rows per warp, warps per block, blocks per SM)
 DP4A_SHAPES = ((1, 32, 1), (2, 32, 1), (1, 16, 2), (2, 16, 2), (2, 16, 1), (4, 16, 1), (1, 8, 4), (2, 8, 4))

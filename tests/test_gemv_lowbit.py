@@ -439,7 +439,8 @@ def test_opencl_mma_source_parses_and_declines_off_nvidia():
 
 
 @pytest.mark.parametrize("defines", [{"RPT": 2, "WARPS": 32}, {"RPT": 4, "WARPS": 16},
-                                     {"RPT": 2, "WARPS": 16, "MINB": 2}, {"RPT": 2, "WARPS": 8, "NB": 8}])
+                                     {"RPT": 2, "WARPS": 16, "MINB": 2}, {"RPT": 2, "WARPS": 8, "NB": 8},
+                                     {"RPT": 2, "WARPS": 16, "MINB": 2, "DMEMONLY": 1}])
 def test_cuda_dp4a_forms_compile_without_spills(defines):
     """gemv_lowbit_dp4a (fused_dp4a and the probe's shapes) compiles
     for sm_80 and sm_90, without spills on sm_90 (sm_80's ptxas spills a few bytes of the

@@ -985,8 +985,17 @@ extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const 
 #endif
 // one 16-byte unit (32 k) of each of a warp's RPT rows against the x planes of every batch row:
 // six dp4a per weight word into exact int32 plane sums, then one FMA into the fp32 row sum
+#ifndef DMEMONLY
+#define DMEMONLY 0  // 1 (probe, wrong by design): the loads and the x conversion without the dot products
+#endif
 __device__ __forceinline__ void dp4a_unit(const uint4 (&w)[RPT], const float (&sv)[RPT], int uc, const uint4* xs,
                                           const int* sm8, const float* fg, float (&acc)[RPT][NB]) {
+#if DMEMONLY
+#pragma unroll
+    for (int r = 0; r < RPT; ++r)  // keep every load alive at one XOR and one FMA per unit and row
+        acc[r][0] = fmaf(__int_as_float((w[r].x ^ w[r].y ^ w[r].z ^ w[r].w) & 0x3FFFFFFF), sv[r], acc[r][0]);
+    return;
+#endif
 #pragma unroll
     for (int b = 0; b < NB; ++b) {
         uint4 xv[6];

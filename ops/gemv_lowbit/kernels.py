@@ -504,16 +504,16 @@ def _dp4a_args(be, case, cu: int, rpt: int, teams: int, per_sm: int):
 
 
 def cuda_dp4a(be, case, rpt: int = DP4A_RPT, warps: int = DP4A_WARPS, per_sm: int = DP4A_PER_SM,
-              cu: int | None = None):
+              cu: int | None = None, **probe):
     """w4a16 on CUDA cores through dp4a (gemv_lowbit.cu: gemv_lowbit_dp4a); ``cu``: units of 32 k
-    per chunk instead of the most that fit (tests, probes)."""
+    per chunk instead of the most that fit (tests, probes); ``probe``: the DMEMONLY define."""
     n, k, b, bits = _dims(case)
     if bits != 4:
         raise Unsupported("gemv_lowbit_dp4a: w4a16 only (w8a16 is met on CUDA cores by gemv_lowbit_simt)")
     cu = cu or dp4a_units(k, b, be.smem_per_block())
     prog = be.compile(_CU, "gemv_lowbit_dp4a",
                       {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu,
-                       "MINB": per_sm})
+                       "MINB": per_sm, **probe})
     grid, ws, nn, kk = _dp4a_args(be, case, cu, rpt, warps, per_sm)
     smem = b * cu * DP4A_UNIT_BYTES
     return lambda ins, outs: be.launch(prog, grid, (32 * warps,), [ins["qweight"], ins["scales"], ins["x"],

@@ -975,19 +975,21 @@ extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const 
 // [NB][CU], the group factors 2^(eb−148) [NB][CU/4] (NaN where the group holds a NaN or Inf).
 // Rows: tiles of RPT rows dealt warp-major over the grid (tile t → warp t mod W of block
 // t mod gridDim: the SMs get equal shares ±1 tile); lane l takes 16-byte units l, l+32, ... of its
-// rows, the next unit's weights loaded before the current one is used. With K > KC, chunk c's partial sums go through the fp32 workspace ws [NB][N] (the same
-// warp owns a tile in every chunk: no race) and the last chunk writes y.
-// Defines: NB, DT, RPT, WARPS, CU (units of 32 k per chunk: KC/32). Launch: grid of persistent
-// blocks (a few per SM) of 32·WARPS threads, dynamic shared memory NB·CU·(96 + 4 + 1) bytes.
+// rows, the next unit's weights loaded before the current one is used. With K > KC, chunk c's
+// partial sums go through the fp32 workspace ws [NB][N] (the same warp owns a tile in every
+// chunk: no race) and the last chunk writes y.
+// Defines: NB, DT, RPT, WARPS, CU (units of 32 k per chunk: KC/32), MINB (blocks per SM for the
+// launch bounds), DMEMONLY (probe). Launch: grid of persistent blocks (a few per SM) of 32·WARPS
+// threads, dynamic shared memory NB·CU·(96 + 4 + 1) bytes.
 #ifdef CU
 #ifndef MINB
 #define MINB 1  // blocks per SM the registers must allow (the factory's blocks per SM)
 #endif
-// one 16-byte unit (32 k) of each of a warp's RPT rows against the x planes of every batch row:
-// six dp4a per weight word into exact int32 plane sums, then one FMA into the fp32 row sum
 #ifndef DMEMONLY
 #define DMEMONLY 0  // 1 (probe, wrong by design): the loads and the x conversion without the dot products
 #endif
+// one 16-byte unit (32 k) of each of a warp's RPT rows against the x planes of every batch row:
+// six dp4a per weight word into exact int32 plane sums, then one FMA into the fp32 row sum
 __device__ __forceinline__ void dp4a_unit(const uint4 (&w)[RPT], const float (&sv)[RPT], int uc, const uint4* xs,
                                           const int* sm8, const float* fg, float (&acc)[RPT][NB]) {
 #if DMEMONLY

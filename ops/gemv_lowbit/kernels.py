@@ -493,10 +493,19 @@ def dp4a_units(k: int, b: int, budget: int) -> int:
     return fits[-1]
 
 
+def _dp4a_dims(case) -> tuple[int, int, int]:
+    """(N, K, B) of a fused_dp4a case; Unsupported for w8a16 (met on CUDA cores by the SIMT
+    kernels, whose bytes hold half the weights)."""
+    n, k, b, bits = _dims(case)
+    if bits != 4:
+        raise Unsupported("gemv_lowbit_dp4a: w4a16 only")
+    return n, k, b
+
+
 def _dp4a_args(be, case, cu: int, rpt: int, teams: int, per_sm: int):
-    """(grid, args) of gemv_lowbit_dp4a (both dialects): persistent blocks, the fp32 workspace
-    where K spans several chunks."""
-    n, k, b, _ = _dims(case)
+    """(grid, workspace, N, K) of gemv_lowbit_dp4a in CUDA and OpenCL: persistent blocks, and the
+    fp32 workspace where K spans several chunks (one word otherwise)."""
+    n, k, b = _dp4a_dims(case)
     warps = cdiv(n, rpt)
     blocks = max(1, min((be.device.compute_units or 132) * per_sm, cdiv(warps, teams)))
     ws = be.empty((b * n if k // 32 > cu else 1,), np.float32)
@@ -507,9 +516,7 @@ def cuda_dp4a(be, case, rpt: int = DP4A_RPT, warps: int = DP4A_WARPS, per_sm: in
               cu: int | None = None, **probe):
     """w4a16 on CUDA cores through dp4a (gemv_lowbit.cu: gemv_lowbit_dp4a); ``cu``: units of 32 k
     per chunk instead of the most that fit (tests, probes); ``probe``: the DMEMONLY define."""
-    n, k, b, bits = _dims(case)
-    if bits != 4:
-        raise Unsupported("gemv_lowbit_dp4a: w4a16 only (w8a16 is met on CUDA cores by gemv_lowbit_simt)")
+    n, k, b = _dp4a_dims(case)
     cu = cu or dp4a_units(k, b, be.smem_per_block())
     prog = be.compile(_CU, "gemv_lowbit_dp4a",
                       {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "WARPS": warps, "CU": cu,
@@ -525,9 +532,7 @@ def opencl_dp4a(be, case, rpt: int = DP4A_RPT_CL, teams: int | None = None, per_
     """gemv_lowbit.cl: gemv_lowbit_dp4a — PTX dp4a and warp shuffles on NVIDIA, byte products and
     local-memory sums elsewhere; local memory sized statically per chunk under the device's limit
     (``cu`` as in ``cuda_dp4a``)."""
-    n, k, b, bits = _dims(case)
-    if bits != 4:
-        raise Unsupported("gemv_lowbit_dp4a: w4a16 only")
+    n, k, b = _dp4a_dims(case)
     dev = getattr(be, "cl_device", None)
     nv = "cl_nv_device_attribute_query" in set(be.device.features)
     wg = int(dev.max_work_group_size) if dev is not None else 512
@@ -876,16 +881,15 @@ TRITON_PLANES_GB = 8
 def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
-    (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter);
-    autotuned per (N, K) over ``shapes`` (BN, BK, num_warps) like fused_vec."""
+    (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter), batch
+    rows on the grid's second axis (each reads the weights again: built for batch 1); autotuned
+    per (N, K) over ``shapes`` (BN, BK, num_warps) like fused_vec."""
     import torch
     import triton
 
     from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_dp4a, gemv_x_planes
 
-    n, k, b, bits = _dims(case)
-    if bits != 4:
-        raise Unsupported("gemv_lowbit_dp4a: w4a16 only")
+    n, k, b = _dp4a_dims(case)
     interp = be.device.mode == "interpret"
     shapes = shapes or ([TRITON_DP4A_INTERPRET] if interp else TRITON_DP4A_CONFIGS)
     if not interp and n * k < TRITON_VEC_TUNE_MIN:
@@ -1005,9 +1009,7 @@ WGSL_DP4A_SHAPE = (4, 16, 1)
 def webgpu_dp4a(be, case, shape: tuple[int, int, int] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y)."""
-    n, k, b, bits = _dims(case)
-    if bits != 4:
-        raise Unsupported("gemv_lowbit_dp4a: w4a16 only")
+    n, k, b = _dp4a_dims(case)
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
     rpt, teams, per_sm = shape or WGSL_DP4A_SHAPE

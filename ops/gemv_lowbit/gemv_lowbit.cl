@@ -451,6 +451,15 @@ inline uint pick4(int a, int b, int c, int d, int p) {
            (((uint)(d >> s) & 0xFFu) << 24);
 }
 
+// unit u (of the whole row) of each of the tile's rows: its 16 weight bytes and its group scale
+inline void dp4a_load(__global const uint4* wq, __global const ushort* scales, const int* rows, int upr, int gpr,
+                      int u, uint4* w, float* s) {
+    for (int r = 0; r < RPT; ++r) {
+        w[r] = wq[(size_t)rows[r] * upr + u];
+        s[r] = ld16((size_t)rows[r] * gpr + u / 4, scales);
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(32 * TEAMS, 1, 1)))
 void gemv_lowbit_dp4a(__global const uint4* restrict wq, __global const ushort* restrict scales,
                       __global const ushort* restrict x, __global ushort* restrict y, __global float* restrict ws,
@@ -471,10 +480,10 @@ void gemv_lowbit_dp4a(__global const uint4* restrict wq, __global const ushort* 
         for (int base = 0; base < NB * CU; base += 32 * TEAMS) {  // convert: work-item per (batch row, unit)
             const int i = base + lid, b = min(i / CU, NB - 1), uc = i % CU;
             float v[32];
+            for (int h = 0; h < 4; ++h) ldx((size_t)b * K + 32 * (u0 + uc) + 8 * h, x, v + 8 * h);  // XC = 8
             float amax = 0.0f;
             int bad = 0;
             for (int e = 0; e < 32; ++e) {
-                v[e] = ld16((size_t)b * K + 32 * (u0 + uc) + e, x);
                 amax = fmax(amax, fabs(v[e]));
                 bad |= (as_uint(v[e]) & 0x7F800000u) == 0x7F800000u;  // NaN or Inf (bits: no float compare)
             }
@@ -521,19 +530,11 @@ void gemv_lowbit_dp4a(__global const uint4* restrict wq, __global const ushort* 
             }
             uint4 w[RPT];
             float s[RPT];
-            for (int r = 0; r < RPT; ++r)
-                if (lane < CU) {
-                    w[r] = wq[(size_t)rows[r] * upr + u0 + lane];
-                    s[r] = ld16((size_t)rows[r] * gpr + (u0 + lane) / 4, scales);
-                }
+            if (lane < CU) dp4a_load(wq, scales, rows, upr, gpr, u0 + lane, w, s);
             for (int uc = lane; uc < CU; uc += 32) {
                 uint4 wn[RPT];  // the next unit's weights and scales, loaded before this one is used
                 float sn[RPT];
-                for (int r = 0; r < RPT; ++r)
-                    if (uc + 32 < CU) {
-                        wn[r] = wq[(size_t)rows[r] * upr + u0 + uc + 32];
-                        sn[r] = ld16((size_t)rows[r] * gpr + (u0 + uc + 32) / 4, scales);
-                    }
+                if (uc + 32 < CU) dp4a_load(wq, scales, rows, upr, gpr, u0 + uc + 32, wn, sn);
                 for (int b = 0; b < NB; ++b) {
                     uint xl[3][8];
                     for (int p = 0; p < 3; ++p)

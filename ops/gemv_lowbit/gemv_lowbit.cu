@@ -886,6 +886,16 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
 #define PF 1
 #endif
 
+// the 8 x values of one 16-byte load as floats (exact)
+__device__ __forceinline__ void h2f8(const uint4 q, float* out) {
+    const u32 xw[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        out[2 * i] = h2f((unsigned short)(xw[i] & 0xFFFFu));
+        out[2 * i + 1] = h2f((unsigned short)(xw[i] >> 16));
+    }
+}
+
 __device__ __forceinline__ void simt_unit(const uint4 (&w)[RPT], const float (&xv)[16], float (&acc)[RPT]) {
 #pragma unroll
     for (int r = 0; r < RPT; ++r) {
@@ -930,15 +940,7 @@ extern "C" __global__ void gemv_lowbit_simt(const uint4* __restrict__ wq, const 
         float xv[16];
         const uint4* xp = reinterpret_cast<const uint4*>(x) + 2 * u;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const uint4 v = xp[h];
-            const u32 xw[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                xv[8 * h + 2 * i] = h2f((unsigned short)(xw[i] & 0xFFFFu));
-                xv[8 * h + 2 * i + 1] = h2f((unsigned short)(xw[i] >> 16));
-            }
-        }
+        for (int h = 0; h < 2; ++h) h2f8(xp[h], xv + 8 * h);
         simt_unit(cur, xv, acc);
         if (PF) {
 #pragma unroll
@@ -1029,6 +1031,17 @@ __device__ __forceinline__ void dp4a_unit(const uint4 (&w)[RPT], const float (&s
     }
 }
 
+// unit u (of the whole row) of each of the tile's rows: its 16 weight bytes and its group scale
+__device__ __forceinline__ void dp4a_load(const uint4* __restrict__ wq, const unsigned short* __restrict__ scales,
+                                          const int (&rows)[RPT], int upr, int gpr, int u, uint4 (&w)[RPT],
+                                          float (&s)[RPT]) {
+#pragma unroll
+    for (int r = 0; r < RPT; ++r) {
+        w[r] = wq[(size_t)rows[r] * upr + u];
+        s[r] = h2f(scales[(size_t)rows[r] * gpr + u / 4]);
+    }
+}
+
 // a finished tile: warp sums; lane 0 adds the earlier chunks' partials (ws) and keeps the sum for
 // the next chunk or writes y; the sums restart at 0
 __device__ __forceinline__ void finish_tile(float (&acc)[RPT][NB], int t, int c, int chunks, int N, int lane,
@@ -1069,19 +1082,14 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
             const int i = base + threadIdx.x, b = min(i / CU, NB - 1), uc = i % CU;
             float v[32];
             const uint4* xp = reinterpret_cast<const uint4*>(x + (size_t)b * K) + 4 * (u0 + uc);
+#pragma unroll
+            for (int h = 0; h < 4; ++h) h2f8(xp[h], v + 8 * h);
             float amax = 0.0f;
             bool bad = false;
 #pragma unroll
-            for (int h = 0; h < 4; ++h) {
-                const uint4 q = xp[h];
-                const u32 xw[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-                for (int e = 0; e < 8; ++e) {
-                    const float f = h2f((unsigned short)(xw[e / 2] >> (16 * (e & 1))));
-                    v[8 * h + e] = f;
-                    amax = fmaxf(amax, fabsf(f));
-                    bad |= (__float_as_uint(f) & 0x7F800000u) == 0x7F800000u;  // NaN or Inf
-                }
+            for (int e = 0; e < 32; ++e) {
+                amax = fmaxf(amax, fabsf(v[e]));
+                bad |= (__float_as_uint(v[e]) & 0x7F800000u) == 0x7F800000u;  // NaN or Inf
             }
             amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));  // the 4 units of a group:
             amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));  // 4 consecutive lanes
@@ -1121,21 +1129,11 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB) gemv_lowbit_dp4a(
             for (int r = 0; r < RPT; ++r) rows[r] = min(t * RPT + r, N - 1);  // rows past N: never stored
             uint4 w[RPT];
             float s[RPT];
-#pragma unroll
-            for (int r = 0; r < RPT; ++r)
-                if (lane < CU) {
-                    w[r] = wq[(size_t)rows[r] * upr + u0 + lane];
-                    s[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + lane) / 4]);
-                }
+            if (lane < CU) dp4a_load(wq, scales, rows, upr, gpr, u0 + lane, w, s);
             for (int uc = lane; uc < CU; uc += 32) {
                 uint4 wn[RPT];
                 float sn[RPT];
-#pragma unroll
-                for (int r = 0; r < RPT; ++r)
-                    if (uc + 32 < CU) {
-                        wn[r] = wq[(size_t)rows[r] * upr + u0 + uc + 32];
-                        sn[r] = h2f(scales[(size_t)rows[r] * gpr + (u0 + uc + 32) / 4]);
-                    }
+                if (uc + 32 < CU) dp4a_load(wq, scales, rows, upr, gpr, u0 + uc + 32, wn, sn);
                 dp4a_unit(w, s, uc, xs, sm8, fg, acc);
 #pragma unroll
                 for (int r = 0; r < RPT; ++r) {

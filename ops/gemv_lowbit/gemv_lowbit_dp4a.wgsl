@@ -40,13 +40,12 @@ var<workgroup> fgr: array<f32, NB * CU / 4u>;       // 2^(eb − 148) per group 
 var<workgroup> amx: array<f32, WG>;                 // a pass's per-unit max |x| (−1: NaN/Inf)
 var<workgroup> red: array<f32, WG>;
 
-fn half_of(w: u32, hi: bool) -> f32 {
-    if (DT == 2u) { return bitcast<f32>(select(w << 16u, w & 0xffff0000u, hi)); }  // bf16
-    let v = unpack2x16float(w);
-    return select(v.x, v.y, hi);
-}
+#include "f16.wgsl"
 
-fn scale(i: u32) -> f32 { return half_of(sc[i >> 1u], (i & 1u) == 1u); }
+// 16-bit value i of an array of u32 pairs as f32 (exact)
+fn half_at(w: u32, i: u32) -> f32 { return h2f(w >> (16u * (i & 1u))); }
+
+fn scale(i: u32) -> f32 { return half_at(sc[i >> 1u], i); }
 
 // bytes p of a, b, c, d (a's the lowest)
 fn pick4(a: i32, b: i32, c: i32, d: i32, p: u32) -> u32 {
@@ -80,7 +79,7 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + h];
             // @unroll
             for (var e = 0u; e < 8u; e++) {
-                let f = half_of(q[e / 2u], (e & 1u) == 1u);
+                let f = half_at(q[e / 2u], e);
                 v[8u * h + e] = f;
                 amax = max(amax, abs(f));
                 bad = bad || ((bitcast<u32>(f) & 0x7f800000u) == 0x7f800000u);

@@ -147,6 +147,19 @@ def _words(wrow, k0, K, wi, VPW: tl.constexpr, UNMASKED):
 
 
 @triton.jit
+def _next_words(wrow, k1, K, wi, VPW: tl.constexpr, BN: tl.constexpr, BW: tl.constexpr, EVEN_K: tl.constexpr):
+    """The loop-carried prefetch of gemv_lowbit_row / gemv_lowbit_dp4a: the word tile at k1 (the
+    next one). EVEN_K: past the last tile nothing is loaded — one uniform predicate keeps the 16-byte
+    loads (gemv_lowbit_vec reloads tile 0 instead, 1/(K/BK) more bytes: 1.5 points for
+    gemv_lowbit_row); else words at or past K read as 0."""
+    if EVEN_K:
+        live = tl.full((BN, BW), 1, tl.int1) & (k1 < K)
+        return tl.load(wrow + k1 // VPW, mask=live, other=0)
+    else:
+        return _words(wrow, k1, K, wi, VPW, False)
+
+
+@triton.jit
 def gemv_lowbit_vec(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BN: tl.constexpr, BK: tl.constexpr,
                     BB: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr):
     """fused_vec w8a16 at batch > 1: program = BN rows × all B batch rows; per BK-wide K tile a
@@ -241,12 +254,7 @@ def gemv_lowbit_row(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, MAGIC, BITS: 
     nxt = _words(wrow, 0, K, wi, VPW, EVEN_K)
     for k0 in range(0, K, BK):
         words = nxt  # the next tile's loads are issued before this one is consumed (see gemv_lowbit_vec)
-        if EVEN_K:  # past the last tile nothing is loaded: one uniform predicate keeps the 16-byte
-            # loads (gemv_lowbit_vec reloads tile 0 instead, 1/(K/BK) more bytes: 1.5 points here)
-            live = tl.full((BN, BW), 1, tl.int1) & (k0 + BK < K)
-            nxt = tl.load(wrow + (k0 + BK) // VPW, mask=live, other=0)
-        else:
-            nxt = _words(wrow, k0 + BK, K, wi, VPW, False)
+        nxt = _next_words(wrow, k0 + BK, K, wi, VPW, BN, BW, EVEN_K)
         xp = xrow + k0 // 2
         xm = k0 + VPW * wi < K
         if BITS == 4:
@@ -470,11 +478,7 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
     for k0 in range(0, K, BK):
         words = nxt
-        if EVEN_K:
-            live = tl.full((BN, BW), 1, tl.int1) & (k0 + BK < K)
-            nxt = tl.load(wrow + (k0 + BK) // 8, mask=live, other=0)
-        else:
-            nxt = _words(wrow, k0 + BK, K, wi, 8, False)
+        nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
         wg = k0 // 8 + wi
         xm = wg < W
         lo = words & 0x0F0F0F0F

@@ -52,10 +52,12 @@ def test_shared_helpers_are_defined_once_in_the_repo():
         assert '#include "mma_sm80.cuh"' in text and "ldmatrix.sync" not in text, f
         assert base.read_source(root / f).count("ldmatrix.sync.aligned.m8n8.x4.shared") == 1
     for f, snippet in (("ops/matmul/matmul.cl", "f16.cl"), ("ops/attention/attention.cl", "f16.cl"),
-                       ("ops/matmul/matmul.wgsl", "f16.wgsl"), ("ops/attention/attention.wgsl", "f16.wgsl")):
+                       ("ops/matmul/matmul.wgsl", "f16.wgsl"), ("ops/attention/attention.wgsl", "f16.wgsl"),
+                       ("ops/gemv_lowbit/gemv_lowbit.wgsl", "f16.wgsl"),
+                       ("ops/gemv_lowbit/gemv_lowbit_dp4a.wgsl", "f16.wgsl")):
         text = (root / f).read_text()
         assert f'#include "{snippet}"' in text, f
-        assert "vstore_half_rte(v" not in text and "fn f2half" not in text, f
+        assert "vstore_half_rte(v" not in text and "fn f2half" not in text and "fn f2h(" not in text, f
 
 
 def test_opencl_fp16_vectors_go_through_halfvec():

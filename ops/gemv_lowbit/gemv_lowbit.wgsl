@@ -8,9 +8,9 @@
 // Loops over the private arrays (acc, part, the weight words) and over constant trip counts are
 // `// @unroll` (backends/wgsl_unroll.py): constant indices keep them in registers on NVIDIA Vulkan;
 // packed fields unpack with the 2^23 magic, shift-free (wval: one AND/OR + one subtraction, exact).
-// Core WGSL only (no shader-f16, no subgroups): fp16 is read with unpack2x16float (exact) and
-// written by f2h (round to nearest even in integer arithmetic; WGSL leaves pack2x16float's
-// rounding open). The weights are bound as array<vec4<u32>> (every row starts on 16 bytes), so
+// Core WGSL only (no shader-f16, no subgroups): 16-bit words are read by h2f and written by enc16
+// of ops/common/f16.wgsl (round to nearest even in integer arithmetic; WGSL leaves
+// pack2x16float's rounding open). The weights are bound as array<vec4<u32>> (every row starts on 16 bytes), so
 // U = 4 is one 16-byte load (U = 8: two) and U = 1 one word of it. y cannot be stored element-wise (16-bit
 // halves of a shared word, odd N, rows of B straddling words), so gemv_lowbit writes fp32 sums
 // to `acc` and gemv_pack rounds word pairs to fp16. Every entry point touches every binding
@@ -50,6 +50,8 @@ const VPW: u32 = 32u / BITS;
 const RN: u32 = RPT * NB;
 const GROUP: u32 = 128u;
 
+#include "f16.wgsl"
+
 var<workgroup> red: array<f32, WG>;
 
 fn touch() -> u32 {
@@ -57,11 +59,8 @@ fn touch() -> u32 {
         + arrayLength(&wd);
 }
 
-fn half_of(w: u32, hi: bool) -> f32 {
-    if (DT == 2u) { return bitcast<f32>(select(w << 16u, w & 0xffff0000u, hi)); }  // bf16
-    let v = unpack2x16float(w);
-    return select(v.x, v.y, hi);
-}
+// the low (hi false) or high 16-bit half of a word as f32 (h2f: ops/common/f16.wgsl)
+fn half_of(w: u32, hi: bool) -> f32 { return h2f(select(w, w >> 16u, hi)); }
 
 fn scale(i: u32) -> f32 { return half_of(sc[i >> 1u], (i & 1u) == 1u); }
 
@@ -112,25 +111,6 @@ fn wval(u: u32, hi: u32, e: u32) -> f32 {
     if (BITS == 4u) { return field(select(hi, u, e < 5u), 4u * select(e - 3u, e, e < 5u), 15u, 8.0); }
     if (BITS == 8u) { return field(select(hi, u, e < 2u), 8u * (e & 1u), 255u, 128.0); }
     return half_of(u, e == 1u);
-}
-
-// f32 → fp16 (DT 1) or bf16 (DT 2) bits, round to nearest even (NaN → quiet NaN, fp16 ≥ 65520 → inf)
-fn f2h(f: f32) -> u32 {
-    let u = bitcast<u32>(f);
-    if (DT == 2u) {
-        if ((u & 0x7fffffffu) > 0x7f800000u) { return (u >> 16u) | 0x40u; }
-        return (u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u;
-    }
-    let sign = (u >> 16u) & 0x8000u;
-    let a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) { return sign | 0x7e00u; }
-    if (a >= 0x477ff000u) { return sign | 0x7c00u; }
-    if (a >= 0x38800000u) {  // fp16 normal: drop 13 mantissa bits, rebias the exponent by 112
-        let r = a - 0x38000000u;
-        return sign | ((r + 0xfffu + ((r >> 13u) & 1u)) >> 13u);
-    }
-    // fp16 subnormal: |f|·2^24 is exact in f32 (a power-of-two scale), round() ties to even
-    return sign | u32(round(abs(f) * 16777216.0));
 }
 
 @compute @workgroup_size(WG)
@@ -229,8 +209,8 @@ fn gemv_pack(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
     let total = p.total;
     if (2u * i >= total) { return; }
     var hi = 0u;
-    if (2u * i + 1u < total) { hi = f2h(acc_out[2u * i + 1u]); }
-    y[i] = f2h(acc_out[2u * i]) | (hi << 16u);
+    if (2u * i + 1u < total) { hi = enc16(acc_out[2u * i + 1u]); }
+    y[i] = enc16(acc_out[2u * i]) | (hi << 16u);
 }
 
 @compute @workgroup_size(WG)
@@ -259,5 +239,5 @@ fn dequant_lowbit(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_
         q1 = wval(u, hi, (byte_i & 3u) + 1u);
         s = scale(n);
     }
-    wd[i] = f2h(q0 * s) | (f2h(q1 * s) << 16u);
+    wd[i] = enc16(q0 * s) | (enc16(q1 * s) << 16u);
 }

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 #: ITU-R BT.601 luma weights.
 LUMA = (0.299, 0.587, 0.114)
 
 
-def vector_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a.astype(np.float64) + b.astype(np.float64)
+#: elements per piece of a reference computed on every core
+CHUNK = 1 << 21
+
+
+def vector_add(a: np.ndarray, b: np.ndarray, out_dtype=np.float64) -> np.ndarray:
+    """a + b in float64, rounded to ``out_dtype`` (overflow → ±inf); in ``CHUNK``-element pieces
+    on every core (2^28 elements at bench size: 8 s single-threaded)."""
+    a, b = a.ravel(), b.ravel()
+    out = np.empty(a.size, out_dtype)
+
+    def piece(i: int) -> None:
+        with np.errstate(over="ignore"):
+            out[i:i + CHUNK] = a[i:i + CHUNK].astype(np.float64) + b[i:i + CHUNK].astype(np.float64)
+
+    starts = range(0, a.size, CHUNK)
+    with ThreadPoolExecutor(max(1, min(len(starts), os.cpu_count() or 1))) as ex:
+        list(ex.map(piece, starts))
+    return out
 
 
 def grayscale(img: np.ndarray) -> np.ndarray:

@@ -7,7 +7,10 @@ arithmetic written inline next to a kernel.
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,7 +155,56 @@ class OpSpec:
 
     def inputs(self, case: Case) -> dict[str, np.ndarray]:
         """Fresh random inputs from the case's seed (never zeros)."""
-        return self.make_inputs(case, np.random.default_rng(case.seed))
+        return self.make_inputs(case, InputRng(case.seed))
+
+
+class InputRng:
+    """The ``np.random.Generator`` that ``make_inputs`` draws from, whose large draws fill on
+    every core: a draw of ≥ ``PARALLEL_MIN`` values is cut into ``CHUNK``-value pieces, each from
+    its own child generator (``Generator.spawn``, independent streams), filled by a thread pool
+    (NumPy releases the GIL while it fills). Single-threaded, a 2^28-value draw took 3–6 s and a
+    bench row's inputs up to 12 s of host time (``phases_s``). The values depend on the seed and
+    the sequence of draws only, never on the core count; small draws and every other method come
+    from the parent generator."""
+
+    PARALLEL_MIN = 1 << 22
+    CHUNK = 1 << 20
+
+    def __init__(self, seed: int):
+        self.gen = np.random.default_rng(seed)
+
+    def __getattr__(self, name: str):  # choice, permutation, ...: the parent generator's
+        return getattr(self.gen, name)
+
+    def _fill(self, size, dtype, draw, small):
+        n = 0 if size is None else int(math.prod(np.atleast_1d(size)))
+        if n < self.PARALLEL_MIN:
+            return small()
+        out = np.empty(n, dtype)
+        pieces = range(0, n, self.CHUNK)
+        kids = self.gen.spawn(len(pieces))
+        with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as ex:
+            list(ex.map(lambda i: draw(kids[i], out[pieces[i]:pieces[i] + self.CHUNK]), range(len(pieces))))
+        return out.reshape(size)
+
+    def standard_normal(self, size=None, dtype=np.float64):
+        return self._fill(size, dtype, lambda g, o: g.standard_normal(o.size, dtype=dtype, out=o),
+                          lambda: self.gen.standard_normal(size, dtype=dtype))
+
+    def random(self, size=None, dtype=np.float64):
+        return self._fill(size, dtype, lambda g, o: g.random(o.size, dtype=dtype, out=o),
+                          lambda: self.gen.random(size, dtype=dtype))
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        def draw(g, o):
+            o[:] = g.uniform(low, high, o.size)
+        return self._fill(size, np.float64, draw, lambda: self.gen.uniform(low, high, size))
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        def draw(g, o):
+            o[:] = g.integers(low, high, o.size, dtype=dtype, endpoint=endpoint)
+        return self._fill(size, dtype, draw,
+                          lambda: self.gen.integers(low, high, size, dtype=dtype, endpoint=endpoint))
 
 
 def elementwise_cases(dtype: str, sizes: list[int], prefix: str = "n") -> list[Case]:

@@ -4,11 +4,13 @@ workers through files, identical to what the seed generates, evicted beyond the 
 from __future__ import annotations
 
 from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 
 from suite import refcache
 from suite.registry import discover, get_spec
+from suite.spec import InputRng
 
 
 def _setup(monkeypatch, tmp_path, min_in=1, min_ref=1):
@@ -28,7 +30,7 @@ def test_inputs_shared_through_a_file_and_equal_to_the_seeds(monkeypatch, tmp_pa
     a = refcache.inputs(counting, case)
     b = refcache.inputs(counting, case)  # as another worker would: from the file
     assert len(calls) == 1 and len(list((tmp_path / "inputs").glob("*.npz"))) == 1
-    want = spec.make_inputs(case, np.random.default_rng(case.seed))
+    want = spec.make_inputs(case, InputRng(case.seed))
     for k in want:
         assert np.array_equal(a[k], want[k]) and np.array_equal(b[k], want[k]) and b[k].flags.writeable
     ref = refcache.reference(spec, case, a)
@@ -62,3 +64,35 @@ def test_a_damaged_file_is_regenerated(monkeypatch, tmp_path):
     got = refcache.inputs(spec, case)
     want = spec.inputs(case)
     assert all(np.array_equal(got[k], want[k]) for k in want)
+
+
+def test_large_draws_fill_in_parallel_and_depend_on_the_seed_only(monkeypatch):
+    """InputRng: a large draw is the same for a seed whatever the core count (its pieces come
+    from spawned child generators), differs between seeds and between successive draws, has the
+    asked dtype, shape and range; small draws are the plain generator's."""
+    monkeypatch.setattr(InputRng, "PARALLEL_MIN", 1000)
+    monkeypatch.setattr(InputRng, "CHUNK", 256)
+    draws = {
+        "normal": lambda r: r.standard_normal((3, 700), dtype=np.float32),
+        "random": lambda r: r.random(2001),
+        "uniform": lambda r: r.uniform(-2.0, 3.0, size=2001),
+        "integers": lambda r: r.integers(-5, 5, size=2001, dtype=np.int32, endpoint=True),
+    }
+    for name, draw in draws.items():
+        a = draw(InputRng(11))
+        with mock.patch("os.cpu_count", return_value=1):
+            b = draw(InputRng(11))
+        r = InputRng(11)
+        first, second = draw(r), draw(r)
+        assert np.array_equal(a, b) and np.array_equal(a, first), name
+        assert not np.array_equal(first, second) and not np.array_equal(a, draw(InputRng(12))), name
+        plain = draw(np.random.default_rng(11))
+        assert (a.dtype, a.shape) == (plain.dtype, plain.shape), name
+    x = draws["normal"](InputRng(1))
+    assert abs(float(x.mean())) < 0.1 and abs(float(x.std()) - 1) < 0.1
+    u = draws["uniform"](InputRng(1))
+    assert u.min() >= -2.0 and u.max() < 3.0 and u.max() > 2.9
+    k = draws["integers"](InputRng(1))
+    assert k.min() == -5 and k.max() == 5
+    small = InputRng(3).standard_normal(999, dtype=np.float32)
+    assert np.array_equal(small, np.random.default_rng(3).standard_normal(999, dtype=np.float32))

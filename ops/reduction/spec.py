@@ -54,19 +54,30 @@ def one_signed_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
     n, dt = case["n"], np_dtype(case.dtype)
     if dt.kind == "i":
         info = np.iinfo(dt)
-        return rng.integers(info.min, info.max, size=n, dtype=np.int64, endpoint=True).astype(dt)
+        return rng.integers(info.min, info.max, size=n, dtype=dt, endpoint=True)
     if not case.dims.get("rand", 0):
-        mag = rng.integers(1, INT_MAX_ABS + 1, size=n)
-        return np.where(rng.random(n) < 0.5, -mag, mag).astype(dt)
-    sign = -1.0 if case.dims.get("neg", 0) else 1.0
-    return (sign * (0.5 + rng.random(n, dtype=np.float32))).astype(dt)
+        # signed magnitudes in place (2^28 values at bench size: every fresh array costs ~1 s of
+        # page faults on the host)
+        v = rng.integers(-INT_MAX_ABS, INT_MAX_ABS, size=n, dtype=np.int32)
+        v[v >= 0] += 1  # ±[1, 100], never 0
+        return v.astype(dt)
+    v = rng.random(n, dtype=np.float32)
+    v += 0.5
+    if case.dims.get("neg", 0):
+        np.negative(v, out=v)
+    return v.astype(dt, copy=False)
 
 
 def exact_premise(x: np.ndarray) -> None:
     """Integer-valued float inputs: every range sum (a tile's partial, a carry) is bounded by
     twice the largest prefix sum; below 2^24 all of them are exact in fp32. Raises if not."""
     if x.dtype.kind == "f" and x.size:
-        worst = 2 * float(np.abs(np.cumsum(x, dtype=np.float64)).max()) + INT_MAX_ABS
+        carry, top = 0.0, 0.0  # prefix sums piece by piece (no 2^28-element float64 temporaries)
+        for i in range(0, x.size, 1 << 20):
+            c = np.cumsum(x[i:i + (1 << 20)], dtype=np.float64)
+            c += carry
+            top, carry = max(top, float(np.abs(c).max())), float(c[-1])
+        worst = 2 * top + INT_MAX_ABS
         if worst >= 2.0**24:
             raise ValueError(f"integer-valued inputs reach partial sums of {worst:.3g} >= 2^24: "
                              "fp32 sums would not be exact (spec bug)")

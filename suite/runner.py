@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from suite import results as res
 from suite import sol
 from suite.identity import canonical_uuid
@@ -313,7 +315,8 @@ def new_run(argv: list[str] | None = None) -> dict[str, Any]:
             "started_utc": now.isoformat(timespec="seconds"), **git_info(),
             "argv": list(sys.argv if argv is None else argv),
             "host": {"hostname": platform.node(), "python": platform.python_version(),
-                     "platform": platform.platform()}}
+                     "platform": platform.platform(),
+                     "numpy": np.__version__}}  # makes the inputs (suite.spec.InputRng) and references
 
 
 def write_run(run: dict, devices: dict, rows: list[dict], root: Path = res.RESULTS_DIR) -> list[Path]:

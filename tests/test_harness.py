@@ -188,6 +188,7 @@ def test_run_files_atomic_and_loadable(pool, tmp_path):
     assert paths and not list(tmp_path.rglob("*.tmp"))
     doc = json.loads(paths[0].read_text())
     assert doc["schema_version"] == 1 and doc["results"][0]["timing"]["n"] >= 3
+    assert doc["run"]["host"]["numpy"] == np.__version__  # the inputs and references depend on it
     df = load(tmp_path)
     assert len(df) == 1 and df.loc[0, "status"] == "ok" and df.loc[0, "gbps"] > 0
 

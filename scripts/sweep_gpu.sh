@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -86,6 +86,17 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
+s24a)  # ~1.5 min: host time of a 2^28-element row after session 24's inputs/references on every core and
+    # the pieced input comparison: the three OpenCL rows whose phases_s session 22 recorded (run 126950:
+    # data 18.9 / 21.3 / 21.8 s, check 2.3 / 10.1 / 12.0 s), cold reference cache, then again warm
+    for c in cold warm; do
+        [ $c = cold ] && rm -rf /dev/shm/solbench-s24a
+        SOLBENCH_CACHE=/dev/shm/solbench-s24a cli 120 phases_$c run --op vector_add --op reduction --op scan \
+            --backend opencl --variant vec4 --variant coarsened --variant decoupled_lookback --dtype fp32 \
+            --time-cap 0.5 --timeout 60
+        "$PY" -c "import json,sys; [print(r['op'], r['variant'], r['case'], r['status'], round(r.get('wall_s', 0), 1), r.get('phases_s')) for r in json.load(open(sys.argv[1]))['results']]" "$W/phases_$c.json" >> "$OUT/log-$PART.txt" 2>&1
+    done
+    ;;
 s23h)  # ~2 min: CUDA fused_dp4a's loads and x conversion alone (DMEMONLY) beside it and fused_packed,
     # plain reads of the same bytes on the same card, WebGPU fused_dp4a harness rows at its registered shape
     w4_probes 70 'fused_dp4a$|fused_packed$|DMEMONLY'

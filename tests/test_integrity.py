@@ -109,6 +109,21 @@ def test_modified_input_rejected(pool):
     assert r["status"] == "failed" and "input a was modified" in r["message"], r["message"]
 
 
+def test_input_comparison_counts_every_piece(monkeypatch):
+    """guard.differing_bytes compares in pieces: a byte changed in the last, partial piece or in
+    several pieces is counted; equal arrays give 0."""
+    from suite import guard
+
+    monkeypatch.setattr(guard, "PIECE", 64)
+    a = np.random.default_rng(0).integers(0, 256, 1000, dtype=np.uint8)
+    b = a.copy()
+    assert guard.differing_bytes(a, b) == 0
+    b[999] ^= 1
+    assert guard.differing_bytes(a, b) == 1
+    b[[0, 64, 500]] ^= 0x80
+    assert guard.differing_bytes(a, b) == 4
+
+
 def test_correct_kernels_leave_guards_alone(pool):
     rows = _rows(pool, "vector_add", "opencl", ["naive", "vec4"], cases=["n=1", "n=1025", "n=4097"])
     rows += _rows(pool, "vector_add", "triton", ["naive"], cases=["n=1", "n=1025"])

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
+
+from references.parallel import over_pieces
 
 #: ITU-R BT.601 luma weights.
 LUMA = (0.299, 0.587, 0.114)
@@ -25,9 +24,7 @@ def vector_add(a: np.ndarray, b: np.ndarray, out_dtype=np.float64) -> np.ndarray
         with np.errstate(over="ignore"):
             out[i:i + CHUNK] = a[i:i + CHUNK].astype(np.float64) + b[i:i + CHUNK].astype(np.float64)
 
-    starts = range(0, a.size, CHUNK)
-    with ThreadPoolExecutor(max(1, min(len(starts), os.cpu_count() or 1))) as ex:
-        list(ex.map(piece, starts))
+    over_pieces(piece, a.size, CHUNK)
     return out
 
 

@@ -9,10 +9,9 @@ so the float64 results are exact, not merely accurate.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
+
+from references.parallel import over_pieces
 
 #: elements per piece of a float prefix sum computed on every core
 CHUNK = 1 << 21
@@ -38,16 +37,14 @@ def inclusive_scan_reference(x: np.ndarray) -> np.ndarray:
     # pieces scanned on every core, then each piece offset by the sum of those before it: the
     # same result as one serial float64 cumsum, because every partial sum is exact (above)
     out = np.empty(x.size, np.float64)
-    starts = range(0, x.size, CHUNK)
 
     def scan(i: int) -> None:
         np.cumsum(x[i:i + CHUNK], dtype=np.float64, out=out[i:i + CHUNK])
 
-    def shift(j: int) -> None:
-        out[starts[j]:starts[j] + CHUNK] += offsets[j]
+    def shift(i: int) -> None:
+        out[i:i + CHUNK] += offsets[i // CHUNK]
 
-    with ThreadPoolExecutor(max(1, min(len(starts), os.cpu_count() or 1))) as ex:
-        list(ex.map(scan, starts))
-        offsets = np.cumsum([0.0] + [out[min(i + CHUNK, x.size) - 1] for i in starts[:-1]])
-        list(ex.map(shift, range(1, len(starts))))
+    over_pieces(scan, x.size, CHUNK)
+    offsets = np.cumsum([0.0] + [out[i - 1] for i in range(CHUNK, x.size, CHUNK)])
+    over_pieces(shift, x.size, CHUNK)
     return out

@@ -7,12 +7,11 @@ tolerance's ``rel_norm``. A failure carries the first mismatches (index, got, wa
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from references.parallel import over_pieces
 from suite.spec import Tolerance
 
 #: byte written over every output before a checked launch: NaN for floats, 0xA5.. for integers
@@ -76,10 +75,8 @@ def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance, name: str = "out",
         return CheckResult(False, message=f"{name}: shape {out.shape} != reference {ref.shape}")
     o, r = out.ravel(), np.asarray(ref).ravel()
     e = None if extra is None else np.broadcast_to(extra, ref.shape).ravel()
-    starts = range(0, o.size, CHUNK)
-    with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1) or 1) as ex:
-        parts = list(ex.map(lambda s: _chunk_stats(o[s:s + CHUNK], r[s:s + CHUNK], tol, s, show,
-                                                   None if e is None else e[s:s + CHUNK]), starts))
+    parts = over_pieces(lambda s: _chunk_stats(o[s:s + CHUNK], r[s:s + CHUNK], tol, s, show,
+                                               None if e is None else e[s:s + CHUNK]), o.size, CHUNK)
     max_abs = max((p[0] for p in parts), default=0.0)
     max_rel = max((p[1] for p in parts), default=0.0)
     err2, ref2 = sum(p[2] for p in parts), sum(p[3] for p in parts)

@@ -15,7 +15,6 @@ it cannot reach a neighbour; there the buffers are plain and only the inputs are
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,8 +104,6 @@ def differing_bytes(a: np.ndarray, b: np.ndarray) -> int:
     """How many bytes of two equal-length uint8 arrays differ, in ``PIECE``-byte pieces on every
     core: no full-length temporary (a 1 GiB input compared at once allocated a 1 GiB mask, on
     fresh pages, three times per row)."""
-    from concurrent.futures import ThreadPoolExecutor
+    from references.parallel import over_pieces
 
-    starts = range(0, a.size, PIECE)
-    with ThreadPoolExecutor(max(1, min(len(starts), os.cpu_count() or 1))) as ex:
-        return sum(ex.map(lambda i: int(np.count_nonzero(a[i:i + PIECE] != b[i:i + PIECE])), starts))
+    return sum(over_pieces(lambda i: int(np.count_nonzero(a[i:i + PIECE] != b[i:i + PIECE])), a.size, PIECE))

@@ -8,9 +8,7 @@ arithmetic written inline next to a kernel.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,11 +178,11 @@ class InputRng:
         n = 0 if size is None else int(math.prod(np.atleast_1d(size)))
         if n < self.PARALLEL_MIN:
             return small()
+        from references.parallel import over_pieces
+
         out = np.empty(n, dtype)
-        pieces = range(0, n, self.CHUNK)
-        kids = self.gen.spawn(len(pieces))
-        with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as ex:
-            list(ex.map(lambda i: draw(kids[i], out[pieces[i]:pieces[i] + self.CHUNK]), range(len(pieces))))
+        kids = self.gen.spawn(-(-n // self.CHUNK))
+        over_pieces(lambda i: draw(kids[i // self.CHUNK], out[i:i + self.CHUNK]), n, self.CHUNK)
         return out.reshape(size)
 
     def standard_normal(self, size=None, dtype=np.float64):

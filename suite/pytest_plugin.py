@@ -2,7 +2,9 @@
 
 * ``pytest``: correctness of every registered (op, backend, variant) on the test cases, on every
   available device, each kernel in its backend's worker process; absent backends/devices skip
-  with the reason.
+  with the reason — unless ``SOLBENCH_REQUIRE`` names them (a comma list; CI names every backend
+  a CPU-only machine has): then pytest stops at once with exit code 1 and the reason, so a broken
+  install or a backend that no longer starts cannot pass as a run of skips.
 * ``pytest --benchmark-only`` (or ``--benchmark``, which this plugin adds as the same switch):
   the bench cases through pytest-benchmark's fixture, fed with the device-timed samples of the
   one timing protocol; GB/s, TFLOP/s and % SOL go to ``extra_info``, GPU identity to
@@ -36,7 +38,10 @@ from suite import report
 from suite import results as res
 from suite.registry import select
 from suite.runner import device_peaks, new_run, plan, rate_row, write_run
-from suite.worker import Pool
+from suite.worker import BackendUnavailable, Pool
+
+#: environment variable: backends that must be found with a usable device (comma list)
+REQUIRE_ENV = "SOLBENCH_REQUIRE"
 
 OK = ("ok", "compiled")
 SKIP = ("skipped", "unsupported")
@@ -69,6 +74,33 @@ def pytest_configure(config):
         _validate_options(config)
     except pytest.UsageError as e:  # exit 2 like the CLI's own bad input (pytest's usage code is 4)
         pytest.exit(str(e), returncode=2)  # one line on stderr: "Exit: solbench: ..."
+    if not hasattr(config, "workerinput"):  # xdist workers: their controller checked
+        _require_backends(config)
+
+
+def _require_backends(config) -> None:
+    """Stop with exit code 1 when a backend named in ``SOLBENCH_REQUIRE`` is not installed, does
+    not start, or has no usable device (each reason listed)."""
+    from backends import BACKENDS
+
+    names = [n.strip() for n in os.environ.get(REQUIRE_ENV, "").split(",") if n.strip()]
+    missing = []
+    for name in names:
+        if name not in BACKENDS:
+            missing.append(f"{name}: not a backend (valid: {', '.join(BACKENDS)})")
+            continue
+        try:
+            devices = config._sb_pool[name].probe()
+        except BackendUnavailable as e:
+            missing.append(f"{name}: {e}")
+            continue
+        if not any(d["reason"] is None for d in devices):
+            why = "; ".join(d["reason"] for d in devices) or "none found"
+            missing.append(f"{name}: no usable device ({why})")
+    if missing:
+        config._sb_pool.close()
+        pytest.exit(f"solbench: required backends ({REQUIRE_ENV}) missing: {' | '.join(missing)}",
+                    returncode=1)
 
 
 def _validate_options(config) -> None:

@@ -49,6 +49,14 @@ def open_backend(name: str):
     return cls(devs[0]), None
 
 
+def triton_missing() -> dict | None:
+    """``{"skip": why}`` when Triton is not installed, else None: only a missing package skips a
+    Triton compile test (a project module that fails to import is a failure)."""
+    import importlib.util
+
+    return {"skip": "triton is not installed"} if importlib.util.find_spec("triton") is None else None
+
+
 def check_in_process(fn, args: tuple = (), timeout: float = 900, label=None) -> dict:
     """``in_process``, then the test's verdict: skipped when the body says ``skip``, failed with
     its ``fails`` (headed by ``label(result)`` when given); returns the result."""

@@ -10,7 +10,7 @@ import pytest
 from ops.matmul.spec import SPEC, freivalds
 from references.numerics import decode, encode, from_bf16, to_bf16
 from suite.check import verify
-from tests.spawn import check_in_process, nvrtc_reports
+from tests.spawn import check_in_process, nvrtc_reports, triton_missing
 from tests.wrong import registered
 
 
@@ -101,11 +101,10 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant):
 
 
 def _hopper_jobs() -> dict:
-    try:
-        from backends.triton import compile_many_for_hopper
-        from ops.matmul.matmul_triton import matmul_grouped, matmul_splitk
-    except Exception as e:  # noqa: BLE001
-        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    if (skip := triton_missing()):
+        return skip
+    from backends.triton import compile_many_for_hopper
+    from ops.matmul.matmul_triton import matmul_grouped, matmul_splitk
     sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
     cx = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "PRECISION": "ieee", "UPCAST": False}

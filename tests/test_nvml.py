@@ -35,4 +35,6 @@ def test_gpu_clocks_with_unhashable_handles(monkeypatch):
     monkeypatch.setattr(nvml, "_max_clocks", {})
     c = nvml.gpu_clocks(0, "19:00.0")
     assert c["sm_mhz"] == 1755 and c["sm_max_mhz"] == 1980 and c["mem_mhz"] == 3201 and c["power_w"] == 412.0
-    assert nvml.gpu_clocks(0, "19:00.0")["sm_max_mhz"] == 1980  # cached ceilings
+    calls = []
+    sys.modules["pynvml"].nvmlDeviceGetMaxClockInfo = lambda h, c: calls.append(c) or 1  # not read again
+    assert nvml.gpu_clocks(0, "19:00.0")["sm_max_mhz"] == 1980 and not calls  # cached ceilings

@@ -11,7 +11,7 @@ from references.numerics import decode, encode
 from references.softmax import softmax_rows
 from suite.check import compare
 from suite.spec import Case
-from tests.spawn import check_in_process, open_backend
+from tests.spawn import check_in_process, open_backend, triton_missing
 from tests.wrong import registered
 
 
@@ -143,14 +143,13 @@ def test_wrong_kernels_rejected(pool, variant):
 # -- triton for Hopper, without a GPU -----------------------------------------------------------
 
 def _hopper_jobs() -> dict:
-    try:
-        from backends.triton import compile_many_for_hopper
-        from ops.softmax import softmax_triton as st
-    except Exception as e:  # noqa: BLE001
-        return {"skip": f"triton unavailable: {type(e).__name__}: {e}"}
+    if (skip := triton_missing()):
+        return skip
     import inspect
 
+    from backends.triton import compile_many_for_hopper
     from ops.softmax import kernels as sk
+    from ops.softmax import softmax_triton as st
 
     ticket_sem = inspect.signature(sk.triton_split_row).parameters["ticket_sem"].default  # registered
     jobs, names = [], []

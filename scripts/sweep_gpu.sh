@@ -86,7 +86,7 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-s24a)  # ~1.5 min: host time of a 2^28-element row after session 24's inputs/references on every core and
+s24a)  # ~2 min: host time of a 2^28-element row after session 24's inputs/references on every core and
     # the pieced input comparison: the three OpenCL rows whose phases_s session 22 recorded (run 126950:
     # data 18.9 / 21.3 / 21.8 s, check 2.3 / 10.1 / 12.0 s), cold reference cache, then again warm
     for c in cold warm; do
@@ -96,6 +96,8 @@ s24a)  # ~1.5 min: host time of a 2^28-element row after session 24's inputs/ref
             --time-cap 0.5 --timeout 60
         "$PY" -c "import json,sys; [print(r['op'], r['variant'], r['case'], r['status'], round(r.get('wall_s', 0), 1), r.get('phases_s')) for r in json.load(open(sys.argv[1]))['results']]" "$W/phases_$c.json" >> "$OUT/log-$PART.txt" 2>&1
     done
+    # WebGPU softmax bf16 test cases (odd N through fp32 scratch since session 24) on the GPU
+    cli 90 softmax_webgpu_bf16_test run --size test --op softmax --backend webgpu --dtype bf16 --timeout 60
     ;;
 s23h)  # ~2 min: CUDA fused_dp4a's loads and x conversion alone (DMEMONLY) beside it and fused_packed,
     # plain reads of the same bytes on the same card, WebGPU fused_dp4a harness rows at its registered shape

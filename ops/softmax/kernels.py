@@ -509,8 +509,8 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
 
     m, n = case["m"], case["n"]
     if case.dtype == "bf16" and n % 2:
-        raise Unsupported("bf16 with odd N on WebGPU: rows start mid-word (WGSL has no 16-bit "
-                          "stores), and words shared by two rows' workgroups would need atomics")
+        return _bf16_odd_rows(be, case, lambda c: _webgpu(be, c, mode, batch_bytes, one_pass, spin,
+                                                          tpb_split, vals, poll))
     if m * n >= 2**32:
         raise Unsupported("WGSL indexes words with u32: M·N >= 2^32")
     vec = 16 // (2 if case.dtype == "bf16" else 4)
@@ -579,6 +579,37 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
     k = be.compile(_WGSL, "softmax_three_pass" if mode == "three" else "softmax_rows", defs)
     grid = be.grid_2d(m)
     return lambda ins, outs: be.launch(k, grid, None, [ins["x"], outs["y"], scratch, prm])
+
+
+_WGSL_BF16_FLAT = source(__file__, "bf16_flat.wgsl")
+#: invocations per workgroup of bf16_flat.wgsl's widen / narrow (one bf16 word each)
+WGSL_FLAT_WG = 256
+
+
+def _bf16_odd_rows(be, case, make):
+    """bf16 rows of odd length on WebGPU: they start mid-word, and WGSL has no 16-bit stores (a
+    word shared by two rows' workgroups would need atomics), so x is widened to fp32 scratch, the
+    variant's fp32 kernels (``make(fp32 case)``) run on it, and their fp32 y is rounded back to bf16
+    words (bf16_flat.wgsl) — the same fp32 math and round to nearest even as the even-N bf16 path,
+    with 8·M·N more bytes of traffic, which the row's GB/s carries (no odd-N case is a bench one)."""
+    import dataclasses
+
+    total = case["m"] * case["n"]
+    run32 = make(dataclasses.replace(case, dtype="fp32"))
+    x32, y32 = be.empty((total,), np.float32), be.empty((total,), np.float32)
+    widen, narrow = (be.compile(_WGSL_BF16_FLAT, e, {"WG": WGSL_FLAT_WG}) for e in ("widen", "narrow"))
+    prm = np.array([total, 0, 0, 0], np.uint32)
+    grid = be.grid_2d(cdiv(cdiv(total, 2), WGSL_FLAT_WG))
+
+    def run(ins, outs):
+        be.launch(widen, grid, None, [ins["x"], x32, prm])
+        run32({"x": x32}, {"y": y32})
+        be.launch(narrow, grid, None, [y32, outs["y"], prm])
+
+    run.info = {**(getattr(run32, "info", None) or {}), "odd_bf16": "through fp32 scratch (widen, narrow)"}
+    if hasattr(run32, "counters"):
+        run.counters = run32.counters
+    return run
 
 
 @kernel("softmax", "webgpu", "three_pass")

@@ -7,7 +7,8 @@
 // wid.y·nwg.x: 2-D grids past 65535 rows), or per part of a row (split). A row is cut into
 // units: XT words of the raw buffers (x and y are bound as words; WGSL has no 16-bit type):
 // fp32 vec4<u32> (4 values, 16 bytes) or u32 (1); bf16 vec4<u32> (8 values) or u32 (2 values:
-// rows start on a word only for even N, so odd-N bf16 is not built, see kernels.py). Unit u of
+// rows start on a word only for even N: odd-N bf16 runs these entries in fp32 between
+// bf16_flat.wgsl's widen and narrow, see kernels.py). Unit u of
 // row r is word r·NU + u; invocation lid takes units lid, lid+TPB, ... (coalesced).
 //
 // Placeholders: TPB, ITEMS (units per invocation in the register tile), UNIT (values per unit),

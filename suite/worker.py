@@ -92,8 +92,12 @@ def probe_backend(name: str):
     from backends import backend_class
 
     cls = backend_class(name)
-    usable = [d for d in cls.devices() if d.usable]
+    found = cls.devices()
+    usable = [d for d in found if d.usable]
     devs = [d for d in usable if d.kind == "gpu"] or usable
+    if not devs:
+        why = "; ".join(f"{d.name}: {d.reason}" for d in found) or "none found"
+        raise RuntimeError(f"{name}: no usable device ({why}); `solbench doctor` says what to install")
     assign_slugs(devs)
     return cls(devs[0])
 

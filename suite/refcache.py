@@ -4,13 +4,15 @@ Each backend runs in its own process, so an in-process cache would compute a cos
 (a bench-size matmul's sampled rows and Freivalds products, a 2^28 scan) once per backend. The
 reference of (op, case, seed) is therefore stored under ``$SOLBENCH_CACHE`` (default
 ``~/.cache/solbench/refs``) as ``.npz``, keyed by a hash of the case, the seed and the source of
-the op's ``spec.py`` and of ``references/`` — editing either invalidates it. A file lock makes
-concurrent workers wait for the one computing; writes are atomic.
+the op's ``spec.py``, of ``suite/spec.py`` (the input generator) and of ``references/`` — editing
+any of them invalidates it. A file lock makes concurrent workers wait for the one computing;
+writes are atomic.
 
-Large inputs (≥ ``MIN_INPUT_BYTES``) are shared the same way under ``.../inputs``: generating
-them is single-threaded NumPy, and on the H200 host two input sets per case per worker (the
-second-input check) were most of a bench row's host time (B4 H32 S8192 D128 attention: ~20 s of
-a 22–26 s row; 2^28-element softmax ~10 s a set). Reading a stored set back is a file copy. The
+Large inputs (≥ ``MIN_INPUT_BYTES``) are shared the same way under ``.../inputs``: on the H200
+host, generating two input sets per case per worker (the second-input check) with
+single-threaded NumPy was most of a bench row's host time (B4 H32 S8192 D128 attention: ~20 s of
+a 22–26 s row; 2^28-element softmax ~10 s a set; large draws fill on every core since session
+24, ``suite.spec.InputRng``). Reading a stored set back is a file copy. The
 input files are evicted oldest first beyond ``$SOLBENCH_INPUT_CACHE_GB`` (default 8) GiB.
 """
 
@@ -40,7 +42,9 @@ def input_budget_bytes() -> int:
 
 def _sources_hash(op: str) -> str:
     h = hashlib.sha256()
-    for p in sorted([ROOT / "ops" / op / "spec.py", *(ROOT / "references").glob("*.py")]):
+    # suite/spec.py holds InputRng, which draws every input: a change there changes the inputs
+    files = [ROOT / "ops" / op / "spec.py", ROOT / "suite" / "spec.py", *(ROOT / "references").glob("*.py")]
+    for p in sorted(files):
         if p.is_file():
             h.update(p.name.encode() + p.read_bytes())
     return h.hexdigest()[:16]

@@ -96,3 +96,17 @@ def test_large_draws_fill_in_parallel_and_depend_on_the_seed_only(monkeypatch):
     assert k.min() == -5 and k.max() == 5
     small = InputRng(3).standard_normal(999, dtype=np.float32)
     assert np.array_equal(small, np.random.default_rng(3).standard_normal(999, dtype=np.float32))
+
+
+def test_cache_key_follows_the_input_generator_and_references(monkeypatch, tmp_path):
+    """A cached input set or reference is keyed by the sources that make it: the op's spec.py,
+    suite/spec.py (InputRng draws every input) and references/ — editing any gives a new key."""
+    for f in ("ops/op/spec.py", "suite/spec.py", "references/r.py"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("# v1\n")
+    monkeypatch.setattr(refcache, "ROOT", tmp_path)
+    seen = {refcache._sources_hash("op")}
+    for f in ("ops/op/spec.py", "suite/spec.py", "references/r.py"):
+        (tmp_path / f).write_text("# v2\n")
+        seen.add(refcache._sources_hash("op"))
+    assert len(seen) == 4

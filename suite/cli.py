@@ -676,8 +676,8 @@ def nightly(
     no_dashboard: Annotated[bool, typer.Option("--no-dashboard", help="do not build the dashboard")] = False,
 ):
     """The nightly job: refresh stale peaks, run the suite, find level shifts over the history
-    (ruptures, confirmed by Mann–Whitney U), write results/reports/<date>-<device>.md/.json, build the
-    dashboard. Exit 1 on a confirmed current regression or a new failure."""
+    (ruptures, confirmed by Mann–Whitney U), write <results dir>/reports/<date>-<device>.md/.json,
+    build the dashboard. Exit 1 on a confirmed current regression or a new failure."""
     from dashboard.build import DEFAULT_OUT
     from suite.nightly import JobOptions, run_job
 

@@ -8,7 +8,8 @@
 * ``pytest --benchmark-only`` (or ``--benchmark``, which this plugin adds as the same switch):
   the bench cases through pytest-benchmark's fixture, fed with the device-timed samples of the
   one timing protocol; GB/s, TFLOP/s and % SOL go to ``extra_info``, GPU identity to
-  ``machine_info``, and the rows are also written to ``results/`` as a run file.
+  ``machine_info``, and the rows are also written as a run file to the results folder
+  (``results-local/`` unless ``SOLBENCH_RESULTS`` says otherwise).
 * ``pytest -n N`` (pytest-xdist): one worker per device. Every xdist worker collects the same items
   (each probes the same host, so ids and order agree, as xdist requires; the id ends in
   ``@<device slug>``), and the plugin's scheduler (``DeviceScheduling``, used for xdist's default
@@ -58,7 +59,8 @@ def pytest_addoption(parser):
     g.addoption("--solbench-time-cap", type=float, default=None,
                 help="seconds of timed samples per benchmark (default 5)")
     g.addoption("--solbench-seed", type=int, default=None, help="override the cases' seeds")
-    g.addoption("--solbench-no-save", action="store_true", help="do not write benchmark rows to results/")
+    g.addoption("--solbench-no-save", action="store_true",
+                help="do not write benchmark rows to the results folder (results-local/, $SOLBENCH_RESULTS)")
 
 
 @pytest.hookimpl(tryfirst=True)

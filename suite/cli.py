@@ -237,11 +237,27 @@ class _Terminated(KeyboardInterrupt):
 def _terminate_as_interrupt():
     """While the block runs, SIGTERM raises ``_Terminated`` in the main thread (then restored)."""
     def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a repeat (timeout's to the group) waits
         raise _Terminated()
 
     try:
         old = signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread: leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def _sigterm_ignored():
+    """While the block runs, SIGTERM is ignored (then restored): a run saving its rows after an
+    interrupt is not cut short by a repeated signal (``timeout`` signals the child, then its group)."""
+    try:
+        old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except ValueError:  # not the main thread
         yield
         return
     try:
@@ -359,7 +375,8 @@ def run(
         pool.close()
         raise
     try:  # the workers stop after the files are written: their teardown (drivers) can take seconds,
-        _finish_run(meta, p, rows, done, interrupted, prog, save, results_dir, json_out, csv_out)
+        with _sigterm_ignored():
+            _finish_run(meta, p, rows, done, interrupted, prog, save, results_dir, json_out, csv_out)
     finally:  # and a time limit landing then must not leave a finished run marked partial
         pool.close()
 
@@ -588,11 +605,18 @@ MinEffectOpt = Annotated[float | None, typer.Option(
     "--min-effect", help="default minimum relative change that counts (0.05 = 5 %)")]
 
 
+def _cell(x) -> str:
+    """A table cell: missing fields (NaN from older or probe run files) print empty."""
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
 def _thresholds(path: Path | None, min_effect: float | None, alpha: float | None = None):
     from suite.compare import load_thresholds
 
     if min_effect is not None and not 0 < min_effect < 1:
         _fail(f"--min-effect {min_effect}: give a fraction in (0, 1), e.g. 0.05")
+    if alpha is not None and not 0 < alpha < 1:
+        _fail(f"--alpha {alpha}: give a significance level in (0, 1), e.g. 0.01")
     try:
         return load_thresholds(path, min_effect, alpha)
     except (ValueError, OSError) as e:
@@ -617,11 +641,19 @@ def compare(
     Exit 1 on a significant regression or a new correctness failure."""
     from suite import compare as cmp
 
+    for name, spec in (("BEFORE", before), ("AFTER", after)):
+        if not spec.strip():
+            _fail(f"{name} is empty: give a run file, result folder, run id or git revision")
+    _check_outputs([(opt, t, False) for opt, t in (("--json", json_out), ("--markdown", markdown))
+                    if t is not None and t != "-"])
     th = _thresholds(thresholds, min_effect, alpha)
     try:
         out = cmp.compare(before, after, thresholds=th)
     except ValueError as e:
         _fail(str(e))
+    if out["entries"] and all(e["verdict"] in ("new", "vanished") for e in out["entries"]):
+        _fail(f"the two sides share no series ({len(out['entries'])} appear on one side only): "
+              "nothing to compare")
     quiet = ("unchanged", "not significant", "untimed")
     if json_out != "-" and markdown != "-":
         t = Table(title=f"{out['before']['label']} → {out['after']['label']}")
@@ -634,7 +666,7 @@ def compare(
             color = {"regression": "red", "new failure": "red", "still failing": "red",
                      "improvement": "green", "fixed": "green"}.get(e["verdict"], "yellow")
             t.add_row(f"[{color}]{e['verdict']}[/{color}]" + (" (ignored)" if e["ignored"] else ""),
-                      e["device"], e["op"], e["backend"], e["variant"], e["case"], e["dtype"],
+                      *(_cell(e[k]) for k in ("device", "op", "backend", "variant", "case", "dtype")),
                       cmp.fmt_time(e["before_median_s"]), cmp.fmt_time(e["after_median_s"]),
                       cmp.fmt_ratio(e["ratio"]), cmp.fmt_p(e["p_value"]))
         console.print(t)
@@ -688,6 +720,11 @@ def nightly(
         _fail(f"--min-runs {min_runs}: at least 2 (one run cannot tell a step from an outlier)")
     if window is not None and window < 2 * min_runs:
         _fail(f"--window {window}: at least 2 × --min-runs ({2 * min_runs})")
+    if not (math.isfinite(peaks_max_age) and peaks_max_age >= 0):
+        _fail(f"--peaks-max-age {peaks_max_age}: give a number of days ≥ 0 (finite)")
+    outs = (("--results-dir", results_dir), ("--reports-dir", reports_dir),
+            ("--dashboard", None if no_dashboard else dashboard_out))
+    _check_outputs([(opt, d, True) for opt, d in outs if d is not None])
     try:
         select(op, backend, variant)
     except ValueError as e:
@@ -716,6 +753,10 @@ def dashboard(
     """Build the static dashboard (one index.html, opens from file://, no network)."""
     from dashboard.build import DEFAULT_OUT, build
 
+    _check_outputs([("--out", out or DEFAULT_OUT, True)])
+    for d in results_dir or []:
+        if not Path(d).is_dir():
+            _fail(f"--results-dir {str(d)!r}: not a folder")
     page = build(results_dir or None, out or DEFAULT_OUT)
     console.print(f"wrote {page}  (open file://{page.resolve()})", highlight=False)
 

@@ -56,8 +56,12 @@ def atomic_write_text(path: Path, text: str) -> None:
         mode = path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~current_umask()
     except OSError:
         mode = 0o666 & ~current_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if os.path.lexists(path) and not path.is_file():  # a folder, a device (/dev/null), a socket ...
+        raise IsADirectoryError(f"{path} exists and is not a regular file") if path.is_dir() else \
+            FileExistsError(f"{path} exists and is not a regular file")
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w") as f:
             os.fchmod(f.fileno(), mode)
             f.write(text)
@@ -65,7 +69,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        if os.path.lexists(tmp):
+        if tmp is not None and os.path.lexists(tmp):
             os.unlink(tmp)
         raise
 
@@ -101,7 +105,7 @@ def check_dir(path: Path | str) -> str | None:
     """
     if str(path) == "":
         return "the folder name is empty"
-    path = Path(path).expanduser()
+    path = Path(path)  # literally, as it is written (no ~ expansion: the shell's job)
     base = _nearest_existing(path.absolute())
     if not base.is_dir():
         return f"{base} is not a folder"
@@ -118,7 +122,7 @@ def check_file(path: Path | str) -> str | None:
     """Why ``path`` cannot be written as a file (atomically), or None if it can."""
     if str(path).strip() == "":
         return "the file name is empty"
-    path = Path(path).expanduser()
+    path = Path(path)
     if path.is_dir() or str(path).endswith(os.sep):
         return f"{path} is a folder; give a file name"
     if os.path.lexists(path) and not path.is_file():

@@ -138,3 +138,23 @@ def test_a_soaked_timing_is_its_own_method() -> None:
     fixed = timing_method({**t, "warmup_s": SOAK_S, "sampling": "fixed 10"})
     assert fixed.endswith("flush read, soaked, 10 samples")
     assert timing_method({**t, "sampling": "adaptive"}) == plain
+
+
+def test_cli_refuses_bad_outputs_empty_sides_and_nothing_in_common(tmp_path: Path) -> None:
+    """compare checks its output files before comparing (a folder, a device such as /dev/null, an
+    empty name: exit 2, nothing written or replaced), rejects an empty side, a significance level
+    outside (0, 1), and two sides that share no series."""
+    a, b = _two_runs(tmp_path, 1.0e-3)
+    runner = CliRunner()
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    for target in (str(folder), "/dev/null", ""):
+        r = runner.invoke(app, ["compare", str(a), str(b), "--markdown", target])
+        assert r.exit_code == 2 and "--markdown" in r.output, (target, r.output)
+    assert folder.is_dir() and Path("/dev/null").is_char_device()
+    for args, why in (([str(a), ""], "AFTER is empty"), ([str(a), str(b), "--alpha", "nan"], "--alpha")):
+        r = runner.invoke(app, ["compare", *args])
+        assert r.exit_code == 2 and why in r.output, r.output
+    other = write_run(tmp_path / "o", 7, [row(op="reduction", median_s=1e-3, samples=[1e-3] * 10)])
+    r = runner.invoke(app, ["compare", str(a), str(other)])
+    assert r.exit_code == 2 and "share no series" in r.output, r.output

@@ -268,6 +268,8 @@ def _sigterm_ignored():
 
 SIZES = ("test", "bench")
 SEED_MAX = 2**63 - 1
+#: peaks --repeats at most (each repeat measures every ceiling once more)
+PEAK_REPEATS_MAX = 100
 
 
 @app.command()
@@ -316,6 +318,8 @@ def run(
     _check_positive_finite("--timeout", timeout)
     if time_cap is not None:
         _check_positive_finite("--time-cap", time_cap)
+    if check_only and (hot or time_cap is not None):
+        _fail(f"--check-only times nothing: {'--hot' if hot else '--time-cap'} has no effect with it")
     if seed is not None and not 0 <= seed <= SEED_MAX:
         _fail(f"--seed {seed}: give an integer in 0..{SEED_MAX}")
     try:
@@ -564,8 +568,8 @@ def peaks(device: DeviceOpt = None,
     if device is not None and not device.strip():
         _fail("--device '' names no device; valid: all, gpu, cpu or a device slug (see `solbench doctor`)")
     _check_positive_finite("--timeout", timeout)
-    if repeats < 1:
-        _fail(f"--repeats {repeats}: must be at least 1")
+    if not 1 <= repeats <= PEAK_REPEATS_MAX:
+        _fail(f"--repeats {repeats}: give 1..{PEAK_REPEATS_MAX} (each repeat is a full measurement)")
     root = Path(results_dir) if results_dir is not None else res.RESULTS_DIR
     _check_outputs([("--results-dir", root, True)])
     sol.PEAKS_FIRST = root

@@ -530,3 +530,14 @@ def test_setup_uses_the_choice_with_a_fake_nvidia_smi(tmp_path):
                                 "cuda-bindings>=12,<13"]
     assert "the driver supports CUDA 12.2" in r.stderr
     assert "suite/cudawheel.py" in ROOT.joinpath("scripts/setup.sh").read_text()
+
+
+@pytest.mark.parametrize("args,why", [(["--check-only", "--hot"], "--hot has no effect"),
+                                      (["--check-only", "--time-cap", "1"], "--time-cap has no effect")])
+def test_check_only_refuses_timing_options(runner, no_pool, args, why):
+    assert why in _one_error_line(runner.invoke(cli.app, [*SMALL, *args]))
+
+
+def test_peaks_repeats_bounded(runner, no_pool):
+    line = _one_error_line(runner.invoke(cli.app, ["peaks", "--repeats", "99999999999999999999"]))
+    assert "--repeats" in line and "1..100" in line

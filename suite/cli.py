@@ -234,29 +234,11 @@ class _Terminated(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt():
-    """While the block runs, SIGTERM raises ``_Terminated`` in the main thread (then restored)."""
-    def handler(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a repeat (timeout's to the group) waits
-        raise _Terminated()
-
+def _on_sigterm(action):
+    """While the block runs, SIGTERM gets ``action`` (a handler, or ``signal.SIG_IGN``), then the
+    previous one back; outside the main thread SIGTERM is left alone."""
     try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave SIGTERM alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-@contextlib.contextmanager
-def _sigterm_ignored():
-    """While the block runs, SIGTERM is ignored (then restored): a run saving its rows after an
-    interrupt is not cut short by a repeated signal (``timeout`` signals the child, then its group)."""
-    try:
-        old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        old = signal.signal(signal.SIGTERM, action)
     except ValueError:  # not the main thread
         yield
         return
@@ -264,6 +246,21 @@ def _sigterm_ignored():
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+def _terminate_as_interrupt():
+    """While the block runs, SIGTERM raises ``_Terminated`` in the main thread."""
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a repeat (timeout's to the group) waits
+        raise _Terminated()
+
+    return _on_sigterm(handler)
+
+
+def _sigterm_ignored():
+    """While the block runs, SIGTERM is ignored: a run saving its rows after an interrupt is not cut
+    short by a repeated signal (``timeout`` signals the child, then its group)."""
+    return _on_sigterm(signal.SIG_IGN)
 
 
 SIZES = ("test", "bench")

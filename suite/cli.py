@@ -178,11 +178,18 @@ def _check_positive_finite(name: str, value: float) -> None:
 
 
 def _check_outputs(targets: list[tuple[str, str | Path, bool]]) -> None:
-    """Every output location is checked before the first kernel runs: (option, path, is_dir)."""
+    """Every output location is checked before the first kernel runs: (option, path, is_dir);
+    two output files may not be one file (the second would overwrite the first)."""
+    files: dict[Path, str] = {}
     for opt, path, is_dir in targets:
         why = res.check_dir(path) if is_dir else res.check_file(path)
         if why:
             _fail(f"{opt} {str(path)!r}: {why}")
+        if not is_dir:
+            key = Path(path).absolute()
+            if key in files:
+                _fail(f"{opt} {str(path)!r}: the same file as {files[key]}")
+            files[key] = opt
 
 
 def _save(what: str, target: Path, rescue: Path,

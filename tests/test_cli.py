@@ -541,3 +541,9 @@ def test_check_only_refuses_timing_options(runner, no_pool, args, why):
 def test_peaks_repeats_bounded(runner, no_pool):
     line = _one_error_line(runner.invoke(cli.app, ["peaks", "--repeats", "99999999999999999999"]))
     assert "--repeats" in line and "1..100" in line
+
+
+def test_two_outputs_may_not_be_one_file(runner, no_pool, tmp_path):
+    f = tmp_path / "same.out"
+    line = _one_error_line(runner.invoke(cli.app, [*SMALL, "--no-save", "--json", str(f), "--csv", str(f)]))
+    assert "--csv" in line and "the same file as --json" in line and not f.exists()

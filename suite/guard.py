@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from references.parallel import over_pieces
+
 #: bytes of canary on each side of every buffer (a multiple of every alignment in use)
 GUARD_BYTES = 4096
 #: the canary byte: not a poison byte (0xFF, 0xA5), not zero
@@ -104,6 +106,4 @@ def differing_bytes(a: np.ndarray, b: np.ndarray) -> int:
     """How many bytes of two equal-length uint8 arrays differ, in ``PIECE``-byte pieces on every
     core: no full-length temporary (a 1 GiB input compared at once allocated a 1 GiB mask, on
     fresh pages, three times per row)."""
-    from references.parallel import over_pieces
-
     return sum(over_pieces(lambda i: int(np.count_nonzero(a[i:i + PIECE] != b[i:i + PIECE])), a.size, PIECE))

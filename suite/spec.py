@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from references.parallel import over_pieces
+
 #: dtype names used in cases → NumPy storage dtypes. Backends map these names to their own types.
 #: ``bf16`` has no NumPy type: it travels as raw 16-bit words (``uint16``) everywhere (OpenCL C,
 #: WGSL and CuPy have no bf16 array type either); torch/Triton factories ``.view(torch.bfloat16)``
@@ -178,8 +180,6 @@ class InputRng:
         n = 0 if size is None else int(math.prod(np.atleast_1d(size)))
         if n < self.PARALLEL_MIN:
             return small()
-        from references.parallel import over_pieces
-
         out = np.empty(n, dtype)
         kids = self.gen.spawn(-(-n // self.CHUNK))
         over_pieces(lambda i: draw(kids[i // self.CHUNK], out[i:i + self.CHUNK]), n, self.CHUNK)

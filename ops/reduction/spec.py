@@ -68,15 +68,19 @@ def one_signed_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
     return v.astype(dt, copy=False)
 
 
-def exact_premise(x: np.ndarray) -> None:
+def exact_premise(x: np.ndarray, prefix: np.ndarray | None = None) -> None:
     """Integer-valued float inputs: every range sum (a tile's partial, a carry) is bounded by
-    twice the largest prefix sum; below 2^24 all of them are exact in fp32. Raises if not."""
+    twice the largest prefix sum; below 2^24 all of them are exact in fp32. Raises if not.
+    ``prefix``: x's float64 prefix sums where the caller has them (scan's reference)."""
     if x.dtype.kind == "f" and x.size:
-        carry, top = 0.0, 0.0  # prefix sums piece by piece (no 2^28-element float64 temporaries)
-        for i in range(0, x.size, 1 << 20):
-            c = np.cumsum(x[i:i + (1 << 20)], dtype=np.float64)
-            c += carry
-            top, carry = max(top, float(np.abs(c).max())), float(c[-1])
+        if prefix is not None:
+            top = max(float(prefix.max()), -float(prefix.min()))
+        else:
+            carry, top = 0.0, 0.0  # prefix sums piece by piece (no 2^28-element float64 temporaries)
+            for i in range(0, x.size, 1 << 20):
+                c = np.cumsum(x[i:i + (1 << 20)], dtype=np.float64)
+                c += carry
+                top, carry = max(top, float(np.abs(c).max())), float(c[-1])
         worst = 2 * top + INT_MAX_ABS
         if worst >= 2.0**24:
             raise ValueError(f"integer-valued inputs reach partial sums of {worst:.3g} >= 2^24: "

@@ -177,6 +177,18 @@ def _check_positive_finite(name: str, value: float) -> None:
         _fail(f"{name} {value}: give a number of seconds > 0 (finite)")
 
 
+def _path(value: str) -> Path:
+    """A path option's value: an empty one is refused (``Path("")`` is the current folder, where
+    nothing was asked to be written or read)."""
+    if not str(value).strip():
+        raise typer.BadParameter("the path is empty")
+    return Path(value)
+
+
+def _path_option(*decls, **kw):
+    return typer.Option(*decls, parser=_path, **kw)
+
+
 def _check_outputs(targets: list[tuple[str, str | Path, bool]]) -> None:
     """Every output location is checked before the first kernel runs: (option, path, is_dir);
     two output files may not be one file (the second would overwrite the first)."""
@@ -300,7 +312,7 @@ def run(
     csv_out: Annotated[str | None, typer.Option("--csv", metavar="FILE",
                                                 help="also write the flat table to this CSV")] = None,
     save: Annotated[bool, typer.Option(help="write run files under the results folder")] = True,
-    results_dir: Annotated[Path | None, typer.Option(
+    results_dir: Annotated[Path | None, _path_option(
         metavar="DIR", help="where run files go (default: results-local/, git-ignored, or $SOLBENCH_RESULTS; "
                             "`--results-dir results` adds to the committed reference data)")] = None,
 ):
@@ -558,7 +570,7 @@ def doctor():
 @app.command()
 def peaks(device: DeviceOpt = None,
           timeout: Annotated[float, typer.Option(help="seconds per measurement (> 0)")] = 600.0,
-          results_dir: Annotated[Path | None, typer.Option(
+          results_dir: Annotated[Path | None, _path_option(
               metavar="DIR", help="where peaks.json goes (default: results-local/<device>/, git-ignored, "
                                   "or $SOLBENCH_RESULTS; the committed results/ only when named)")] = None,
           gemm_only: Annotated[bool, typer.Option(
@@ -606,7 +618,7 @@ def peaks(device: DeviceOpt = None,
 
 # --- compare, nightly, dashboard (issue 11) ------------------------------------------------------
 
-ThresholdsOpt = Annotated[Path | None, typer.Option(
+ThresholdsOpt = Annotated[Path | None, _path_option(
     "--thresholds", metavar="YAML",
     help="per-series minimum effect / alpha (default: results/thresholds.yaml if present)")]
 MinEffectOpt = Annotated[float | None, typer.Option(
@@ -706,12 +718,12 @@ def nightly(
     thresholds: ThresholdsOpt = None, min_effect: MinEffectOpt = None,
     min_runs: Annotated[int, typer.Option(help="runs needed after a change to confirm it (≥ 2)")] = 2,
     window: Annotated[int | None, typer.Option(help="analyse only each series' newest N runs")] = None,
-    results_dir: Annotated[Path | None, typer.Option(
+    results_dir: Annotated[Path | None, _path_option(
         metavar="DIR", help="where the night's run files (and peaks) go; the history is results/ plus "
                             "this (default: results-local/ or $SOLBENCH_RESULTS)")] = None,
-    reports_dir: Annotated[Path | None, typer.Option(
+    reports_dir: Annotated[Path | None, _path_option(
         metavar="DIR", help="default: <results dir>/reports")] = None,
-    dashboard_out: Annotated[Path | None, typer.Option(
+    dashboard_out: Annotated[Path | None, _path_option(
         "--dashboard", metavar="DIR", help="build the dashboard here (default: build/dashboard)")] = None,
     no_dashboard: Annotated[bool, typer.Option("--no-dashboard", help="do not build the dashboard")] = False,
 ):
@@ -719,7 +731,7 @@ def nightly(
     (ruptures, confirmed by Mann–Whitney U), write <results dir>/reports/<date>-<device>.md/.json,
     build the dashboard. Exit 1 on a confirmed current regression or a new failure."""
     from dashboard.build import DEFAULT_OUT
-    from suite.nightly import JobOptions, run_job
+    from suite.nightly import JobOptions, SelectionError, run_job
 
     if size not in SIZES:
         _fail(f"unknown size {size!r}; valid: {', '.join(SIZES)}")
@@ -744,7 +756,10 @@ def nightly(
                      run=not no_run, peaks=not no_peaks, peaks_max_age_days=peaks_max_age,
                      thresholds=_thresholds(thresholds, min_effect), min_runs=min_runs, window=window,
                      dashboard_out=None if no_dashboard else (dashboard_out or DEFAULT_OUT))
-    code, paths = run_job(opt, log=lambda m: console.print(m, highlight=False, markup=False))
+    try:
+        code, paths = run_job(opt, log=lambda m: console.print(m, highlight=False, markup=False))
+    except SelectionError as e:
+        _fail(str(e))
     for p in paths:
         console.print(f"wrote {p}", highlight=False)
     if code:
@@ -753,8 +768,8 @@ def nightly(
 
 @app.command()
 def dashboard(
-    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="default: build/dashboard")] = None,
-    results_dir: Annotated[list[Path] | None, typer.Option(
+    out: Annotated[Path | None, _path_option("--out", metavar="DIR", help="default: build/dashboard")] = None,
+    results_dir: Annotated[list[Path] | None, _path_option(
         "--results-dir", metavar="DIR", help="results folder (repeatable; default: results/ and "
                                              "results-local/)")] = None,
 ):

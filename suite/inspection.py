@@ -303,6 +303,8 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
     from suite.provenance import recording_compiles
     from suite.registry import get_spec, select
 
+    if not re.fullmatch(r"sm_[0-9]{2,3}a?", arch):
+        raise ValueError(f"--arch {arch!r}: give a CUDA target such as sm_80, sm_90 or sm_90a")
     spec = get_spec(op)
     cases = [spec.case(case_name)] if case_name else [*spec.cases("bench", "gpu"), *spec.test_cases]
     cls = backend_class(backend)

@@ -455,8 +455,15 @@ def _solbench(args: list[str], log) -> int:
     return subprocess.run(cmd, cwd=res.ROOT).returncode
 
 
-def current_devices(device: str) -> dict[str, dict[str, Any]]:
-    """Device records (driver, backend versions) of the selected devices, by planning only."""
+class SelectionError(ValueError):
+    """An op, backend, variant, case or device the night cannot select (the message lists the
+    valid names); raised before anything is measured."""
+
+
+def current_devices(opt: JobOptions) -> dict[str, dict[str, Any]]:
+    """Device records (driver, backend versions) of the devices the night's run will use, by
+    planning that run with its filters: an unknown name raises SelectionError here, before any
+    peak is measured (the run itself would only refuse it after the peaks)."""
     from suite.registry import discover
     from suite.runner import plan
     from suite.worker import Pool
@@ -464,7 +471,10 @@ def current_devices(device: str) -> dict[str, dict[str, Any]]:
     discover()
     pool = Pool()
     try:
-        return plan(pool, device=device, size="test", check_only=True).devices
+        return plan(pool, opt.ops, opt.backends, opt.variants, opt.device, opt.size, check_only=True,
+                    cases=opt.cases).devices
+    except ValueError as e:
+        raise SelectionError(str(e)) from e
     finally:
         pool.close()
 
@@ -487,9 +497,10 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
     before = {p.resolve() for p in res.run_files(roots)}
     peaks_note: dict[str, str] = {}
     if opt.run:
+        selected = current_devices(opt)
         if opt.peaks:
             hist = load_history_quiet(roots)
-            for slug, rec in current_devices(opt.device).items():
+            for slug, rec in selected.items():
                 # a card without its own inherits another card's of its model and driver
                 # (sol.load_peaks): those are judged stale or not by the card that measured them
                 pk = sol.load_peaks(slug, results_dir, model=rec.get("model"), driver=rec.get("driver"))
@@ -530,6 +541,11 @@ def run_job(opt: JobOptions, log=print) -> tuple[int, list[Path]]:
             kinds = {d: (hist.runs.get(r, {}).get("devices", {}).get(d) or {}).get("kind")
                      for r in hist.runs for d in hist.runs[r]["devices"]}
             devices = [d for d in devices if kinds.get(d) == opt.device]
+        if not devices:
+            known = sorted(set(hist.rows.device.dropna()))
+            raise SelectionError(f"no run of device {opt.device!r} in the history "
+                                 f"({', '.join(map(str, roots))}); devices there: "
+                                 f"{', '.join(known) or 'none'}")
     paths: list[Path] = []
     blocking = 0
     dash = None

@@ -113,13 +113,21 @@ def get_spec(op: str) -> OpSpec:
 
 
 def select(ops=None, backends=None, variants=None) -> list[KernelEntry]:
-    """Registered kernels matching the filters; an unknown name raises with the valid ones."""
+    """Registered kernels matching the filters; an unknown name raises with the valid ones (for a
+    variant: the variants of the selected ops and backends, and where else the name exists)."""
     discover()
-    for name, valid, what in ((ops, SPECS, "op"), (backends, BACKENDS, "backend"),
-                              (variants, {k[2] for k in REGISTRY}, "variant")):
+    for name, valid, what in ((ops, SPECS, "op"), (backends, BACKENDS, "backend")):
         for n in name or ():
             if n not in valid:
                 raise ValueError(f"unknown {what} {n!r}; valid: {', '.join(sorted(valid))}")
-    return [e for k, e in sorted(REGISTRY.items())
-            if (not ops or k[0] in ops) and (not backends or k[1] in backends)
-            and (not variants or k[2] in variants)]
+    picked = [e for k, e in sorted(REGISTRY.items())
+              if (not ops or k[0] in ops) and (not backends or k[1] in backends)]
+    offered = {e.variant for e in picked}
+    for n in variants or ():
+        if n not in offered:
+            scope = " on ".join(", ".join(f) for f in (ops, backends) if f) or "any op"
+            elsewhere = sorted(f"{k[0]}/{k[1]}" for k in REGISTRY if k[2] == n)
+            valid = ", ".join(sorted(offered)) or "none"
+            raise ValueError(f"unknown variant {n!r} for {scope}; valid: {valid}"
+                             + (f" ({n} is a variant of {', '.join(elsewhere)})" if elsewhere else ""))
+    return [e for e in picked if not variants or e.variant in variants]

@@ -144,10 +144,12 @@ class OpSpec:
         raise ValueError(f"unknown size {size!r}; valid: test, bench")
 
     def case(self, name: str) -> Case:
-        for c in self.test_cases + [c for cs in self.bench_cases.values() for c in cs]:
+        every = self.test_cases + [c for cs in self.bench_cases.values() for c in cs]
+        for c in every:
             if c.name == name:
                 return c
-        raise KeyError(f"{self.name}: unknown case {name!r}")
+        raise ValueError(f"{self.name}: unknown case {name!r}; valid: "
+                         f"{', '.join(sorted({c.name for c in every}))}")
 
     def footprint(self, case: Case) -> int:
         """Device bytes the arguments occupy (inputs + outputs)."""

@@ -547,3 +547,48 @@ def test_two_outputs_may_not_be_one_file(runner, no_pool, tmp_path):
     f = tmp_path / "same.out"
     line = _one_error_line(runner.invoke(cli.app, [*SMALL, "--no-save", "--json", str(f), "--csv", str(f)]))
     assert "--csv" in line and "the same file as --json" in line and not f.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--backend", "torch", "--results-dir", ""],
+    ["peaks", "--results-dir", ""],
+    ["nightly", "--reports-dir", ""],
+    ["nightly", "--dashboard", " "],
+    ["dashboard", "--out", ""],
+    ["dashboard", "--results-dir", ""],
+    ["compare", "a", "b", "--thresholds", ""],
+])
+def test_an_empty_path_is_refused_not_taken_for_the_current_folder(runner, no_pool, tmp_path, monkeypatch,
+                                                                    args):
+    from suite import nightly
+
+    def no_child(*a, **k):
+        raise AssertionError("a solbench child (peaks or run) was started")
+
+    monkeypatch.setattr(nightly, "_solbench", no_child)
+    monkeypatch.setattr(nightly, "current_devices", no_child)
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(cli.app, args)
+    assert r.exit_code == 2 and "the path is empty" in r.output + r.stderr
+    assert not list(tmp_path.iterdir())  # nothing written where the empty path would have pointed
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--op", "vector_add", "--variant", "nope"],
+     "unknown variant 'nope' for vector_add; valid: compiled, eager, grid_stride, large_block, naive, "
+     "vec4, vec4_unroll"),
+    (["--op", "vector_add", "--backend", "webgpu", "--variant", "cupy"],
+     "unknown variant 'cupy' for vector_add on webgpu; valid: grid_stride, naive, vec4 "
+     "(cupy is a variant of reduction/cuda, scan/cuda)"),
+])
+def test_an_unknown_variant_lists_the_selections_variants(runner, no_pool, args, expect):
+    assert _one_error_line(runner.invoke(cli.app, ["run", *args])) == f"error: {expect}"
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--backend", "cuda", "--arch", "sm_xx"], "--arch 'sm_xx': give a CUDA target such as sm_80"),
+    (["--backend", "opencl", "--case", "nope"], "vector_add: unknown case 'nope'; valid: n=1, n=1,fp16,"),
+    (["--backend", "opencl", "--variant", "cupy"], "unknown variant 'cupy' for vector_add on opencl"),
+])
+def test_inspect_refuses_bad_names(runner, args, expect):
+    assert expect in _one_error_line(runner.invoke(cli.app, ["inspect", "vector_add", *args]))

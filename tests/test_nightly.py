@@ -269,3 +269,36 @@ def test_actionlint_finds_a_broken_workflow(tmp_path) -> None:
                    "      - run: echo ${{ github.no_such_property }}\n")
     p = subprocess.run([*cmd, str(bad)], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "no_such_property" in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--device", "nope"], "unknown device 'nope'; valid: all, gpu, cpu"),
+    (["--op", "vector_add", "--case", "nope"], "unknown case 'nope' for size bench; valid: n=2^25"),
+])
+def test_nightly_refuses_a_bad_selection_before_measuring_peaks(tmp_path: Path, monkeypatch, args,
+                                                                 expect) -> None:
+    """Peaks are measured before the run (minutes on a GPU): a name the run would refuse is refused
+    first, with the valid ones, and nothing is measured or written."""
+    from suite import nightly
+
+    def no_child(*a, **k):
+        raise AssertionError("a solbench child (peaks or run) was started")
+
+    monkeypatch.setattr(nightly, "_solbench", no_child)
+    out = tmp_path / "res"
+    r = CliRunner().invoke(app, ["nightly", "--backend", "torch", *args, "--results-dir", str(out),
+                                 "--no-dashboard"])
+    assert r.exit_code == 2 and expect in r.stderr, r.output
+    assert "Traceback" not in r.output and not out.exists()
+
+
+def test_nightly_no_run_names_a_device_without_history(tmp_path: Path, monkeypatch) -> None:
+    from suite import results as res
+
+    hist = tmp_path / "hist"
+    series_history(hist, _levels(np.random.default_rng(4), 6), seed=4)
+    monkeypatch.setattr(res, "COMMITTED_DIR", hist)
+    r = CliRunner().invoke(app, ["nightly", "--no-run", "--device", "nope", "--results-dir", str(hist),
+                                 "--reports-dir", str(tmp_path / "rep"), "--no-dashboard"])
+    assert r.exit_code == 2 and "no run of device 'nope' in the history" in r.stderr, r.output
+    assert not (tmp_path / "rep").exists()

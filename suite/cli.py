@@ -824,7 +824,9 @@ def inspect_(
             console.print(f"stages: {', '.join(STAGES[backend])} (--stage S prints one)")
             return
     for r in recs:
-        console.print(f"[bold]// {op}/{backend}/{r['variant']} {r.get('entry', '')} ({r['case']})[/bold]")
+        cfg = f" [{r['note']}]" if r.get("note") and not r.get("error") else ""
+        head = f"// {op}/{backend}/{r['variant']} {r.get('entry', '')} ({r['case']}){cfg}"
+        console.print(f"[bold]{escape(head)}[/bold]")
         console.print(escape(r.get("stages", {}).get(stage) or r.get("error") or "(not available)"),
                       highlight=False, soft_wrap=True)
 

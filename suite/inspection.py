@@ -149,32 +149,87 @@ def _triton_sig(v) -> str:
         return "i32" if -(2**31) <= v < 2**31 else "i64"
     if isinstance(v, float):
         return "fp32"
-    raise TypeError(f"cannot type a Triton argument {type(v).__name__}")
+    from triton.runtime.jit import mangle_type  # Triton's own typing: tensor descriptors and the rest
+
+    return mangle_type(v)
+
+
+#: the keyword under which a recorded launch of an autotuned function carries its config
+CONFIG_KEY = "_solbench_config"
+
+
+@contextlib.contextmanager
+def triton_launches_recorded():
+    """While the block runs, every Triton launch is recorded, not run, as (jit function, args,
+    kwargs) in the yielded list: interpreted and compiled functions alike, and an autotuned
+    function once per config (with the config's meta-parameters, num_warps and num_stages; its
+    first config stands in as the tuned one, ``best_config``)."""
+    from dataclasses import replace
+
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    seen: list[tuple] = []
+
+    def record(self, *args, grid=None, warmup=False, **kwargs):
+        # a descriptor as it is now (the next config's pre-hook sets its block shape again)
+        seen.append((self, tuple(replace(a, block_shape=list(a.block_shape))
+                                 if isinstance(a, TensorDescriptor) else a for a in args), kwargs))
+
+    def each_config(self, *args, **kwargs):
+        for cfg in self.configs:
+            full = {**dict(zip(self.arg_names, args, strict=False)), **kwargs, **cfg.all_kwargs()}
+            if cfg.pre_hook:  # e.g. the descriptors' block shapes, as the autotuner sets them
+                cfg.pre_hook(full)
+            shown = ", ".join([*(f"{k}={v}" for k, v in cfg.kwargs.items()),
+                               f"num_warps={cfg.num_warps}", f"num_stages={cfg.num_stages}"])
+            self.fn.run(*args, **{**kwargs, **cfg.all_kwargs(), CONFIG_KEY: shown})
+        self.best_config = self.configs[0]
+
+    patched = [(InterpretedFunction, "run", record), (JITFunction, "run", record),
+               (Autotuner, "run", each_config)]
+    saved = [(cls, name, cls.__dict__[name]) for cls, name, _ in patched]
+    for cls, name, fn in patched:
+        setattr(cls, name, fn)
+    try:
+        yield seen
+    finally:
+        for cls, name, fn in saved:
+            setattr(cls, name, fn)
+
+
+@contextlib.contextmanager
+def _triton_as_on_a_gpu(be):
+    """The Triton factory sees the device as a GPU host's (mode ``run``: the compiled paths, their
+    block shapes and autotune configs; not the interpreter's stand-ins such as fp32 upcasts or
+    plain-arithmetic dp4a), while nothing runs: launches are recorded (the factory's own, e.g.
+    tuning on scratch tensors, are dropped) and ``synchronize`` does nothing."""
+    from dataclasses import replace
+
+    device = be.device
+    be.device = replace(device, mode="run")
+    be.synchronize = lambda: None
+    try:
+        with triton_launches_recorded():
+            yield
+    finally:
+        be.device = device
+        del be.synchronize  # the instance attribute: the class's method shows again
 
 
 def capture_triton(run, ins, outs) -> list[tuple]:
-    """The Triton launches ``run`` makes, captured instead of executed (interpreter mode):
-    (jit function, args, kwargs) each."""
-    from triton.runtime.interpreter import InterpretedFunction
-
-    seen: list[tuple] = []
-    orig = InterpretedFunction.run
-
-    def record(self, *args, grid, warmup, **kwargs):
-        seen.append((self, args, kwargs))
-
-    InterpretedFunction.run = record
-    try:
+    """The Triton launches ``run`` makes, recorded instead of executed."""
+    with triton_launches_recorded() as seen:
         run(ins, outs)
-    finally:
-        InterpretedFunction.run = orig
     return seen
 
 
 def _triton(launches, arch: str) -> list[dict[str, Any]]:
     from backends.triton import _jit_function, compile_many_for_hopper
 
-    jobs = []
+    jobs, notes = [], []
     for fn, args, kwargs in launches:
         jit = _jit_function(fn)
         names = jit.arg_names
@@ -189,16 +244,21 @@ def _triton(launches, arch: str) -> list[dict[str, Any]]:
             sig[k] = _triton_sig(v)
             if sig[k].startswith("*") or (isinstance(v, int) and not isinstance(v, bool) and v % 16 == 0):
                 div16.append(k)
+        constexprs.update({p.name: p.default for p in jit.params
+                           if p.is_constexpr and p.has_default and p.name not in bound})
         opts = {"num_warps": kwargs.get("num_warps", 4), "num_stages": kwargs.get("num_stages", 3),
                 "arch": int(arch.removeprefix("sm_").rstrip("a")), "divisible_by_16": div16, "stages": True}
         jobs.append((fn, sig, constexprs, opts))
+        notes.append(kwargs.get(CONFIG_KEY, ""))
     out = []
-    for (fn, _, cx, o), r in zip(jobs, compile_many_for_hopper(jobs), strict=True):
+    for (fn, _, cx, o), r, note in zip(jobs, compile_many_for_hopper(jobs), notes, strict=True):
         if "error" in r:
-            out.append({"entry": getattr(getattr(fn, "fn", fn), "__name__", "?"), "error": r["error"]})
+            out.append({"entry": getattr(getattr(fn, "fn", fn), "__name__", "?"),
+                        "error": f"{note}: {r['error']}" if note else r["error"]})
             continue
         out.append({"entry": r["name"], "arch": r["arch"], "num_warps": r["num_warps"],
-                    "num_stages": o["num_stages"], "constexprs": cx, "registers": r["registers"],
+                    "num_stages": o["num_stages"], "constexprs": cx, "note": note,
+                    "registers": r["registers"],
                     "spill_bytes": r["spill_bytes"], "smem_bytes": r["smem_bytes"],
                     "stages": r.get("asm", {"ptx": r["ptx"]})})
     return out
@@ -243,15 +303,15 @@ class _Built:
 
 
 def _triton_built(b: _Built) -> list[dict[str, Any]]:
-    """Nothing runs: 16-element stand-ins of the arguments' dtypes carry the types (pointers are
-    16-byte aligned as the real ones are); sizes come from the case."""
+    """Nothing runs: host tensors of the arguments' shapes and dtypes stand in for the buffers
+    (allocated, never written: the pages stay untouched unless the run copies them)."""
     import torch
 
     from backends.torch import TORCH_DTYPES
     from suite.spec import np_dtype
 
     sig = b.spec.signature(b.case)
-    bufs = {k: torch.empty(16, dtype=TORCH_DTYPES[np_dtype(a.dtype).name]) for k, a in sig.items()}
+    bufs = {k: torch.empty(a.shape, dtype=TORCH_DTYPES[np_dtype(a.dtype).name]) for k, a in sig.items()}
     ins = {k: v for k, v in bufs.items() if sig[k].role == "in"}
     outs = {k: v for k, v in bufs.items() if sig[k].role == "out"}
     return _triton(capture_triton(b.run, ins, outs), b.arch)
@@ -268,6 +328,15 @@ _COLLECT = {
     "webgpu": lambda b: _webgpu(b.be, b.wgsl),
     "triton": _triton_built,
 }
+
+#: backend → how its factory sees the device during inspection (default: as it is)
+_FACTORY_VIEW = {"triton": _triton_as_on_a_gpu}
+
+
+@contextlib.contextmanager
+def _as_is(be):
+    yield
+
 
 @contextlib.contextmanager
 def _record_sources(be, active: bool = True):
@@ -321,15 +390,16 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
             for i, case in enumerate(usable):  # the first case the factory accepts
                 base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
                 try:
-                    with _record_sources(be, hasattr(be, "compile_source")) as wgsl, \
-                            recording_compiles(be) as calls:
-                        run = e.factory(be, case)
+                    with _FACTORY_VIEW.get(backend, _as_is)(be):  # collecting may run `run`
+                        with _record_sources(be, hasattr(be, "compile_source")) as wgsl, \
+                                recording_compiles(be) as calls:
+                            run = e.factory(be, case)
+                        recs = _COLLECT.get(backend, _torch_note)(_Built(be, spec, case, run, calls,
+                                                                         wgsl, arch))
                     break
                 except Unsupported:
                     if i == len(usable) - 1:
                         raise
-            collect = _COLLECT.get(backend, _torch_note)
-            recs = collect(_Built(be, spec, case, run, calls, wgsl, arch))
         except Exception as ex:  # noqa: BLE001 - reported per kernel
             out.append({**base, "entry": "-", "error": f"{type(ex).__name__}: {ex}", "stages": {}})
             continue

@@ -75,3 +75,23 @@ def test_cli_inspect_summary_and_stage():
     r = subprocess.run([sys.executable, "-m", "suite.cli", "inspect", "vector_add", "--backend", "cuda",
                         "--stage", "ttir"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "valid: ptx, sass, log" in r.stdout + r.stderr
+
+
+def test_triton_is_inspected_as_compiled_for_the_gpu_not_as_interpreted():
+    """On a machine without a GPU the Triton factories run in the interpreter, whose paths differ
+    (fp32 upcasts before tl.dot, dp4a in plain arithmetic, one interpreter block shape): inspect
+    shows what a GPU host compiles instead — every autotune config, tensor-core MMAs for bf16
+    attention, PTX dp4a in the w4a16 GEMV, TMA descriptors with the pre-hook's block shapes."""
+    from ops.attention.kernels import _TRITON_CONFIGS
+    from suite.inspection import inspect_kernels
+
+    recs = inspect_kernels("attention", "triton", ["flash"], "b4h32s8192d128,bf16")
+    assert len(recs) == len(_TRITON_CONFIGS[(128, True)]) and not [r for r in recs if "error" in r], recs
+    assert {r["constexprs"]["UPCAST"] for r in recs} == {False}
+    assert all(r["markers"]["mma"] and r["note"].startswith("BLOCK_M=") for r in recs)
+    (planes, *dp4a) = inspect_kernels("gemv_lowbit", "triton", ["fused_dp4a"], "w4a16,n16384,k16384,b1")
+    assert planes["entry"] == "gemv_x_planes" and dp4a
+    for r in dp4a:
+        assert r["constexprs"]["ASM"] is True and "dp4a.u32.u32" in r["stages"]["ptx"], r["note"]
+    (pers,) = inspect_kernels("matmul", "triton", ["persistent"], "128³,bf16")
+    assert "error" not in pers and pers["markers"]["mma"], pers

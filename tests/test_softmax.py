@@ -351,3 +351,97 @@ def test_opencl_softmax_takes_arrays_in_row_parts():
     both parts; a kernel that takes its arrays whole, or an array in more parts than two, is
     refused when built, with the reason."""
     check_in_process(_opencl_row_parts, (150 << 10,))
+
+
+# -- OpenCL split_row: more parts than can be resident ------------------------------------------
+
+def _opencl_split_unresident() -> dict:
+    be, spec, skip = _softmax_child("opencl")
+    if skip:
+        return skip
+    if "cl_khr_int64_base_atomics" not in be.device.features:
+        return {"skip": "split_row needs cl_khr_int64_base_atomics"}
+    from ops.softmax import kernels as sk
+    from suite.check import checked_launch
+
+    g = 2 * max(1, be.device.compute_units) + 1  # PoCL runs one work-group per compute unit
+    fails, seen = [], []
+    for dt, vec in (("fp32", 4), ("bf16", 8)):
+        for per in (128, 384):  # units per part: 128 fit the 64 × 2 register tile, 384 stream
+            case, x, ins, outs, ref = _rows(be, spec, 3, vec * (g * per - 3), dt, 81)
+            kw = {"tpb_max": 64, "vals": 2 * vec, "g_max": g}
+            geo = sk._cl_plan(be, case, "split", **kw)
+            seen.append((geo.g, geo.fits))
+            got = {}
+            for spin in (1, 16384):  # 1: nearly every sibling is late and computed by its waiter
+                run = sk._opencl(be, case, "split", "softmax_rows", kw, SPIN=spin)
+                res = checked_launch(be, spec, case, run, ins, outs, x, ref, spec.tolerance(case))
+                if not res.ok:
+                    fails.append(f"spin {spin} {case.name},{dt}: {res.message}")
+                got[spin] = be.download(outs["y"])
+            if not np.array_equal(got[1], got[16384]):  # a computed sibling has the same bits
+                fails.append(f"{case.name},{dt}: outputs differ with the siblings computed by their waiters")
+    return {"fails": fails, "seen": seen}
+
+
+def test_opencl_split_row_needs_no_coresident_parts():
+    """OpenCL promises no co-residency of work-groups, and compute units do not bound it: split_row
+    with more parts per row than PoCL runs at once (it runs a work-group to completion, so an
+    unbounded wait never returns) finishes, right, because a part that does not come within the
+    poll bound is computed by the work-group waiting for it, to the same bits."""
+    out = check_in_process(_opencl_split_unresident, timeout=300)
+    assert {f for _, f in out["seen"]} == {True, False} and all(g > 2 for g, _ in out["seen"]), out["seen"]
+
+
+# -- workgroup sizes within the device's limit ----------------------------------------------------
+
+@pytest.mark.parametrize("limit", [1024, 1000, 256, 64])
+def test_opencl_softmax_plans_within_the_work_group_limit(limit):
+    """OpenCL work-groups are planned within CL_DEVICE_MAX_WORK_GROUP_SIZE (the tuned sizes go up
+    to 1024 on GPUs; a device that takes fewer gets smaller groups, not a failed launch)."""
+    from types import SimpleNamespace
+
+    from ops.softmax import kernels as sk
+
+    spec = _spec()
+    be = SimpleNamespace(device=SimpleNamespace(kind="gpu", compute_units=132),
+                         cl_device=SimpleNamespace(max_work_group_size=limit))
+    sizes = set()
+    for case in [*spec.cases("bench", "gpu"), *spec.test_cases]:
+        for mode in ("stream", "fused", "split"):
+            geo = sk._cl_plan(be, case, mode)
+            assert geo.tpb <= limit and geo.g <= geo.tpb, (case.name, mode, geo)
+            sizes.add(geo.tpb)
+    assert max(sizes) == sk.pow2_floor(limit), sizes
+
+
+def _webgpu_small_groups(most: int) -> dict:
+    be, spec, skip = _softmax_child("webgpu")
+    if skip:
+        return skip
+    from ops.softmax import kernels as sk
+    from suite.check import checked_launch
+
+    be.limits["max-compute-invocations-per-workgroup"] = most  # the adapter takes more: what is
+    compile_ = be.compile                                    # planned must follow the limit
+    built = []
+    be.compile = lambda path, entry, defs=None, *a, **k: (built.append(defs.get("TPB", defs.get("WG"))),
+                                                          compile_(path, entry, defs, *a, **k))[1]
+    fails = []
+    for m, n, dt in ((9, 1025, "bf16"), (5, 4096, "fp32"), (3, 20000, "fp32")):
+        case, x, ins, outs, ref = _rows(be, spec, m, n, dt, 79)
+        for mode in ("stream", "fused", "split"):
+            res = checked_launch(be, spec, case, sk._webgpu(be, case, mode), ins, outs, x, ref,
+                                 spec.tolerance(case))
+            if not res.ok:
+                fails.append(f"{mode} {case.name},{dt}: {res.message}")
+    if not built or max(built) > most:
+        fails.append(f"workgroup sizes {sorted(set(built))} with a limit of {most}")
+    return {"fails": fails, "built": sorted(set(built))}
+
+
+def test_webgpu_softmax_workgroups_follow_the_adapter_limit():
+    """WebGPU workgroups are planned within max-compute-invocations-per-workgroup (WebGPU's
+    default limit is 256; the tuned sizes go up to 1024), and the kernels stay right on them."""
+    out = check_in_process(_webgpu_small_groups, (128,))
+    assert out["built"][-1] == 128, out["built"]

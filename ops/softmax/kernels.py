@@ -16,8 +16,8 @@ torch: ``eager`` (aten softmax into the output) and ``compile`` (torch.compile, 
 Geometry (``plan``) comes from the case and the device: 16-byte vectors when N is a multiple
 of one (4 fp32 / 8 bf16), else one element per access; threads per row (TPR) so that a row's
 tile is ≤ VALS values per thread; several rows per workgroup for narrow rows; the number of
-parts of a split row bounded by the device's compute units (all parts of a row must be
-resident together, see the .cl/.cu headers).
+parts of a split row bounded by the device's compute units (on cuda all parts of a row must be
+resident together; opencl and webgpu bound their waits, see the .cl/.cu/.wgsl headers).
 """
 
 from __future__ import annotations
@@ -177,10 +177,18 @@ def _cl_subgroups(be) -> int:
     return 0  # local-memory trees
 
 
-def _cl_plan(be, case, mode: str) -> Geometry:
+def pow2_floor(v: int) -> int:
+    return 1 << (max(1, v).bit_length() - 1)
+
+
+def _cl_plan(be, case, mode: str, **over) -> Geometry:
+    """``over``: plan arguments replacing the device's (tests: more parts than compute units).
+    Work-groups stay within the device's largest (tuned sizes on GPUs: up to 1024)."""
     gpu = be.device.kind == "gpu"
-    return plan(case, mode, tpb_max=(512 if mode == "split" else 1024) if gpu else 512,
-                vals=32 if gpu else 128, min_tpb=256 if gpu else 64, g_max=max(1, be.device.compute_units))
+    most = pow2_floor(int(be.cl_device.max_work_group_size))
+    return plan(case, mode, **{"tpb_max": min(most, (512 if mode == "split" else 1024) if gpu else 512),
+                               "vals": 32 if gpu else 128, "min_tpb": min(most, 256 if gpu else 64),
+                               "g_max": max(1, be.device.compute_units), **over})
 
 
 def _c_launcher(be, case, geo, k, entry: str, parts: int = 1):
@@ -210,13 +218,14 @@ def _c_launcher(be, case, geo, k, entry: str, parts: int = 1):
     return run
 
 
-def _opencl(be, case, mode: str, entry: str, **defines):
-    """``defines`` override the planned ones (probes: scripts/probe.py)."""
+def _opencl(be, case, mode: str, entry: str, plan_kw: dict | None = None, **defines):
+    """``plan_kw`` replaces plan arguments, ``defines`` the planned defines (probes:
+    scripts/probe.py; tests)."""
     if case["m"] * case["n"] >= 2**31:
         from backends.base import Unsupported
 
         raise Unsupported("int row/element counts in softmax.cl: M·N >= 2^31")
-    geo = _cl_plan(be, case, mode)
+    geo = _cl_plan(be, case, mode, **(plan_kw or {}))
     # an x (and y) above the device's one-buffer limit comes in row parts (the harness allocates
     # them guarded, suite.guard): softmax_rows takes two
     from ops.softmax.spec import signature
@@ -258,7 +267,8 @@ def opencl_online(be, case):
 @kernel("softmax", "opencl", "split_row")
 def opencl_split_row(be, case):
     """G ≤ compute-unit work-groups per row, each holding its part in registers; partial (max, Σ)
-    exchanged through epoch-tagged 64-bit words in one launch (ticket order)."""
+    exchanged through epoch-tagged 64-bit words in one launch (ticket order); a sibling not seen
+    within SPIN polls is computed by the waiting work-group (softmax.cl)."""
     if "cl_khr_int64_base_atomics" not in be.device.features:
         from backends.base import Unsupported
 
@@ -495,6 +505,12 @@ def _wgsl_parts(nu: int, units: int, most: int) -> tuple[int, int]:
     return cdiv(nu, chunk), chunk
 
 
+def _wgsl_most(be) -> int:
+    """The largest power-of-two workgroup (x) this adapter takes."""
+    return pow2_floor(min(be.limits["max-compute-invocations-per-workgroup"],
+                          be.limits["max-compute-workgroup-size-x"]))
+
+
 def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTES,
             one_pass: bool | None = None, spin: int = WGSL_SPLIT_SPIN, tpb_split: int = WGSL_SPLIT_TPB,
             vals: int = WGSL_VALS, poll: str = "rmw"):
@@ -513,6 +529,11 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
                                                           tpb_split, vals, poll))
     if m * n >= 2**32:
         raise Unsupported("WGSL indexes words with u32: M·N >= 2^32")
+    most = _wgsl_most(be)
+    if most < 64:
+        raise Unsupported(f"softmax.wgsl takes workgroups of 64 invocations or more; this adapter "
+                          f"allows {most}")
+    tpb_split = min(tpb_split, most)
     vec = 16 // (2 if case.dtype == "bf16" else 4)
     xt, unit, unpack, pack = _WGSL_UNITS[(case.dtype, n % vec == 0)]
     nu = n // unit
@@ -527,9 +548,9 @@ def _webgpu(be, case, mode: str, batch_bytes: int | None = WGSL_SPLIT_BATCH_BYTE
         fits = items <= items_max and 2 * g <= tpb
         one_pass = fits and (be.device.kind == "gpu" if one_pass is None else one_pass)
         if not one_pass:  # two dispatches: streamed parts on 256 invocations
-            (g, chunk), tpb, fits = _wgsl_parts(nu, units, WGSL_STREAM_PART), 256, False
+            (g, chunk), tpb, fits = _wgsl_parts(nu, units, WGSL_STREAM_PART), min(256, most), False
     else:
-        tpb = min(1024, max(64, pow2(cdiv(nu, items_max))))
+        tpb = min(1024, most, max(64, pow2(cdiv(nu, items_max))))
         items = cdiv(nu, tpb)
         fits = mode == "fused" and items <= items_max
     defs = {"TPB": tpb, "ITEMS": items if fits else 1, "UNIT": unit, "XT": xt, "UNPACK": unpack,
@@ -597,9 +618,10 @@ def _bf16_odd_rows(be, case, make):
     total = case["m"] * case["n"]
     run32 = make(dataclasses.replace(case, dtype="fp32"))
     x32, y32 = be.empty((total,), np.float32), be.empty((total,), np.float32)
-    widen, narrow = (be.compile(_WGSL_BF16_FLAT, e, {"WG": WGSL_FLAT_WG}) for e in ("widen", "narrow"))
+    wg = min(WGSL_FLAT_WG, _wgsl_most(be))
+    widen, narrow = (be.compile(_WGSL_BF16_FLAT, e, {"WG": wg}) for e in ("widen", "narrow"))
     prm = np.array([total, 0, 0, 0], np.uint32)
-    grid = be.grid_2d(cdiv(cdiv(total, 2), WGSL_FLAT_WG))
+    grid = be.grid_2d(cdiv(cdiv(total, 2), wg))
 
     def run(ins, outs):
         be.launch(widen, grid, None, [ins["x"], x32, prm])

@@ -31,11 +31,15 @@
 //                       (max, Σ) as two 64-bit words (epoch << 32 | bits) with atom_xchg, waits
 //                       for the G − 1 siblings' words of this launch's epoch (volatile loads),
 //                       combines them in part order (the same in every part: deterministic)
-//                       and writes its part. Deadlock-free when G work-groups can be resident
-//                       at once (the factory keeps G ≤ compute units): a work-group only waits
-//                       for siblings whose tickets follow within its row, and a started
-//                       work-group never waits on one that cannot start (tickets are taken in
-//                       start order, so every earlier complete row finishes and frees its slot).
+//                       and writes its part. The wait is bounded: a sibling whose words have not
+//                       come after SPIN polls is computed here instead (the whole work-group
+//                       reads that part of x and reduces it exactly as its own work-group does:
+//                       same work-item per unit, same order, so the same bits), so no
+//                       work-group depends on another being resident. OpenCL promises no
+//                       co-residency, and compute units are no bound on it (Intel counts EUs;
+//                       other work may hold the device); the factory still keeps G ≤ compute
+//                       units, so that on GPUs the siblings normally run together and the
+//                       fallback costs nothing but the poll counter.
 
 #ifndef BF16
 #define BF16 0
@@ -57,6 +61,9 @@
 
 #if G > 1
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+#ifndef SPIN
+#define SPIN 16384  // polls of a sibling's words (split_row) before its part is computed here
 #endif
 
 #if BF16
@@ -224,6 +231,36 @@ void softmax_three_pass(__global const T* restrict x, __global T* restrict y, in
     }
 }
 
+// (max, Σ exp) of units [u0, uend) of row xr, over the TPR work-items of a row: FITS, as the
+// register tile computes it (unit u0 + k·TPR + lane, k = 0 .. ITEMS − 1, max first, then Σ in the
+// same order), read twice from memory instead of held; else the online stream
+void part_stats(__global const T* xr, long u0, long uend, int lane, __local float* scr, float* pm,
+                float* ps) {
+    float w[UNIT], m = NEG, s = 0.0f;
+#if FITS
+    for (int k = 0; k < ITEMS; ++k) {
+        load_unit(xr, u0 + k * TPR + lane, uend, w);
+        for (int j = 0; j < UNIT; ++j) m = fmax(m, w[j]);
+    }
+    m = row_reduce(m, OP_MAX, scr);
+    for (int k = 0; k < ITEMS; ++k) {
+        load_unit(xr, u0 + k * TPR + lane, uend, w);
+        for (int j = 0; j < UNIT; ++j) s += EXP2((w[j] - m) * LOG2E);
+    }
+    s = row_reduce(s, OP_SUM, scr);
+#else
+    for (long u = u0 + lane; u < uend; u += TPR) {
+        load_unit(xr, u, uend, w);
+        for (int j = 0; j < UNIT; ++j) online_add(w[j], &m, &s);
+    }
+    const float mr = row_reduce(m, OP_MAX, scr);
+    s = row_reduce(s * EXP2((m - mr) * LOG2E), OP_SUM, scr);  // m = NEG (nothing seen): s = 0
+    m = mr;
+#endif
+    *pm = m;
+    *ps = s;
+}
+
 #if G > 1
 // 64-bit word: epoch in the high half, a float's bits in the low half
 ulong tag(uint epoch, float f) { return ((ulong)epoch << 32) | as_uint(f); }
@@ -270,19 +307,13 @@ void softmax_rows(__global const T* restrict x, __global T* restrict y, int M, i
         for (int j = 0; j < UNIT; ++j) s += EXP2((v[k][j] - m) * LOG2E);
     s = row_reduce(s, OP_SUM, scr);
 #else
-    {
-        float w[UNIT];
-        for (long u = u0 + lane; u < uend; u += TPR) {
-            load_unit(xr, u, uend, w);
-            for (int j = 0; j < UNIT; ++j) online_add(w[j], &m, &s);
-        }
-        const float mr = row_reduce(m, OP_MAX, scr);
-        s = row_reduce(s * EXP2((m - mr) * LOG2E), OP_SUM, scr);  // m = NEG (nothing seen): s = 0
-        m = mr;
-    }
+    part_stats(xr, u0, uend, lane, scr, &m, &s);
 #endif
 #if G > 1
-    // publish this part, gather every part of the row (lane k < G waits for part k)
+    // publish this part, gather every part of the row (lane k < G waits for part k, SPIN polls
+    // at most; a part that did not come is computed here, by the whole work-group)
+    __local float st2[2 * G];
+    __local int late[G];
     if (lid == 0) {
         atom_xchg(slots + 2 * (row * G + part), tag(epoch, m));
         atom_xchg(slots + 2 * (row * G + part) + 1, tag(epoch, s));
@@ -290,18 +321,31 @@ void softmax_rows(__global const T* restrict x, __global T* restrict y, int M, i
     barrier(CLK_LOCAL_MEM_FENCE);  // (work-items that run one after another publish first)
     if (lid < G) {
         ulong a, b;
+        int polls = 0;
         do {
             a = slots[2 * (row * G + lid)];
             b = slots[2 * (row * G + lid) + 1];
-        } while ((uint)(a >> 32) != epoch || (uint)(b >> 32) != epoch);
-        scr[2 * lid] = as_float((uint)a);
-        scr[2 * lid + 1] = as_float((uint)b);
+        } while (((uint)(a >> 32) != epoch || (uint)(b >> 32) != epoch) && ++polls < SPIN);
+        late[lid] = (uint)(a >> 32) != epoch || (uint)(b >> 32) != epoch;
+        st2[2 * lid] = as_float((uint)a);
+        st2[2 * lid + 1] = as_float((uint)b);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    float mt = scr[0];
-    for (int k = 1; k < G; ++k) mt = fmax(mt, scr[2 * k]);
+    for (int k = 0; k < G; ++k) {
+        if (late[k]) {  // the same value in every work-item (local memory after a barrier)
+            float mk, sk;
+            part_stats(xr, (long)k * chunk, min(nu, (long)k * chunk + chunk), lane, scr, &mk, &sk);
+            if (lid == 0) {
+                st2[2 * k] = mk;
+                st2[2 * k + 1] = sk;
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float mt = st2[0];
+    for (int k = 1; k < G; ++k) mt = fmax(mt, st2[2 * k]);
     float st = 0.0f;
-    for (int k = 0; k < G; ++k) st += scr[2 * k + 1] * EXP2((scr[2 * k] - mt) * LOG2E);
+    for (int k = 0; k < G; ++k) st += st2[2 * k + 1] * EXP2((st2[2 * k] - mt) * LOG2E);
     m = mt;
     s = st;
 #endif

@@ -323,6 +323,8 @@ class CudaBackend(Backend):
     def __init__(self, device: Device):
         super().__init__(device)
         self.compile_only = device.mode == "compile"
+        #: what compile-only builds for (``require_arch`` checks the oldest; inspect sets --arch)
+        self.compile_archs: tuple[str, ...] = COMPILE_ARCHS
         self.compile_reports: list[dict[str, Any]] = []
         self._cache: dict[tuple, Any] = {}
         self._smem_optin: dict[int, int] = {}  # id(kernel) → dynamic shared memory opted in
@@ -354,12 +356,22 @@ class CudaBackend(Backend):
             return self._cache[key]
         src = read_source(path)
         if self.compile_only:
-            prog = CompiledOnly(path, entry, compile_nvrtc(src, path.name, entry, defines, options=options))
+            prog = CompiledOnly(path, entry, compile_nvrtc(src, path.name, entry, defines,
+                                                           archs=self.compile_archs, options=options))
             self.compile_reports.extend(prog.reports)
         else:
             prog = self._compile_cupy(src, path.name, entry, defines, tuple(options))
         self._cache[key] = prog
         return prog
+
+    def require_arch(self, least: int, needs: str) -> None:
+        """Unsupported, with ``needs`` as the reason, where the target is older than sm_``least``:
+        this GPU, or compile-only the oldest of ``compile_archs``. For kernels whose PTX needs it
+        (an ``-arch=`` in the compile options pins one architecture instead)."""
+        have = (min(int(a.removeprefix("sm_").rstrip("a")) for a in self.compile_archs) if self.compile_only
+                else int(self._dev.compute_capability))
+        if have < least:
+            raise Unsupported(f"{needs}: needs sm_{least} or newer; the target is sm_{have}")
 
     def _compile_cupy(self, src: str, name: str, entry: str, defines: dict | None, options: tuple[str, ...]):
         cp = self.cp

@@ -201,7 +201,7 @@ def triton_launches_recorded():
 
 
 @contextlib.contextmanager
-def _triton_as_on_a_gpu(be):
+def _triton_as_on_a_gpu(be, arch: str):
     """The Triton factory sees the device as a GPU host's (mode ``run``: the compiled paths, their
     block shapes and autotune configs; not the interpreter's stand-ins such as fp32 upcasts or
     plain-arithmetic dp4a), while nothing runs: launches are recorded (the factory's own, e.g.
@@ -329,12 +329,25 @@ _COLLECT = {
     "triton": _triton_built,
 }
 
+@contextlib.contextmanager
+def _cuda_for(be, arch: str):
+    """The CUDA factory builds for ``arch`` (compile-only device): a kernel whose PTX needs a
+    newer one is refused by its factory (``require_arch``), as on such a GPU."""
+    saved = be.compile_archs
+    if be.compile_only:
+        be.compile_archs = (arch,)
+    try:
+        yield
+    finally:
+        be.compile_archs = saved
+
+
 #: backend → how its factory sees the device during inspection (default: as it is)
-_FACTORY_VIEW = {"triton": _triton_as_on_a_gpu}
+_FACTORY_VIEW = {"triton": _triton_as_on_a_gpu, "cuda": _cuda_for}
 
 
 @contextlib.contextmanager
-def _as_is(be):
+def _as_is(be, arch: str):
     yield
 
 
@@ -390,7 +403,7 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
             for i, case in enumerate(usable):  # the first case the factory accepts
                 base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
                 try:
-                    with _FACTORY_VIEW.get(backend, _as_is)(be):  # collecting may run `run`
+                    with _FACTORY_VIEW.get(backend, _as_is)(be, arch):  # collecting may run `run`
                         with _record_sources(be, hasattr(be, "compile_source")) as wgsl, \
                                 recording_compiles(be) as calls:
                             run = e.factory(be, case)

@@ -269,3 +269,27 @@ def test_cuda_mma_flash_compiles_without_spills(hd):
     for rep in reps:
         assert rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
 
+
+
+def _fused_rows_per_block(limits: tuple[int, ...]) -> dict:
+    from tests.spawn import open_backend
+
+    be, skip = open_backend("cuda")  # compile-only here: NVRTC builds the kernel
+    if skip:
+        return skip
+    from ops.attention import kernels as ak
+
+    case = SPEC.case("b4h32s8192d128,bf16")
+    rows = {}
+    for limit in limits:
+        be.smem_per_block = lambda limit=limit: limit  # what the device would report
+        rows[limit] = ak.cuda_fused_rows(be, case).info["rows"]
+    return {"fails": [], "rows": rows}
+
+
+def test_cuda_fused_rows_fit_the_device_shared_memory():
+    """fused_rows keeps ROWS·S scores in dynamic shared memory: on a part that allows less per block
+    than an H200 (A100 163 KiB, Ada 99 KiB, 48 KiB without opt-in) it takes fewer rows per block,
+    not a launch refused for 133 KiB."""
+    out = check_in_process(_fused_rows_per_block, ((227 << 10, 163 << 10, 99 << 10, 48 << 10),))
+    assert out["rows"] == {227 << 10: 4, 163 << 10: 4, 99 << 10: 2, 48 << 10: 1}, out["rows"]

@@ -429,7 +429,8 @@ def webgpu_flash(be, case, tiles: tuple[int, int, int, int] | None = None):
 _CU = source(__file__, "attention.cu")
 #: static shared memory per block the SIMT flash tiles may use (no opt-in needed)
 _CUDA_STATIC_SMEM = 48 * 1024
-#: dynamic shared memory the fused_rows scores may take (an H100/H200 block opts in to 227 KiB)
+#: dynamic shared memory the fused_rows scores may take at most (an H100/H200 block opts in to
+#: 227 KiB; a device that allows less per block gets fewer rows per block)
 _CUDA_FUSED_SMEM = 200 * 1024
 
 
@@ -449,7 +450,7 @@ def cuda_fused_rows(be, case):
     """Block of D threads per ROWS query rows (ROWS ≤ 8, ROWS·S scores ≤ 200 KiB of dynamic
     shared memory: 4 rows at S = 8192), the rows' scores on chip: K and V read once per block."""
     b, h, s, d = _dims(case)
-    rows = fused_rows_count(s, d, _CUDA_FUSED_SMEM)
+    rows = fused_rows_count(s, d, min(_CUDA_FUSED_SMEM, be.smem_per_block()))
     k = be.compile(_CU, "attention_fused_rows", _cu_defs(case, ROWS=rows))
     smem = 4 * rows * s
     qk, sn = _qk_scale(case), np.int32(s)
@@ -478,6 +479,7 @@ def cuda_flash(be, case, warps: int | None = None, bn: int | None = None):
     b, h, s, d = _dims(case)
     qk, sn = _qk_scale(case), np.int32(s)
     if case.dtype in ("fp16", "bf16"):
+        be.require_arch(80, "mma.sync m16n8k16 on fp16/bf16 and cp.async")
         if warps is None:
             fits = [p for p in _FLASH_MMA_SHAPES if (16 * p[0] + 4 * p[1]) * d * 2 <= be.smem_per_block()]
             warps, bn = (fits or _FLASH_MMA_SHAPES[-1:])[0]

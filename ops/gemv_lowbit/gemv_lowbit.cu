@@ -294,6 +294,7 @@ extern "C" __global__ void dequant_lowbit(const unsigned char* __restrict__ wq,
 // torch.sum, reaches 79.4 / 76.8 % and 87.6 / 88.8 % of the ceiling: 4593eb3, size_ceiling.py)
 #endif
 // h2fma, mma16816, unpack_pairs, tc_step; TC_VPL, TC_STEPK, TC_XU
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800  // mma.sync m16n8k16, cp.async
 #include "tc_pairs.h"
 
 __device__ __forceinline__ uint4 ld_stream(const unsigned char* p) {
@@ -483,6 +484,8 @@ gemv_lowbit_tc(const unsigned char* __restrict__ wq, const unsigned short* __res
         }
     }
 }
+
+#endif  // sm_80+
 
 // ---- gemv_lowbit_tma: fused_tma, w4a16 at batch 1 on sm_90 (2-D TMA copies, tensor cores) ----
 //

@@ -82,6 +82,29 @@ class TritonBackend(TorchBackend):
     def clocks(self) -> dict:
         return gpu_clocks(self.device.index, self.device.pci_bus_id) if self.gpu else {}
 
+    def smem_per_block(self) -> int:
+        """Shared memory one program may use (bytes, the opt-in limit): this GPU's; without one an
+        sm_90 part's (what ``solbench inspect`` compiles for)."""
+        if self.gpu:
+            return int(torch.cuda.get_device_properties(self.dev).shared_memory_per_block_optin)
+        return 227 * 1024
+
+
+#: shared memory a config's estimate leaves for what it does not count (barriers, scratch)
+SMEM_SLACK = 1024
+
+
+def fitting(configs, smem_of, limit: int, fallback=()) -> list:
+    """The autotune configs whose shared memory fits a program's ``limit`` (``smem_of(config)``:
+    bytes of the pipelined tiles, as Triton 3.6 allocates them for sm_90), in their order; where
+    none does, the ``fallback`` configs that do; else all (the autotuner skips a config that does
+    not compile). Tuned on an H200 (227 KiB), kept for parts with less (A100 163 KiB, Ada 99 KiB):
+    an untuned shape runs the first of these, not an H200-sized tile that cannot launch."""
+    def fit(cs):
+        return [c for c in cs if smem_of(c) + SMEM_SLACK <= limit]
+
+    return fit(configs) or fit(fallback) or list(configs)
+
 
 # ---- ahead-of-time compile for Hopper (no GPU needed) -----------------------------------------
 

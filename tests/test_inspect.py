@@ -110,3 +110,26 @@ def test_triton_is_inspected_as_compiled_for_the_gpu_not_as_interpreted():
         assert r["constexprs"]["ASM"] is True and "dp4a.u32.u32" in r["stages"]["ptx"], r["note"]
     (pers,) = inspect_kernels("matmul", "triton", ["persistent"], "128³,bf16")
     assert "error" not in pers and pers["markers"]["mma"], pers
+
+
+def test_triton_configs_fit_a_part_with_less_shared_memory(monkeypatch):
+    """The Triton autotune lists were tuned on an H200 (227 KiB of shared memory per program): on a
+    part that allows 99 KiB (Ada) every config kept compiles within it — the untuned test shapes'
+    single config too (the first H200 config, 144 KiB, could not launch there) — and no kernel is
+    left without one (matmul bf16 falls back to a 48 KiB tile)."""
+    from backends.triton import TritonBackend
+    from suite.inspection import inspect_kernels
+
+    monkeypatch.setattr(TritonBackend, "smem_per_block", lambda self: 99 << 10)  # as an RTX 4090 reports
+    seen = []
+    for op, variant, case in (("matmul", "grouped", "8192³,bf16"), ("matmul", "grouped", "128³,bf16"),
+                              ("matmul", "persistent", "8192³,bf16"),
+                              ("matmul", "grouped", "16x8192x8192,bf16"),
+                              ("attention", "flash", "b4h32s8192d128,bf16"),
+                              ("attention", "flash", "b1h16s4096d64,fp32")):
+        recs = inspect_kernels(op, "triton", [variant], case)
+        assert recs and not [r for r in recs if "error" in r], recs
+        for r in recs:
+            assert r["smem_bytes"] <= 99 << 10, (op, variant, case, r["note"], r["smem_bytes"])
+        seen.append(len(recs))
+    assert seen[1] == 1 and seen[4] == 1, seen  # 128³: untuned; D128 bf16: one H200 config fits

@@ -257,7 +257,7 @@ _TRITON_CONFIGS = {
     (64, False): [(64, 32, 4, 2), (64, 64, 4, 2), (128, 32, 8, 2), (32, 32, 4, 2)],
     (128, False): [(64, 32, 4, 2), (32, 32, 4, 2), (64, 64, 8, 2), (64, 16, 4, 2)],
 }
-#: below this many flops no autotuning (test shapes): the first config is used
+#: below this many flops no autotuning (test shapes): the first config that fits is used
 _TRITON_TUNE_MIN = 2**30
 #: the interpreter's block shape (its cost is per block operation: large blocks, BN < BM so the
 #: causal diagonal spans two key blocks)
@@ -294,7 +294,11 @@ def triton_flash(be, case, cfgs=None):
         bm, bn = _TRITON_INTERPRET
         kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
     else:
-        cfgs = cfgs or _TRITON_CONFIGS[(d, case.dtype != "fp32")]
+        from backends.triton import fitting
+
+        item = 4 if case.dtype == "fp32" else 2  # a Q tile, `stages` K and V tiles
+        cfgs = cfgs or fitting(_TRITON_CONFIGS[(d, case.dtype != "fp32")],
+                               lambda c: (c[0] + 2 * c[3] * c[1]) * d * item, be.smem_per_block())
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
         kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)

@@ -316,7 +316,10 @@ _TRITON_CONFIGS = {
     "skinny": [(16, 64, 256, 4, 4), (16, 32, 512, 4, 3), (16, 128, 128, 4, 4), (16, 32, 256, 2, 6),
                (16, 64, 512, 4, 3), (16, 128, 256, 8, 3), (16, 64, 128, 4, 6)],
 }
-#: below this M·N·K no autotuning (test shapes): the first config of the kind is used
+#: per kind, for parts whose shared memory holds none of the above (48 KiB of tiles each)
+_TRITON_SMALL = {"tensor": [(128, 128, 32, 4, 3)], "tf32": [(64, 64, 32, 4, 3)], "fma": [(64, 64, 32, 4, 3)],
+                 "skinny": [(16, 64, 128, 4, 3)]}
+#: below this M·N·K no autotuning (test shapes): the first config of the kind that fits is used
 _TRITON_TUNE_MIN = 2**30
 #: one small config for the interpreter (no autotuning on the CPU)
 _TRITON_INTERPRET = (64, 64, 64, 4, 1)
@@ -358,12 +361,23 @@ def _padded_operands(be, case, align_elems: int):
     return prepare, finish, (ap, bp, cp)
 
 
-def _autotuned(fn, case, key, pre_hook=None):
-    """``fn`` autotuned over the configs of the case's kind (only the first below
-    ``_TRITON_TUNE_MIN``: test shapes are for correctness, not for tuning)."""
+def _tile_smem(case, c_tile: float = 0.0):
+    """Shared memory of a (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) config: ``stages`` A and B
+    tiles (``c_tile``: and that fraction of a C tile, the persistent kernel's store buffer)."""
+    item = 4 if case.prec in ("fp32", "tf32") else 2
+    return lambda c: (c[4] * (c[0] * c[2] + c[2] * c[1]) + int(c_tile * c[0] * c[1])) * item
+
+
+def _autotuned(be, fn, case, key, pre_hook=None, c_tile: float = 0.0):
+    """``fn`` autotuned over the configs of the case's kind that fit the device's shared memory
+    (only the first below ``_TRITON_TUNE_MIN``: test shapes are for correctness, not tuning)."""
     import triton
 
-    configs = _TRITON_CONFIGS[_triton_kind(case)]
+    from backends.triton import fitting
+
+    kind = _triton_kind(case)
+    configs = fitting(_TRITON_CONFIGS[kind], _tile_smem(case, c_tile), be.smem_per_block(),
+                      _TRITON_SMALL[kind])
     if case["m"] * case["n"] * case["k"] < _TRITON_TUNE_MIN:
         configs = configs[:1]
     return triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=w,
@@ -436,7 +450,7 @@ def triton_grouped(be, case):
         meta = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": st,
                 "UPCAST": True}
     else:
-        kern = _autotuned(matmul_grouped, case, ["M", "N", "K", "stride_am"])
+        kern = _autotuned(be, matmul_grouped, case, ["M", "N", "K", "stride_am"])
         meta = {}
 
     def launch(a, b, c):
@@ -479,7 +493,7 @@ def triton_persistent(be, case, subtile: bool = True):
         kern, meta = matmul_persistent, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
                                          "num_stages": st, "UPCAST": True}
     else:
-        kern = _autotuned(matmul_persistent, case, ["M", "N", "K"], set_blocks)
+        kern = _autotuned(be, matmul_persistent, case, ["M", "N", "K"], set_blocks, 0.5 if subtile else 1.0)
         meta = {}
     blk = [_TRITON_INTERPRET[0], _TRITON_INTERPRET[2]] if interp else [1, 1]  # reset by the pre-hook
 

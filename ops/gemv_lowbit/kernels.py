@@ -536,6 +536,8 @@ def opencl_dp4a(be, case, rpt: int = DP4A_RPT_CL, teams: int | None = None, per_
     n, k, b = _dp4a_dims(case)
     dev = getattr(be, "cl_device", None)
     nv = "cl_nv_device_attribute_query" in set(be.device.features)
+    # PTX dp4a from sm_61 (Pascal); older NVIDIA parts take the byte products
+    dp4a = nv and (int(dev.compute_capability_major_nv), int(dev.compute_capability_minor_nv)) >= (6, 1)
     wg = int(dev.max_work_group_size) if dev is not None else 512
     teams = teams or max(1, min(DP4A_TEAMS_CL, wg // 32))
     lmem = int(dev.local_mem_size) if dev is not None else 48 * 1024
@@ -543,7 +545,7 @@ def opencl_dp4a(be, case, rpt: int = DP4A_RPT_CL, teams: int | None = None, per_
     cu = cu or dp4a_units(k, b, lmem - scratch)
     prog = be.compile(_CL, "gemv_lowbit_dp4a",
                       {"BITS": 4, "NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu,
-                       "DP4A": int(nv), "SUBGROUPS": 2 if nv else 0})
+                       "DP4A": int(dp4a), "SUBGROUPS": 2 if nv else 0})
     grid, ws, nn, kk = _dp4a_args(be, case, cu, rpt, teams, per_sm)
     return lambda ins, outs: be.launch(prog, grid, (32 * teams,), [ins["qweight"], ins["scales"], ins["x"],
                                                                    outs["y"], ws, nn, kk])
@@ -882,7 +884,8 @@ TRITON_PLANES_GB = 8
 def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
-    (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter), batch
+    (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
+    ROCm, which takes no PTX), batch
     rows on the grid's second axis (each reads the weights again: built for batch 1); autotuned
     per (N, K) over ``shapes`` (BN, BK, num_warps) like fused_vec."""
     import torch
@@ -892,6 +895,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
 
     n, k, b = _dp4a_dims(case)
     interp = be.device.mode == "interpret"
+    asm = not interp and not torch.version.hip
     shapes = shapes or ([TRITON_DP4A_INTERPRET] if interp else TRITON_DP4A_CONFIGS)
     if not interp and n * k < TRITON_VEC_TUNE_MIN:
         shapes = [min(shapes, key=lambda t: t[0])]
@@ -907,7 +911,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
 
     def launch(w, s, x, y):
         gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, num_warps=4)
-        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=not interp)
+        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm)
 
     info = {}
     if not interp:

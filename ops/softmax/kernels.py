@@ -28,7 +28,9 @@ import numpy as np
 
 from suite.registry import kernel, source
 
-#: SM count assumed where the device reports none (compile-only CUDA: an H100/H200)
+#: SM count assumed where the device reports none: compile-only CUDA, and WebGPU GPUs (WebGPU
+#: exposes no count) — an H100/H200's. WebGPU's split_row waits are bounded (a part that gives up
+#: goes to the fixup dispatch), so on a smaller GPU its rows are only cut finer than they need be
 DEFAULT_UNITS = 132
 
 

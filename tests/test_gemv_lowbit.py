@@ -463,20 +463,23 @@ def _hopper_dp4a_job() -> dict:
     sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
            "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
     out = compile_many_for_hopper([
-        (gemv_lowbit_dp4a, sig, {"BN": 64, "BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True}, opts),
+        (gemv_lowbit_dp4a, sig, {"BN": 64, "BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True,
+                                 "LEAN": False}, opts),
+        (gemv_lowbit_dp4a, sig, {"BN": 64, "BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True,
+                                 "LEAN": True}, opts),
         (gemv_x_planes, {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"},
          {"GB": 8}, {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})])
-    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(("dp4a", "planes"), out, strict=True)
-             if "error" in o]
+    names = ("dp4a", "dp4a LEAN", "planes")
+    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
     if fails:
         return {"fails": fails}
-    main = out[0]
-    if main["spill_bytes"] != 0:  # None: not read (no cuobjdump)
-        fails.append(f"gemv_lowbit_dp4a spills {main['spill_bytes']} bytes")
-    if main["ptx"].count("dp4a.") < 6:
-        fails.append(f"gemv_lowbit_dp4a: {main['ptx'].count('dp4a.')} dp4a in the PTX, 6 wanted at least")
-    if main["global_accesses"].get("ld.global.v4.b32", 0) < 1:
-        fails.append(f"gemv_lowbit_dp4a: no 16-byte word loads: {main['global_accesses']}")
+    for name, main in zip(names[:2], out, strict=False):
+        if main["spill_bytes"] != 0:  # None: not read (no cuobjdump)
+            fails.append(f"{name} spills {main['spill_bytes']} bytes")
+        if main["ptx"].count("dp4a.") < 6:
+            fails.append(f"{name}: {main['ptx'].count('dp4a.')} dp4a in the PTX, 6 wanted at least")
+        if main["global_accesses"].get("ld.global.v4.b32", 0) < 1:
+            fails.append(f"{name}: no 16-byte word loads: {main['global_accesses']}")
     return {"fails": fails}
 
 

@@ -91,9 +91,11 @@ s26a)  # ~5 min: Triton fused_dp4a's LEAN form (session 26: chained dp4a seeds, 
     # instructions per loop at the winner's shape, sm_90 compiled on the CPU) beside the registered
     # form at every config (each checked first), both w4a16 bf16 batch-1 cases, then the w4a16 test
     # cases (odd N, K not a multiple of BK, batch 4 and 8: checked there too)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16 w4a16,n1000,k1024,b1 w4a16,n64,k384,b4 \
-            w4a16,n13,k128,b8; do
-        probe 100 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a' --cap 1
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 120 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a' --cap 1
+    done
+    for c in w4a16,n1000,k1024,b1 w4a16,n64,k384,b4 w4a16,n13,k128,b8; do
+        probe 40 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a lean shape=(32, 512' --cap 0.2
     done
     ;;
 s25a)  # ~5 min: OpenCL softmax after session 25 (97511d4: split_row's wait bounded, a late sibling

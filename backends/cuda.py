@@ -373,6 +373,10 @@ class CudaBackend(Backend):
         if have < least:
             raise Unsupported(f"{needs}: needs sm_{least} or newer; the target is sm_{have}")
 
+    def require_mma_sync(self) -> None:
+        """``require_arch`` for the kernels of ops/common/mma_sm80.cuh and their like."""
+        self.require_arch(80, "mma.sync m16n8k16 on fp16/bf16 and cp.async")
+
     def _compile_cupy(self, src: str, name: str, entry: str, defines: dict | None, options: tuple[str, ...]):
         cp = self.cp
         want, extra = split_arch(options)

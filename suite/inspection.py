@@ -329,6 +329,7 @@ _COLLECT = {
     "triton": _triton_built,
 }
 
+
 @contextlib.contextmanager
 def _cuda_for(be, arch: str):
     """The CUDA factory builds for ``arch`` (compile-only device): a kernel whose PTX needs a

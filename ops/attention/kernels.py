@@ -483,7 +483,7 @@ def cuda_flash(be, case, warps: int | None = None, bn: int | None = None):
     b, h, s, d = _dims(case)
     qk, sn = _qk_scale(case), np.int32(s)
     if case.dtype in ("fp16", "bf16"):
-        be.require_arch(80, "mma.sync m16n8k16 on fp16/bf16 and cp.async")
+        be.require_mma_sync()
         if warps is None:
             fits = [p for p in _FLASH_MMA_SHAPES if (16 * p[0] + 4 * p[1]) * d * 2 <= be.smem_per_block()]
             warps, bn = (fits or _FLASH_MMA_SHAPES[-1:])[0]

@@ -274,7 +274,7 @@ def tc_geometry(case, sms: int, rt: int = 1) -> tuple[int, int]:
 def _cuda_tc(be, case, **defines):
     """fused_vec on CUDA: gemv_lowbit_tc (tensor-core mma.sync dot products, split-K warps, a
     cp.async ring per warp); ``defines`` override the planned KW/US/STAGES/RT (probes)."""
-    be.require_arch(80, "mma.sync m16n8k16 on fp16/bf16 and cp.async")
+    be.require_mma_sync()
     n, k, b, bits = _dims(case)
     rt = defines.get("RT", TC_RT[bits])
     kw, blocks = tc_geometry(case, be.device.compute_units or 132, rt)

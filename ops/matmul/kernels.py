@@ -127,7 +127,7 @@ def cuda_mma_sync(be, case, shape: tuple[int, int, int, int] | None = None, even
     buffers inside the timed call."""
     _need(case, ("fp16", "bf16"), "mma_sync is the fp16/bf16 path (fp32: register_blocked; tf32 on tensor "
                                    "cores: Triton grouped/persistent, no CUDA kernel yet)")
-    be.require_arch(80, "mma.sync m16n8k16 on fp16/bf16 and cp.async")
+    be.require_mma_sync()
     m, n, k = case["m"], case["n"], case["k"]
     bk, stages, bn, minb = shape or mma_shape(m, n, be.device.compute_units or 132, be.smem_per_block())
     exact = m % _MMA_BM == 0 and n % bn == 0 and k % bk == 0
@@ -282,7 +282,7 @@ def cuda_splitk(be, case):
     import numpy as np
 
     _need(case, ("fp16", "bf16"), "splitk is a tensor-core path for fp16/bf16")
-    be.require_arch(80, "mma.sync m16n8k16 on fp16/bf16 and cp.async")
+    be.require_mma_sync()
     m, n, k = case["m"], case["n"], case["k"]
     if m > 16:
         raise Unsupported(f"splitk is the skinny path (M ≤ 16), M = {m}: mma_sync")

@@ -138,9 +138,9 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
     assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
 
 
-def _triton_child(kernel: str, shapes):
-    """``ops.gemv_lowbit.kernels.<kernel>`` in the Triton interpreter on each (bits, n, k, b) of
-    ``shapes`` in fp16 and bf16 (its own process: one LLVM each)."""
+def _triton_child(kernel: str, shapes, **kw):
+    """``ops.gemv_lowbit.kernels.<kernel>`` (with ``kw``) in the Triton interpreter on each (bits,
+    n, k, b) of ``shapes`` in fp16 and bf16 (its own process: one LLVM each)."""
     from ops.gemv_lowbit import kernels as gk
     from suite.check import checked_launch
     from tests.spawn import open_backend
@@ -155,7 +155,7 @@ def _triton_child(kernel: str, shapes):
             x = SPEC.inputs(case)
             ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
             outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case), ins, outs, x,
+            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case, **kw), ins, outs, x,
                                  SPEC.reference(case, x), SPEC.tolerance(case))
             if not res.ok:
                 fails.append(f"{case.name}: {res.message[:300]}")
@@ -172,6 +172,16 @@ def _triton_row_child():
     """gemv_lowbit_row (fused_vec at batch 1): odd N, and K not a multiple of its K tile (256 in
     the interpreter: the masked path) in both formats."""
     return _triton_child("triton_row", ((4, 37, 384, 1), (8, 33, 640, 1), (8, 70, 256, 1)))
+
+
+def _triton_dp4a_lean_child():
+    """gemv_lowbit_dp4a's LEAN form (a probe form, not registered): odd N, K a multiple of the
+    interpreter's K tile (256: unmasked loads) and not (384: masked), batch 1, 4 and 8."""
+    return _triton_child("triton_dp4a", ((4, 37, 512, 1), (4, 70, 384, 4), (4, 13, 256, 8)), lean=True)
+
+
+def test_triton_dp4a_lean_is_right_in_the_interpreter():
+    check_in_process(_triton_dp4a_lean_child)
 
 
 def test_triton_row_is_right_in_the_interpreter():

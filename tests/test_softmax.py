@@ -364,7 +364,8 @@ def _opencl_split_unresident() -> dict:
     from ops.softmax import kernels as sk
     from suite.check import checked_launch
 
-    g = 2 * max(1, be.device.compute_units) + 1  # PoCL runs one work-group per compute unit
+    # PoCL runs one work-group per compute unit; a GPU holds them all, and SPIN=1 makes them late
+    g = min(2 * max(1, be.device.compute_units) + 1, 64)  # (lane k < G polls part k: G ≤ 64 threads)
     fails, seen = [], []
     for dt, vec in (("fp32", 4), ("bf16", 8)):
         for per in (128, 384):  # units per part: 128 fit the 64 × 2 register tile, 384 stream
@@ -390,7 +391,7 @@ def test_opencl_split_row_needs_no_coresident_parts():
     unbounded wait never returns) finishes, right, because a part that does not come within the
     poll bound is computed by the work-group waiting for it, to the same bits."""
     out = check_in_process(_opencl_split_unresident, timeout=300)
-    assert {f for _, f in out["seen"]} == {True, False} and all(g > 2 for g, _ in out["seen"]), out["seen"]
+    assert {f for _, f in out["seen"]} == {True, False} and all(g > 4 for g, _ in out["seen"]), out["seen"]
 
 
 # -- workgroup sizes within the device's limit ----------------------------------------------------

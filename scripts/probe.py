@@ -222,8 +222,6 @@ def _gemv_triton():
             for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))] + [
         (f"dp4a shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))  # fused_dp4a at one config
         for t in gk.TRITON_DP4A_CONFIGS] + [
-        (f"dp4a lean shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], lean=True))  # LEAN form
-        for t in gk.TRITON_DP4A_CONFIGS] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
         for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),
                                           (128, 256, 16, 1), (256, 256, 16, 1)]]

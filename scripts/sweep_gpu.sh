@@ -94,7 +94,8 @@ s26b)  # ~3 min: Triton fused_dp4a as registered beside tinygemm and dense bf16 
     SOLBENCH_CACHE=/dev/shm/solbench-s26b cli 90 gemv_triton_test run --size test --op gemv_lowbit \
         --backend triton --variant fused_dp4a --check-only --timeout 60
     ;;
-s26a)  # ~5 min: Triton fused_dp4a's LEAN form (session 26: chained dp4a seeds, words summed in int32
+s26a)  # RUN in session 26 on an H100 (results/nvidia-h100-80gb-hbm3/probes-20261205-session26/): LEAN
+    # lost and was removed; its probe labels live in commit 68513de. ~5 min: Triton fused_dp4a's LEAN form (session 26: chained dp4a seeds, words summed in int32
     # by 4 before the int->float, unmasked loads where K is a multiple of BK; 157 against 192 SASS
     # instructions per loop at the winner's shape, sm_90 compiled on the CPU) beside the registered
     # form at every config (each checked first), both w4a16 bf16 batch-1 cases, then the w4a16 test

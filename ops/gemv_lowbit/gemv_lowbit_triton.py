@@ -448,81 +448,51 @@ def _dp4a(a, b, c, SIGNED: tl.constexpr, ASM: tl.constexpr):
 
 
 @triton.jit
-def _ld(ptr, mask, other, UNMASKED: tl.constexpr):
-    """tl.load, without its mask where the caller knows every element is inside (no zeroed
-    destination registers, no predicates)."""
-    if UNMASKED:
-        return tl.load(ptr)
-    else:
-        return tl.load(ptr, mask=mask, other=other)
-
-
-@triton.jit
-def _plane(lo, hi, xq, W, wg, xm, seed, BN: tl.constexpr, BW: tl.constexpr, SIGNED: tl.constexpr,
-           ASM: tl.constexpr, UNMASKED: tl.constexpr = False):
-    """``seed`` + one byte plane's exact sum over each word's 8 k: dp4a of the low and the high
-    nibbles against the plane's two words of x (xq: the plane's [2][K/8] int32 words)."""
-    xl = tl.broadcast_to(_ld(xq + wg, xm, 0, UNMASKED)[None, :], (BN, BW))
-    xh = tl.broadcast_to(_ld(xq + W + wg, xm, 0, UNMASKED)[None, :], (BN, BW))
-    return _dp4a(hi, xh, _dp4a(lo, xl, seed, SIGNED, ASM), SIGNED, ASM)
+def _plane(lo, hi, xq, W, wg, xm, BN: tl.constexpr, BW: tl.constexpr, SIGNED: tl.constexpr,
+           ASM: tl.constexpr):
+    """One byte plane's exact sum over each word's 8 k: dp4a of the low and the high nibbles
+    against the plane's two words of x (xq: the plane's [2][K/8] int32 words)."""
+    xl = tl.broadcast_to(tl.load(xq + wg, mask=xm, other=0)[None, :], (BN, BW))
+    xh = tl.broadcast_to(tl.load(xq + W + wg, mask=xm, other=0)[None, :], (BN, BW))
+    return _dp4a(hi, xh, _dp4a(lo, xl, tl.zeros((BN, BW), dtype=tl.int32), SIGNED, ASM), SIGNED, ASM)
 
 
 @triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
-                     BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     LEAN: tl.constexpr = False):
+                     BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     (the next one loaded ahead, as gemv_lowbit_row); per word lo = w & 0x0F0F0F0F, hi = (w >> 4) &
     0x0F0F0F0F (offset-binary nibbles q + 8) and six dp4a against x's byte planes (gemv_x_planes)
     into exact int32 plane sums; Σ q·M over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤
-    2^28, exact), one int→float and one FMA with the group scale × the group factor. LEAN: each
-    plane's dp4a seeded with the next plane's part (the first with −8·ΣM: one zeroed seed and one
-    add per word instead of three and three), and with EVEN_K no masks on the loads of x, the
-    scales and the prefetch (nothing to zero; the prefetch past K is never read)."""
+    2^28, exact), one int→float and one FMA with the group scale × the group factor."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
     b = tl.program_id(1)
-    UM: tl.constexpr = LEAN and EVEN_K
     BW: tl.constexpr = BK // 8
-    SUMW: tl.constexpr = 4 if LEAN else 1  # words summed exactly in int32 before the int→float
     GT: tl.constexpr = BK // 128
     W = K // 8
     wi = tl.arange(0, BW)
-    acc = tl.zeros((BN, BW // SUMW), dtype=tl.float32)
+    acc = tl.zeros((BN, BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
     nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
     for k0 in range(0, K, BK):
         words = nxt
-        if UM:  # the prefetch past the last tile is masked off and never read: left unzeroed
-            nxt = tl.load(wrow + (k0 + BK) // 8, mask=tl.full((BN, BW), 1, tl.int1) & (k0 + BK < K))
-        else:
-            nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
+        nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
         wg = k0 // 8 + wi
         xm = wg < W
         lo = words & 0x0F0F0F0F
         hi = (words >> 4) & 0x0F0F0F0F
-        s8 = _ld(sm_ptr + b * W + wg, xm, 0, UM)
-        zero = tl.zeros((BN, BW), dtype=tl.int32)
-        if LEAN:  # each plane's dp4a seeded with the next one's part
-            p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, zero, BN, BW, True, ASM, UM)
-            p1 = _plane(lo, hi, xp_ptr + (b * 6 + 2) * W, W, wg, xm, p2 << 8, BN, BW, False, ASM, UM)
-            p0 = _plane(lo, hi, xp_ptr + (b * 6 + 0) * W, W, wg, xm,
-                        tl.broadcast_to(-s8[None, :], (BN, BW)), BN, BW, False, ASM, UM)
-            t = p0 + (p1 << 8)  # the same integer, the sums wrapping mod 2^32 on the way
-        else:
-            p0 = _plane(lo, hi, xp_ptr + (b * 6 + 0) * W, W, wg, xm, zero, BN, BW, False, ASM)
-            p1 = _plane(lo, hi, xp_ptr + (b * 6 + 2) * W, W, wg, xm, zero, BN, BW, False, ASM)
-            p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, zero, BN, BW, True, ASM)
-            t = p0 + (p1 << 8) + (p2 << 16) - s8[None, :]
+        p0 = _plane(lo, hi, xp_ptr + (b * 6 + 0) * W, W, wg, xm, BN, BW, False, ASM)
+        p1 = _plane(lo, hi, xp_ptr + (b * 6 + 2) * W, W, wg, xm, BN, BW, False, ASM)
+        p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, BN, BW, True, ASM)
+        s8 = tl.load(sm_ptr + b * W + wg, mask=xm, other=0)
+        t = p0 + (p1 << 8) + (p2 << 16) - s8[None, :]
         gi = k0 // 128 + tl.arange(0, GT)
         gmask = gi < K // 128
-        fg = _ld(f_ptr + b * (K // 128) + gi, gmask, 0.0, UM)
-        sf = _ld(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], gmask[None, :], 0.0,
-                 UM).to(tl.float32) * fg[None, :]
-        if SUMW > 1:  # |Σ| ≤ 4·2^28: exact in int32
-            t = tl.sum(tl.reshape(t, (BN, BW // SUMW, SUMW)), axis=2)
-        acc += t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 16 // SUMW)),
-                                             (BN, BW // SUMW))
+        fg = tl.load(f_ptr + b * (K // 128) + gi, mask=gmask, other=0.0)
+        sf = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=gmask[None, :],
+                     other=0.0).to(tl.float32) * fg[None, :]
+        acc += t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 16)), (BN, BW))
     out = tl.sum(acc, axis=1)
     tl.store(y_ptr + b * N + rows, _out(out, OUT_BF16).to(y_ptr.dtype.element_ty), mask=rmask)

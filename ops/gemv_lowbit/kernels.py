@@ -877,13 +877,11 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 #: 35.0 / 52.8; autotuned 61.1 / 62.9 (fused_vec 45.9 / 46.3). The interpreter's one config
 TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4)]
 TRITON_DP4A_INTERPRET = (64, 256, 4)
-#: gemv_lowbit_dp4a's LEAN form (chained dp4a seeds, unmasked loads where K is a multiple of BK)
-TRITON_DP4A_LEAN = False
 #: groups of 128 k per program of gemv_x_planes
 TRITON_PLANES_GB = 8
 
 
-def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None, lean: bool = TRITON_DP4A_LEAN):
+def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -913,7 +911,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None, lean
 
     def launch(w, s, x, y):
         gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, num_warps=4)
-        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, LEAN=lean)
+        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm)
 
     info = {}
     if not interp:

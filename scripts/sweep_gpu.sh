@@ -94,12 +94,11 @@ s26b)  # ~3 min: Triton fused_dp4a as registered beside tinygemm and dense bf16 
     SOLBENCH_CACHE=/dev/shm/solbench-s26b cli 90 gemv_triton_test run --size test --op gemv_lowbit \
         --backend triton --variant fused_dp4a --check-only --timeout 60
     ;;
-s26a)  # RUN in session 26 on an H100 (results/nvidia-h100-80gb-hbm3/probes-20261205-session26/): LEAN
-    # lost and was removed; its probe labels live in commit 68513de. ~5 min: Triton fused_dp4a's LEAN form (session 26: chained dp4a seeds, words summed in int32
-    # by 4 before the int->float, unmasked loads where K is a multiple of BK; 157 against 192 SASS
-    # instructions per loop at the winner's shape, sm_90 compiled on the CPU) beside the registered
-    # form at every config (each checked first), both w4a16 bf16 batch-1 cases, then the w4a16 test
-    # cases (odd N, K not a multiple of BK, batch 4 and 8: checked there too)
+s26a)  # ~5 min, run in session 26 on an H100 at commit 68513de (results/nvidia-h100-80gb-hbm3/
+    # probes-20261205-session26/): Triton fused_dp4a's LEAN form (chained dp4a seeds, words summed in
+    # int32 by 4 before the int->float, unmasked loads where K is a multiple of BK) beside the
+    # registered form at every config, then the w4a16 test cases at one LEAN config. LEAN lost and
+    # was removed: its probe labels exist only at 68513de (later, the second loop matches nothing)
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 120 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a' --cap 1
     done

@@ -270,7 +270,6 @@ def test_cuda_mma_flash_compiles_without_spills(hd):
         assert rep["spill_bytes"] == 0 and rep["registers"] <= 255, rep
 
 
-
 def _fused_rows_per_block(limits: tuple[int, ...]) -> dict:
     from tests.spawn import open_backend
 

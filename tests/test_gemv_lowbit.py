@@ -138,9 +138,9 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
     assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
 
 
-def _triton_child(kernel: str, shapes, **kw):
-    """``ops.gemv_lowbit.kernels.<kernel>`` (with ``kw``) in the Triton interpreter on each (bits,
-    n, k, b) of ``shapes`` in fp16 and bf16 (its own process: one LLVM each)."""
+def _triton_child(kernel: str, shapes):
+    """``ops.gemv_lowbit.kernels.<kernel>`` in the Triton interpreter on each (bits, n, k, b) of
+    ``shapes`` in fp16 and bf16 (its own process: one LLVM each)."""
     from ops.gemv_lowbit import kernels as gk
     from suite.check import checked_launch
     from tests.spawn import open_backend
@@ -155,7 +155,7 @@ def _triton_child(kernel: str, shapes, **kw):
             x = SPEC.inputs(case)
             ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
             outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case, **kw), ins, outs, x,
+            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case), ins, outs, x,
                                  SPEC.reference(case, x), SPEC.tolerance(case))
             if not res.ok:
                 fails.append(f"{case.name}: {res.message[:300]}")
@@ -466,17 +466,17 @@ def _hopper_dp4a_job() -> dict:
         (gemv_lowbit_dp4a, sig, {"BN": 64, "BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True}, opts),
         (gemv_x_planes, {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"},
          {"GB": 8}, {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})])
-    names = ("dp4a", "planes")
-    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
+    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(("dp4a", "planes"), out, strict=True)
+             if "error" in o]
     if fails:
         return {"fails": fails}
-    for name, main in zip(names[:1], out, strict=False):
-        if main["spill_bytes"] != 0:  # None: not read (no cuobjdump)
-            fails.append(f"{name} spills {main['spill_bytes']} bytes")
-        if main["ptx"].count("dp4a.") < 6:
-            fails.append(f"{name}: {main['ptx'].count('dp4a.')} dp4a in the PTX, 6 wanted at least")
-        if main["global_accesses"].get("ld.global.v4.b32", 0) < 1:
-            fails.append(f"{name}: no 16-byte word loads: {main['global_accesses']}")
+    main = out[0]
+    if main["spill_bytes"] != 0:  # None: not read (no cuobjdump)
+        fails.append(f"gemv_lowbit_dp4a spills {main['spill_bytes']} bytes")
+    if main["ptx"].count("dp4a.") < 6:
+        fails.append(f"gemv_lowbit_dp4a: {main['ptx'].count('dp4a.')} dp4a in the PTX, 6 wanted at least")
+    if main["global_accesses"].get("ld.global.v4.b32", 0) < 1:
+        fails.append(f"gemv_lowbit_dp4a: no 16-byte word loads: {main['global_accesses']}")
     return {"fails": fails}
 
 

@@ -42,6 +42,10 @@ def pow2(v: int) -> int:
     return 1 << max(0, int(v) - 1).bit_length()
 
 
+def pow2_floor(v: int) -> int:
+    return 1 << (max(1, v).bit_length() - 1)
+
+
 @dataclass(frozen=True)
 class Geometry:
     """Launch shape of one case: see the module docstring and the kernel headers."""
@@ -177,10 +181,6 @@ def _cl_subgroups(be) -> int:
     if "cl_nv_device_attribute_query" in feats:
         return 2  # NVIDIA: warp shuffles through inline PTX
     return 0  # local-memory trees
-
-
-def pow2_floor(v: int) -> int:
-    return 1 << (max(1, v).bit_length() - 1)
 
 
 def _cl_plan(be, case, mode: str, **over) -> Geometry:

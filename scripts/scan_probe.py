@@ -56,7 +56,8 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
     if backend == "triton":
         cfg = [(f"lookback tile={t} warps={w} window={win}",
                 lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
-               for t, w, win in ((8192, 4, 16), (8192, 4, 8), (4096, 4, 16), (16384, 4, 16))]
+               for t, w, win in ((8192, 4, 16), (16384, 4, 16), (16384, 8, 16), (16384, 8, 32), (16384, 16, 16),
+                                 (32768, 8, 16), (32768, 16, 16), (65536, 16, 16))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         return [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v),

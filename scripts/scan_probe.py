@@ -56,12 +56,17 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
     if backend == "triton":
         cfg = [(f"lookback tile={t} warps={w} window={win}",
                 lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
-               for t, w, win in ((8192, 4, 16), (16384, 4, 16), (16384, 8, 16), (16384, 8, 32), (16384, 16, 16),
-                                 (32768, 8, 16), (32768, 16, 16), (65536, 16, 16))]
+               for t, w, win in ((8192, 4, 16), (16384, 4, 16), (16384, 8, 16), (16384, 8, 32),
+                                 (16384, 16, 16), (32768, 8, 16), (32768, 16, 16), (65536, 16, 16))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
-        return [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v),
-                 "passes", 8) for v in (2, 4, 8)]
+        cfg = [(f"lookback vec4/invocation={v} window={w} spin={sp} poll={p}",
+                lambda be, c, v=v, w=w, sp=sp, p=p: sk.webgpu_lookback(be, c, v, window=w, spin=sp, poll=p),
+                True, 8)
+               for v, w, sp, p in ((4, 32, 4096, "rmw"), (2, 32, 4096, "rmw"), (8, 32, 4096, "rmw"),
+                                   (4, 16, 4096, "rmw"), (4, 32, 4096, "load"), (4, 32, 64, "rmw"))]
+        return cfg + [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v),
+                       "passes", 8) for v in (2, 4, 8)]
     if backend == "torch":
         return [("torch.cumsum", variant("torch", "cumsum"), True, 8)]
     raise SystemExit(f"unknown backend {backend!r}; valid: cuda, opencl, triton, webgpu, torch")

@@ -86,15 +86,18 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-s27a)  # ≤ 4.7 min: Triton scan decoupled_lookback's tile and warps with the relaxed ticket (README: 16384-value
+s27a)  # ≤ 9 min: Triton scan decoupled_lookback's tile and warps with the relaxed ticket (README: 16384-value
     # tiles reached 73.6 % with the acq_rel ticket in round 6, the registered 8192 64.7 → 68.7 % with
-    # the relaxed one), fp32 and int32, each configuration checked first
-    for dt in fp32 i32; do
-        step "scan_probe triton $dt"
-        timeout 140 "$PY" scripts/scan_probe.py triton --dtype $dt --only lookback --out "$W" \
-            > "$W/scan_probe_triton_$dt.txt" 2>&1
-        cat "$W/scan_probe_triton_$dt.txt" >> "$OUT/log-$PART.txt"
+    # the relaxed one), and the new WebGPU single-pass scan's shapes beside the three-pass one (each
+    # configuration checked first), fp32; then both look-backs as harness rows beside torch, fp32, i32
+    for b in triton webgpu; do
+        step "scan_probe $b fp32"
+        timeout 150 "$PY" scripts/scan_probe.py $b --dtype fp32 --only "${SCAN_ONLY-}" --out "$W" \
+            > "$W/scan_probe_$b.txt" 2>&1
+        cat "$W/scan_probe_$b.txt" >> "$OUT/log-$PART.txt"
     done
+    SOLBENCH_CACHE=/dev/shm/solbench-s27a cli 200 scan run --op scan --backend triton --backend webgpu \
+        --backend torch --variant decoupled_lookback --variant reduce_then_scan --variant cumsum --timeout 60
     ;;
 s26b)  # ~3 min: Triton fused_dp4a as registered beside tinygemm and dense bf16 GEMV at issue 12's w4a16
     # bf16 shapes (harness rows), and every GEMV test case of Triton checked on the GPU

@@ -7,9 +7,10 @@ are imported inside the factories.
 cuda / opencl: ``kogge_stone`` and ``brent_kung`` (the block-scan algorithm inside a three-pass
 reduce-then-scan hierarchy) and ``decoupled_lookback`` (single pass). triton:
 ``reduce_then_scan`` (tl.sum + tl.cumsum) and ``decoupled_lookback``. webgpu:
-``reduce_then_scan`` (no look-back: no forward-progress guarantee between workgroups).
-The look-back flags carry an epoch taken from a never-reset ticket counter, so a second launch on
-the same scratch needs no re-zeroing (see the kernel headers).
+``reduce_then_scan`` and ``decoupled_lookback`` (bounded waits: no forward-progress guarantee
+between workgroups). The cuda/opencl/triton look-back flags carry an epoch taken from a never-reset
+ticket counter, so a second launch on the same scratch needs no re-zeroing; WGSL's two flag
+arrays alternate between launches, each launch zeroing the other (see the kernel headers).
 """
 
 from __future__ import annotations
@@ -283,15 +284,29 @@ _WGSL = source(__file__, "scan.wgsl")
 WEBGPU_ITEMS_VEC = 4
 
 
+#: the WGSL look-back: vec4s per invocation, window (predecessors read at once, ≤ BLOCK3), window
+#: reads an unpublished predecessor gets before its sum is taken from x, and the poll (see scan.wgsl)
+WEBGPU_LOOKBACK_ITEMS, WEBGPU_WINDOW, WEBGPU_SPIN, WEBGPU_POLL = 4, 32, 1 << 12, "rmw"
+#: tests only: tiles j with j & WEBGPU_HIDE != 0 are never seen published (their sums come from x)
+WEBGPU_HIDE = 0
+
+
+def _wgsl_defs(case, n: int, items: int, window: int = WEBGPU_WINDOW, spin: int = WEBGPU_SPIN,
+               poll: str = WEBGPU_POLL, hide: int = WEBGPU_HIDE) -> dict:
+    if n >= 2**32:
+        raise _unsupported(f"WGSL kernels index with u32: n = {n} >= 2^32")
+    ntot = BLOCK3 * items
+    return {"T": {"fp32": "f32", "i32": "i32"}[case.dtype], "BLOCK": BLOCK3, "ITEMS": items,
+            "NTOT_PAD": ntot + ntot // 32, "WINDOW": min(window, BLOCK3), "SPIN": max(1, spin),
+            "POLL": f"poll_{poll}", "HIDE": hide}
+
+
 def webgpu_three_pass(be, case, items: int | None = None):
     """Reduce-then-scan with ``items`` vec4s per invocation (default WEBGPU_ITEMS_VEC)."""
     n = case["n"]
-    if n >= 2**32:
-        raise _unsupported(f"WGSL kernels index with u32: n = {n} >= 2^32")
     items = items or WEBGPU_ITEMS_VEC
     ntot = BLOCK3 * items
-    defs = {"T": {"fp32": "f32", "i32": "i32"}[case.dtype], "BLOCK": BLOCK3, "ITEMS": items,
-            "NTOT_PAD": ntot + ntot // 32}
+    defs = _wgsl_defs(case, n, items)
     red = be.compile(_WGSL, "scan_reduce_tiles", defs)
     scan = be.compile(_WGSL, "scan_tiles", defs)
     lens = level_lengths(n, 4 * ntot)
@@ -332,3 +347,33 @@ def webgpu_reduce_then_scan(be, case):
     workgroup memory); each level's scan goes to its own buffer (WebGPU forbids a buffer bound
     both read and written)."""
     return webgpu_three_pass(be, case)
+
+
+def webgpu_lookback(be, case, items: int | None = None, **kw):
+    """The single-pass WGSL scan with ``items`` vec4s per invocation (default
+    WEBGPU_LOOKBACK_ITEMS); ``kw``: window, spin, poll, hide (default: the module constants)."""
+    n = case["n"]
+    items = items or WEBGPU_LOOKBACK_ITEMS
+    kw = {"window": WEBGPU_WINDOW, "spin": WEBGPU_SPIN, "poll": WEBGPU_POLL, "hide": WEBGPU_HIDE, **kw}
+    kern = be.compile(_WGSL, "scan_lookback", _wgsl_defs(case, n, items, **kw))
+    groups = cdiv(n, 4 * BLOCK3 * items)
+    flags = [be.upload(np.zeros(4 * groups + 1, np.uint32)) for _ in range(2)]  # zeroed once
+    grid = be.grid_2d(groups)
+    params = np.array([n, groups], np.uint32)
+    parity = [0]
+
+    def run(ins, outs):
+        k = parity[0]
+        parity[0] ^= 1
+        be.launch(kern, grid, None, [ins["x"], outs["y"], flags[k], flags[k ^ 1], params])
+
+    return run
+
+
+@kernel("scan", "webgpu", "decoupled_lookback")
+def webgpu_decoupled_lookback(be, case):
+    """Single pass over 4096-element tiles (4 vec4s per invocation; scan_tiles' raking scan),
+    taken in start order by a ticket; look-back over 32 predecessors at once through two-word
+    READY-tagged values; a predecessor still unpublished after 4096 window reads is summed from x
+    by the waiting workgroup (no forward-progress assumption); flag arrays alternate per launch."""
+    return webgpu_lookback(be, case)

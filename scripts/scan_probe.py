@@ -64,7 +64,8 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                 lambda be, c, v=v, w=w, sp=sp, p=p: sk.webgpu_lookback(be, c, v, window=w, spin=sp, poll=p),
                 True, 8)
                for v, w, sp, p in ((4, 32, 4096, "rmw"), (2, 32, 4096, "rmw"), (8, 32, 4096, "rmw"),
-                                   (4, 16, 4096, "rmw"), (4, 32, 4096, "load"), (4, 32, 64, "rmw"))]
+                                   (4, 16, 4096, "rmw"), (4, 8, 4096, "rmw"), (4, 32, 4096, "load"),
+                                   (4, 8, 4096, "load"), (4, 32, 64, "rmw"))]
         return cfg + [(f"three-pass vec4/invocation={v}", lambda be, c, v=v: sk.webgpu_three_pass(be, c, v),
                        "passes", 8) for v in (2, 4, 8)]
     if backend == "torch":

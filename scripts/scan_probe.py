@@ -57,7 +57,9 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
         cfg = [(f"lookback tile={t} warps={w} window={win}",
                 lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
                for t, w, win in ((8192, 4, 16), (16384, 4, 16), (16384, 8, 16), (16384, 8, 32),
-                                 (16384, 16, 16), (32768, 8, 16), (32768, 16, 16), (65536, 16, 16))]
+                                 (16384, 16, 16), (32768, 8, 16), (32768, 16, 16), (65536, 16, 16),
+                                 # one flag per thread: no replicated volatile loads to disagree
+                                 (8192, 4, 128), (16384, 4, 128), (16384, 8, 256))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         cfg = [(f"lookback vec4/invocation={v} window={w} spin={sp} poll={p}",

@@ -60,6 +60,13 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                                  (16384, 16, 16), (32768, 8, 16), (32768, 16, 16), (65536, 16, 16),
                                  # one flag per thread: no replicated volatile loads to disagree
                                  (8192, 4, 128), (16384, 4, 128), (16384, 8, 256))]
+        # tiles in program-id order (x's load before the ticket returns), waits bounded by a
+        # fallback that sums an unpublished tile from x (SPIN 1: nearly every wait falls back)
+        cfg += [(f"lookback pid-order tile={t} warps={w} window={win} spin={sp}",
+                 lambda be, c, t=t, w=w, win=win, sp=sp: sk.triton_lookback(be, c, t, win, w, PID_ORDER=True,
+                                                                            SPIN=sp), True, 8)
+                for t, w, win, sp in ((8192, 4, 128, 4096), (16384, 4, 128, 4096), (8192, 4, 16, 4096),
+                                      (8192, 4, 128, 1))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         cfg = [(f"lookback vec4/invocation={v} window={w} spin={sp} poll={p}",

@@ -293,7 +293,9 @@ TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
     ("webgpu", SIZES, {"WEBGPU_LOOKBACK_ITEMS": 1, "WEBGPU_WINDOW": 2,
                        "_also": ({"WEBGPU_HIDE": 3, "WEBGPU_SPIN": 1},)}, 900),
     ("cuda", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "LOOKBACK_SPIN_LIMIT": 1}, 900),
-    ("triton", TRITON_SIZES, {"TRITON_LOOKBACK_TILE": 128, "TRITON_WINDOW": 4, "_n": 20_011}, 1800),
+    # triton, then in program-id order with three of every four tiles never seen published
+    ("triton", TRITON_SIZES, {"TRITON_LOOKBACK_TILE": 128, "TRITON_WINDOW": 4, "_n": 20_011,
+                              "_also": ({"TRITON_ORDER": {"PID_ORDER": True, "SPIN": 1, "HIDE": 3}},)}, 1800),
     ("torch", SIZES, {}, 600),
 ])
 def test_traps(backend, sizes, patch, timeout):
@@ -326,9 +328,13 @@ def _hopper_jobs() -> dict:
         jobs.append((st.scan_decoupled_lookback,
                      {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "flag_ptr": "*i64", "ticket_ptr": "*i64",
                       "n": "i64", "n_tiles": "i64"},
-                     {"BLOCK": 8192, "WINDOW": 16, "IS_FLOAT": dt == "fp32"},
+                     {"BLOCK": 8192, "WINDOW": 16, "IS_FLOAT": dt == "fp32", "PID_ORDER": False, "SPIN": 0,
+                      "HIDE": 0},
                      {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "flag_ptr", "n")}))
         names.append(f"scan_decoupled_lookback/{dt}")
+        f, sig, const, opt = jobs[-1]
+        jobs.append((f, sig, {**const, "WINDOW": 128, "PID_ORDER": True, "SPIN": 4096}, opt))
+        names.append(f"scan_decoupled_lookback/{dt} program-id order, bounded waits")
         jobs.append((st.scan_tiles, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "carry_ptr": f"*{dt}", "n": "i64"},
                      {"BLOCK": 1024, "HAS_CARRY": True},
                      {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "n")}))

@@ -177,6 +177,9 @@ def cuda_decoupled_lookback(be, case):
 TRITON_TILE3 = 1024
 #: triton look-back: tile and window
 TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 8192, 16, 4
+#: the look-back's tile order and wait (scan_decoupled_lookback's PID_ORDER, SPIN, HIDE): ticket
+#: order, unbounded waits (a program waits only on tiles of programs already running)
+TRITON_ORDER: dict = {}
 
 
 @kernel("scan", "triton", "reduce_then_scan")
@@ -198,8 +201,9 @@ def triton_reduce_then_scan(be, case):
 
 
 def triton_lookback(be, case, tile: int | None = None, window: int | None = None,
-                    num_warps: int | None = None):
-    """The single-pass Triton kernel with its shape (defaults: the module constants)."""
+                    num_warps: int | None = None, **order):
+    """The single-pass Triton kernel with its shape (defaults: the module constants); ``order``
+    (probes; default TRITON_ORDER): PID_ORDER, SPIN, HIDE of scan_decoupled_lookback."""
     from ops.scan.scan_triton import scan_decoupled_lookback
 
     n = case["n"]
@@ -208,11 +212,12 @@ def triton_lookback(be, case, tile: int | None = None, window: int | None = None
     flags = be.upload(np.zeros(n_tiles, np.int64))  # zeroed once: the epoch does the rest
     ticket = be.upload(np.zeros(1, np.int64))
     is_float = case.dtype == "fp32"
+    kw = {**TRITON_ORDER, **order}
 
     def run(ins, outs):
         scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, ticket, n, n_tiles,
                                             BLOCK=tile, WINDOW=window, IS_FLOAT=is_float,
-                                            num_warps=num_warps or TRITON_LOOKBACK_WARPS)
+                                            num_warps=num_warps or TRITON_LOOKBACK_WARPS, **kw)
 
     return run
 

@@ -64,12 +64,17 @@ def _pack(value, status, epoch, IS_FLOAT: tl.constexpr):
 # ("PassManager::run failed", seen on the H200 for n <= 1025).
 @triton.jit(do_not_specialize=["n_tiles"])
 def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
-                            BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr):
+                            BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr,
+                            PID_ORDER: tl.constexpr = False, SPIN: tl.constexpr = 0,
+                            HIDE: tl.constexpr = 0):
     # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles). Relaxed: the ticket carries no data
     # (flags are epoch-tagged words); acq_rel would fence and invalidate L1 in every program
     ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
-    tile = ticket % n_tiles
     epoch = ticket // n_tiles
+    if PID_ORDER:  # (probes) tile = program id: x's load need not wait for the ticket's round trip
+        tile = tl.program_id(0).to(tl.int64)
+    else:
+        tile = ticket % n_tiles
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0)
@@ -82,11 +87,14 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
     done = tile == 0
     base = tile  # the window is [base - WINDOW, base)
     want = epoch & 0x3FFFFFFF
+    spins = 0
     while not done:
         idx = base - WINDOW + tl.arange(0, WINDOW)
         valid = idx >= 0
         w = tl.load(flag_ptr + idx, mask=valid, other=0, volatile=True)
         st = tl.where(((w >> 34) & 0x3FFFFFFF) == want, (w >> 32) & 3, 0)  # stale epoch → X
+        if HIDE != 0:  # (tests) these tiles are never seen published
+            st = tl.where((idx & HIDE) != 0, 0, st)
         st = tl.where(valid, st, 2)  # before tile 0: an inclusive prefix of 0
         lo = (w & 0xFFFFFFFF).to(tl.int32)
         if IS_FLOAT:
@@ -100,7 +108,15 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
         kp = tl.max(tl.where(st == 2, idx, -(1 << 40)), axis=0)  # nearest P, if any
         excl += tl.sum(tl.where(idx >= tl.maximum(kx + 1, kp), val, 0), axis=0)
         done = kp > kx
+        prev = base
         base = tl.where(kx > -(1 << 40), kx + 1, base - WINDOW)
+        if SPIN > 0:  # bounded wait: the nearest tile, unpublished for SPIN reads, summed from x
+            spins = tl.where(done | (base < prev), 0, spins + 1)
+            if spins >= SPIN:
+                xo = (base - 1) * BLOCK + tl.arange(0, BLOCK)
+                excl += tl.sum(tl.load(x_ptr + xo, mask=xo < n, other=0), axis=0)
+                base -= 1
+                spins = 0
     if tile > 0:
         tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
                        sem="relaxed")

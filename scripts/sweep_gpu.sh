@@ -96,7 +96,7 @@ s27a)  # ≤ 9 min: Triton scan decoupled_lookback's tile and warps with the rel
             > "$W/scan_probe_$b.txt" 2>&1
         cat "$W/scan_probe_$b.txt" >> "$OUT/log-$PART.txt"
     done
-    SOLBENCH_CACHE=/dev/shm/solbench-s27a cli 200 scan run --op scan --backend triton --backend webgpu \
+    SOLBENCH_CACHE=/dev/shm/solbench-s27a cli 240 scan run --op scan --backend triton --backend webgpu \
         --backend torch --variant decoupled_lookback --variant reduce_then_scan --variant cumsum --timeout 60
     ;;
 s26b)  # ~3 min: Triton fused_dp4a as registered beside tinygemm and dense bf16 GEMV at issue 12's w4a16

@@ -218,7 +218,7 @@ def _compile_here(jit_fn, signature, constexprs, *, num_warps=4, num_stages=3, a
     ptx = kernel.asm["ptx"]
     out = {"name": kernel.metadata.name, "arch": f"sm_{arch}", "num_warps": num_warps, "ptx": ptx,
            "smem_bytes": int(getattr(kernel.metadata, "shared", 0) or 0),
-           "global_accesses": dict(Counter(re.findall(r"\b((?:ld|st)\.global[\w.]*)", ptx))),
+           "global_accesses": dict(Counter(re.findall(r"\b((?:ld|st)\.global(?:[\w.]|::)*)", ptx))),
            "registers": None, "spill_bytes": None, "resource_log": ""}
     if stages:  # every intermediate form, for `solbench inspect` (SASS below, where cuobjdump runs)
         out["asm"] = {k: v for k, v in kernel.asm.items() if isinstance(v, str)}

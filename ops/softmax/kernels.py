@@ -422,16 +422,18 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None):
+                     backoff: int | None = None, tile: int = 0, hints: bool = True):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``tile`` > 0:
+    softmax_split_l2 instead — the part streamed in tiles of that width and read again from L2
+    after the exchange (``hints``: its evict_last / evict_first loads)."""
     import torch
 
-    from ops.softmax.softmax_triton import softmax_split
+    from ops.softmax.softmax_triton import softmax_split, softmax_split_l2
 
     m, n = case["m"], case["n"]
     g = max(1, min(_units(be), cdiv(n, part)))
@@ -447,15 +449,18 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
         backoff = 0
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
+    fn = softmax_split
+    if tile:
+        fn, block = softmax_split_l2, min(block, tile)
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, **({"HINTS": hints} if tile else {})}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
         e = int(epoch.next())
         for ph in phases:
-            softmax_split[(nblk,)](x, y, slots, ticket, n, chunk, nblk, e, PHASE=ph, **kw)
+            fn[(nblk,)](x, y, slots, ticket, n, chunk, nblk, e, PHASE=ph, **kw)
 
     return run
 

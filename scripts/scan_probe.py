@@ -67,6 +67,12 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                                                                             SPIN=sp), True, 8)
                 for t, w, win, sp in ((8192, 4, 128, 4096), (16384, 4, 128, 4096), (8192, 4, 16, 4096),
                                       (8192, 4, 128, 1))]
+        # session 28: the tile streamed (scan_lookback_l2: its sum, the look-back, then a re-read
+        # from L2 scanned `sub` values at a time), few registers, several programs per SM
+        cfg += [(f"lookback l2 tile={t} sub={sb} warps={w} window=16",
+                 lambda be, c, t=t, sb=sb, w=w: sk.triton_lookback(be, c, t, 16, w, sub=sb), True, 8)
+                for t, sb, w in ((8192, 2048, 4), (16384, 2048, 4), (32768, 2048, 4), (16384, 4096, 8),
+                                 (32768, 4096, 8), (16384, 1024, 4), (65536, 4096, 8))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         cfg = [(f"lookback vec4/invocation={v} window={w} spin={sp} poll={p}",
@@ -88,7 +94,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2**28)
     ap.add_argument("--dtype", default="fp32", choices=["fp32", "i32"])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--only", default="", help="run only the configurations whose label contains this")
+    ap.add_argument("--only", default="", help="run only the configurations whose label contains this "
+                    "(texts separated by |: any of them)")
     ap.add_argument("--ceiling", type=float, default=None, help="GB/s (default: peaks.json of the device)")
     args = ap.parse_args()
 
@@ -127,7 +134,7 @@ def main() -> None:
         rows.append(row)
 
     for label, factory, kind, per_elem in configs(args.backend):
-        if args.only not in label:
+        if not any(t in label for t in args.only.split("|")):
             continue
         try:
             run = factory(be, case)

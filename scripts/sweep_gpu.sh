@@ -90,9 +90,10 @@ s28a)  # ~5 min: Triton softmax split_row 4096×131072 fp32, the registered form
     # one program per SM) beside session 28's softmax_split_l2 (part streamed in tiles and re-read from
     # L2 after the exchange: ~52 registers, several programs per SM) at parts × tiles, with and without
     # the eviction hints; then Triton scan's 16384-value look-back tile (H100 +3.5 % in s27a) on the H200
+    # beside the same streaming form of the scan (scan_lookback_l2)
     probe 260 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|split_row l2'
     step "scan_probe triton 16384 tile"
-    timeout 100 "$PY" scripts/scan_probe.py triton --dtype fp32 --only "warps=4 window=16" --out "$W" \
+    timeout 150 "$PY" scripts/scan_probe.py triton --dtype fp32 --only "lookback tile=8192 warps=4 window=16|lookback tile=16384 warps=4 window=16|l2" --out "$W" \
         > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;

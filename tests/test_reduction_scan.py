@@ -293,9 +293,13 @@ TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
     ("webgpu", SIZES, {"WEBGPU_LOOKBACK_ITEMS": 1, "WEBGPU_WINDOW": 2,
                        "_also": ({"WEBGPU_HIDE": 3, "WEBGPU_SPIN": 1},)}, 900),
     ("cuda", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "LOOKBACK_SPIN_LIMIT": 1}, 900),
-    # triton, then in program-id order with three of every four tiles never seen published
+    # triton, then in program-id order with three of every four tiles never seen published; the
+    # streamed tile (scan_lookback_l2, 32 values a step), then with the hidden tiles too
     ("triton", TRITON_SIZES, {"TRITON_LOOKBACK_TILE": 128, "TRITON_WINDOW": 4, "_n": 20_011,
-                              "_also": ({"TRITON_ORDER": {"PID_ORDER": True, "SPIN": 1, "HIDE": 3}},)}, 1800),
+                              "_also": ({"TRITON_ORDER": {"PID_ORDER": True, "SPIN": 1, "HIDE": 3}},
+                                        {"TRITON_LOOKBACK_SUB": 32},
+                                        {"TRITON_LOOKBACK_SUB": 32, "TRITON_ORDER": {"SPIN": 1, "HIDE": 3}})},
+     1800),
     ("torch", SIZES, {}, 600),
 ])
 def test_traps(backend, sizes, patch, timeout):
@@ -335,6 +339,10 @@ def _hopper_jobs() -> dict:
         f, sig, const, opt = jobs[-1]
         jobs.append((f, sig, {**const, "WINDOW": 128, "PID_ORDER": True, "SPIN": 4096}, opt))
         names.append(f"scan_decoupled_lookback/{dt} program-id order, bounded waits")
+        jobs.append((st.scan_lookback_l2, sig,
+                     {"CHUNK": 16384, "SUB": 2048, "WINDOW": 16, "IS_FLOAT": dt == "fp32", "SPIN": 0,
+                      "HIDE": 0}, opt))
+        names.append(f"scan_lookback_l2/{dt}")
         jobs.append((st.scan_tiles, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "carry_ptr": f"*{dt}", "n": "i64"},
                      {"BLOCK": 1024, "HAS_CARRY": True},
                      {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "n")}))
@@ -346,10 +354,11 @@ def _hopper_jobs() -> dict:
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:
             fails.append(f"{name}: {out['error'][:2000]}")
-        elif name.split("/")[0] in ("reduce_persistent", "scan_decoupled_lookback") and not any(
+        elif name.split("/")[0] in ("reduce_persistent", "scan_decoupled_lookback",
+                                    "scan_lookback_l2") and not any(
                 k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]):
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
-        elif name.startswith("scan_decoupled_lookback") and "atom.global.gpu.relaxed.add" not in out["ptx"]:
+        elif "lookback" in name.split("/")[0] and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
     return {"fails": fails}
 

@@ -180,6 +180,9 @@ TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 8192, 16, 4
 #: the look-back's tile order and wait (scan_decoupled_lookback's PID_ORDER, SPIN, HIDE): ticket
 #: order, unbounded waits (a program waits only on tiles of programs already running)
 TRITON_ORDER: dict = {}
+#: values per step of the streamed look-back (scan_lookback_l2: the tile re-read from L2 after the
+#: look-back); 0: the tile held in registers (scan_decoupled_lookback)
+TRITON_LOOKBACK_SUB = 0
 
 
 @kernel("scan", "triton", "reduce_then_scan")
@@ -201,10 +204,12 @@ def triton_reduce_then_scan(be, case):
 
 
 def triton_lookback(be, case, tile: int | None = None, window: int | None = None,
-                    num_warps: int | None = None, **order):
+                    num_warps: int | None = None, sub: int | None = None, **order):
     """The single-pass Triton kernel with its shape (defaults: the module constants); ``order``
-    (probes; default TRITON_ORDER): PID_ORDER, SPIN, HIDE of scan_decoupled_lookback."""
-    from ops.scan.scan_triton import scan_decoupled_lookback
+    (probes; default TRITON_ORDER): PID_ORDER, SPIN, HIDE of scan_decoupled_lookback; ``sub`` > 0
+    (default TRITON_LOOKBACK_SUB): scan_lookback_l2 instead, the tile streamed ``sub`` values at a
+    time and re-read from L2 after the look-back (SPIN and HIDE as there; ticket order)."""
+    from ops.scan.scan_triton import scan_decoupled_lookback, scan_lookback_l2
 
     n = case["n"]
     tile, window = tile or TRITON_LOOKBACK_TILE, window or TRITON_WINDOW
@@ -214,10 +219,16 @@ def triton_lookback(be, case, tile: int | None = None, window: int | None = None
     is_float = case.dtype == "fp32"
     kw = {**TRITON_ORDER, **order}
 
+    sub = TRITON_LOOKBACK_SUB if sub is None else sub
+    if sub:
+        fn, shape = scan_lookback_l2, {"CHUNK": tile, "SUB": min(sub, tile)}
+        kw.pop("PID_ORDER", None)
+    else:
+        fn, shape = scan_decoupled_lookback, {"BLOCK": tile}
+
     def run(ins, outs):
-        scan_decoupled_lookback[(n_tiles,)](ins["x"], outs["y"], flags, ticket, n, n_tiles,
-                                            BLOCK=tile, WINDOW=window, IS_FLOAT=is_float,
-                                            num_warps=num_warps or TRITON_LOOKBACK_WARPS, **kw)
+        fn[(n_tiles,)](ins["x"], outs["y"], flags, ticket, n, n_tiles, WINDOW=window, IS_FLOAT=is_float,
+                       num_warps=num_warps or TRITON_LOOKBACK_WARPS, **shape, **kw)
 
     return run
 

@@ -59,31 +59,13 @@ def _pack(value, status, epoch, IS_FLOAT: tl.constexpr):
     return (tag << 32) | (bits.to(tl.int64) & 0xFFFFFFFF)
 
 
-# n_tiles is not specialised: Triton folds an int argument equal to 1 into a constant, and with
-# one tile (n <= BLOCK) the look-back loop folds away; Triton 3.6 then failed to compile the kernel
-# ("PassManager::run failed", seen on the H200 for n <= 1025).
-@triton.jit(do_not_specialize=["n_tiles"])
-def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
-                            BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr,
-                            PID_ORDER: tl.constexpr = False, SPIN: tl.constexpr = 0,
-                            HIDE: tl.constexpr = 0):
-    # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles). Relaxed: the ticket carries no data
-    # (flags are epoch-tagged words); acq_rel would fence and invalidate L1 in every program
-    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
-    epoch = ticket // n_tiles
-    if PID_ORDER:  # (probes) tile = program id: x's load need not wait for the ticket's round trip
-        tile = tl.program_id(0).to(tl.int64)
-    else:
-        tile = ticket % n_tiles
-    offs = tile * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0)
-    incl = tl.cumsum(x, axis=0)
-    agg = tl.sum(x, axis=0)
-    # publish the aggregate (tile 0: its aggregate is already the inclusive prefix)
-    tl.atomic_xchg(flag_ptr + tile, _pack(agg, tl.where(tile == 0, 2, 1).to(tl.int64), epoch, IS_FLOAT),
-                   sem="relaxed")
-    excl = tl.sum(tl.zeros((WINDOW,), dtype=x.dtype), axis=0)
+@triton.jit
+def _lookback(x_ptr, flag_ptr, tile, n, epoch, zeros, CHUNK: tl.constexpr, SUB: tl.constexpr,
+              WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr, SPIN: tl.constexpr, HIDE: tl.constexpr):
+    """The exclusive prefix of ``tile`` (tiles of CHUNK values) from its predecessors' flags;
+    ``zeros``: WINDOW zeros of x's type. SPIN > 0: a tile unpublished for SPIN reads is summed
+    from x (SUB values at a time)."""
+    excl = tl.sum(zeros, axis=0)
     done = tile == 0
     base = tile  # the window is [base - WINDOW, base)
     want = epoch & 0x3FFFFFFF
@@ -113,11 +95,75 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
         if SPIN > 0:  # bounded wait: the nearest tile, unpublished for SPIN reads, summed from x
             spins = tl.where(done | (base < prev), 0, spins + 1)
             if spins >= SPIN:
-                xo = (base - 1) * BLOCK + tl.arange(0, BLOCK)
-                excl += tl.sum(tl.load(x_ptr + xo, mask=xo < n, other=0), axis=0)
+                for j in range(0, CHUNK, SUB):
+                    xo = (base - 1) * CHUNK + j + tl.arange(0, SUB)
+                    excl += tl.sum(tl.load(x_ptr + xo, mask=xo < n, other=0), axis=0)
                 base -= 1
                 spins = 0
+    return excl
+
+
+# n_tiles is not specialised: Triton folds an int argument equal to 1 into a constant, and with
+# one tile (n <= BLOCK) the look-back loop folds away; Triton 3.6 then failed to compile the kernel
+# ("PassManager::run failed", seen on the H200 for n <= 1025).
+@triton.jit(do_not_specialize=["n_tiles"])
+def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
+                            BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr,
+                            PID_ORDER: tl.constexpr = False, SPIN: tl.constexpr = 0,
+                            HIDE: tl.constexpr = 0):
+    # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles). Relaxed: the ticket carries no data
+    # (flags are epoch-tagged words); acq_rel would fence and invalidate L1 in every program
+    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
+    epoch = ticket // n_tiles
+    if PID_ORDER:  # (probes) tile = program id: x's load need not wait for the ticket's round trip
+        tile = tl.program_id(0).to(tl.int64)
+    else:
+        tile = ticket % n_tiles
+    offs = tile * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    incl = tl.cumsum(x, axis=0)
+    agg = tl.sum(x, axis=0)
+    # publish the aggregate (tile 0: its aggregate is already the inclusive prefix)
+    tl.atomic_xchg(flag_ptr + tile, _pack(agg, tl.where(tile == 0, 2, 1).to(tl.int64), epoch, IS_FLOAT),
+                   sem="relaxed")
+    excl = _lookback(x_ptr, flag_ptr, tile, n, epoch, tl.zeros((WINDOW,), dtype=x.dtype), BLOCK, BLOCK,
+                     WINDOW, IS_FLOAT, SPIN, HIDE)
     if tile > 0:
         tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
                        sem="relaxed")
     tl.store(y_ptr + offs, incl + excl, mask=mask)
+
+
+@triton.jit(do_not_specialize=["n_tiles"])
+def scan_lookback_l2(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles, CHUNK: tl.constexpr,
+                     SUB: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr,
+                     SPIN: tl.constexpr = 0, HIDE: tl.constexpr = 0):
+    """scan_decoupled_lookback with the tile (CHUNK values) streamed instead of held: its aggregate
+    from SUB-wide loads (evict_last), the look-back, then the tile read again from L2 (evict_first)
+    and scanned SUB values at a time with a running carry. Few registers, so several programs per
+    SM: one's look-back overlaps the others' streams; DRAM still sees one read and one write."""
+    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
+    epoch = ticket // n_tiles
+    tile = ticket % n_tiles
+    lo = tile * CHUNK
+    cols = tl.arange(0, SUB)
+    acc = tl.zeros((SUB,), dtype=x_ptr.dtype.element_ty)
+    for j in range(0, CHUNK, SUB):
+        offs = lo + j + cols
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0, eviction_policy="evict_last")
+    agg = tl.sum(acc, axis=0)
+    tl.atomic_xchg(flag_ptr + tile, _pack(agg, tl.where(tile == 0, 2, 1).to(tl.int64), epoch, IS_FLOAT),
+                   sem="relaxed")
+    excl = _lookback(x_ptr, flag_ptr, tile, n, epoch, tl.zeros((WINDOW,), dtype=acc.dtype), CHUNK, SUB,
+                     WINDOW, IS_FLOAT, SPIN, HIDE)
+    if tile > 0:
+        tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
+                       sem="relaxed")
+    carry = excl
+    for j in range(0, CHUNK, SUB):
+        offs = lo + j + cols
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask, other=0, eviction_policy="evict_first")
+        tl.store(y_ptr + offs, tl.cumsum(x, axis=0) + carry, mask=mask)
+        carry += tl.sum(x, axis=0)

@@ -111,15 +111,8 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
-    # and session 28's softmax_split_l2 (part streamed in tiles, re-read from L2 after the
-    # exchange: ~52 registers, several programs per SM): values per part × tile (warps = tile/512)
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)] + [
-        (f"split_row l2 part={p} tile={t}{'' if h else ' nohints'}",
-         lambda be, c, p=p, t=t, h=h: sk.triton_split_row(be, c, part=p, tile=t, hints=h))
-        for p, t, h in ((16384, 2048, True), (8192, 2048, True), (4096, 2048, True), (8192, 1024, True),
-                        (4096, 1024, True), (16384, 4096, True), (8192, 4096, True), (32768, 2048, True),
-                        (8192, 2048, False), (16384, 2048, False))]
+            for b in (0, 500, 2000)]
 
 
 def _attention_webgpu():

@@ -55,7 +55,7 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
         return cfg + [("kogge_stone", variant("opencl", "kogge_stone"), "passes", 8)]
     if backend == "triton":
         cfg = [(f"lookback tile={t} warps={w} window={win}",
-                lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w), True, 8)
+                lambda be, c, t=t, w=w, win=win: sk.triton_lookback(be, c, t, win, w, sub=0), True, 8)
                for t, w, win in ((8192, 4, 16), (16384, 4, 16), (16384, 8, 16), (16384, 8, 32),
                                  (16384, 16, 16), (32768, 8, 16), (32768, 16, 16), (65536, 16, 16),
                                  # one flag per thread: no replicated volatile loads to disagree
@@ -63,8 +63,8 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
         # tiles in program-id order (x's load before the ticket returns), waits bounded by a
         # fallback that sums an unpublished tile from x (SPIN 1: nearly every wait falls back)
         cfg += [(f"lookback pid-order tile={t} warps={w} window={win} spin={sp}",
-                 lambda be, c, t=t, w=w, win=win, sp=sp: sk.triton_lookback(be, c, t, win, w, PID_ORDER=True,
-                                                                            SPIN=sp), True, 8)
+                 lambda be, c, t=t, w=w, win=win, sp=sp: sk.triton_lookback(be, c, t, win, w, sub=0,
+                                                                            PID_ORDER=True, SPIN=sp), True, 8)
                 for t, w, win, sp in ((8192, 4, 128, 4096), (16384, 4, 128, 4096), (8192, 4, 16, 4096),
                                       (8192, 4, 128, 1))]
         # session 28: the tile streamed (scan_lookback_l2: its sum, the look-back, then a re-read
@@ -72,7 +72,9 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
         cfg += [(f"lookback l2 tile={t} sub={sb} warps={w} window=16",
                  lambda be, c, t=t, sb=sb, w=w: sk.triton_lookback(be, c, t, 16, w, sub=sb), True, 8)
                 for t, sb, w in ((8192, 2048, 4), (16384, 2048, 4), (32768, 2048, 4), (16384, 4096, 8),
-                                 (32768, 4096, 8), (16384, 1024, 4), (65536, 4096, 8))]
+                                 (32768, 4096, 8), (16384, 1024, 4), (65536, 4096, 8), (16384, 4096, 4),
+                                 (16384, 8192, 8), (16384, 8192, 16), (8192, 4096, 8), (32768, 8192, 16),
+                                 (12288, 4096, 8), (24576, 4096, 8))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         cfg = [(f"lookback vec4/invocation={v} window={w} spin={sp} poll={p}",

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s28a | s27a | s26b | s26a | s25a | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s28b | s28a | s27a | s26b | s26a | s25a | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -86,11 +86,31 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-s28a)  # ~5 min: Triton softmax split_row 4096×131072 fp32, the registered form (part held in registers,
+s28b)  # ~7 min: Triton scan after session 28 registered the streamed look-back (scan_lookback_l2, 16384-value
+    # tiles in 4096-value steps on 8 warps: 75.3 % in s28a): more of its shapes beside the register-held
+    # 16384 tile, the two leaders again in a second process; harness rows beside torch (fp32, i32); then
+    # Triton persistent matmul beside cuBLAS once more (issue 8's parity cell)
+    step "scan_probe triton"
+    timeout 170 "$PY" scripts/scan_probe.py triton --dtype fp32 \
+        --only "lookback tile=16384 warps=4 window=16|l2" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
+    cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
+    mkdir -p "$W/again"
+    timeout 60 "$PY" scripts/scan_probe.py triton --dtype fp32 \
+        --only "lookback tile=16384 warps=4 window=16|l2 tile=16384 sub=4096 warps=8" --out "$W/again" \
+        > "$W/scan_probe_triton_again.txt" 2>&1
+    cat "$W/scan_probe_triton_again.txt" >> "$OUT/log-$PART.txt"
+    SOLBENCH_CACHE=/dev/shm/solbench-s28b cli 170 scan run --op scan --backend triton --backend torch \
+        --variant decoupled_lookback --variant reduce_then_scan --variant cumsum --timeout 60
+    cli 150 matmul_triton run --op matmul --backend triton --backend torch --variant persistent \
+        --variant matmul --case 8192³,bf16 --case 8192³,fp16 --timeout 60
+    ;;
+s28a)  # ~5 min, run in session 28 at a7ee76c (results/nvidia-h200/probes-20261205-session28/): Triton
+    # softmax split_row 4096×131072 fp32, the registered form (part held in registers,
     # one program per SM) beside session 28's softmax_split_l2 (part streamed in tiles and re-read from
     # L2 after the exchange: ~52 registers, several programs per SM) at parts × tiles, with and without
     # the eviction hints; then Triton scan's 16384-value look-back tile (H100 +3.5 % in s27a) on the H200
-    # beside the same streaming form of the scan (scan_lookback_l2)
+    # beside the same streaming form of the scan (scan_lookback_l2). The softmax form lost and was removed
+    # (its labels exist only at a7ee76c)
     probe 260 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|split_row l2'
     step "scan_probe triton 16384 tile"
     timeout 150 "$PY" scripts/scan_probe.py triton --dtype fp32 --only "lookback tile=8192 warps=4 window=16|lookback tile=16384 warps=4 window=16|l2" --out "$W" \

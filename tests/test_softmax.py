@@ -167,11 +167,6 @@ def _hopper_jobs() -> dict:
                       "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}/phase0")
-        jobs.append((st.softmax_split_l2, split_io,
-                     {"G": 8, "GP": 8, "BLOCK": 2048, "PHASE": 0, "TICKET_SEM": ticket_sem,
-                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS, "HINTS": True},
-                     {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
-        names.append(f"softmax_split_l2/{dt}/phase0")
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:
@@ -183,9 +178,6 @@ def _hopper_jobs() -> dict:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
         elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
             fails.append(f"{name}: no nanosleep between the polls")
-        elif name.startswith("softmax_split_l2") and not all(
-                f"L2::{p}" in out["ptx"] for p in ("evict_last", "evict_first")):
-            fails.append(f"{name}: the first read is not evict_last, or the re-read not evict_first")
     return {"fails": fails}
 
 
@@ -211,32 +203,6 @@ def _rows(be, spec, m: int, n: int, dt: str, seed: int):
 
 def test_triton_softmax_compiles_for_hopper():
     check_in_process(_hopper_jobs)
-
-
-def _triton_split_l2() -> dict:
-    be, spec, skip = _softmax_child("triton")
-    if skip:
-        return skip
-    from ops.softmax import kernels as sk
-    from suite.check import checked_launch
-
-    fails = []
-    # parts of several tiles with a ragged last one (1000 = 3 parts of 334 in tiles of 128), a
-    # part narrower than a tile, bf16; the ±1e4 and −inf rows come with the spec's inputs
-    for m, n, dt, part, tile in ((5, 1000, "fp32", 400, 128), (3, 77, "fp32", 32, 64),
-                                 (4, 600, "bf16", 256, 64)):
-        case, x, ins, outs, ref = _rows(be, spec, m, n, dt, 31)
-        run = sk.triton_split_row(be, case, part=part, tile=tile)
-        res = checked_launch(be, spec, case, run, ins, outs, x, ref, spec.tolerance(case))
-        if not res.ok:
-            fails.append(f"{case.name},{dt} part={part} tile={tile}: {res.message}")
-    return {"fails": fails}
-
-
-def test_triton_split_row_l2_form_is_correct():
-    """softmax_split_l2 (probe form of split_row: the part streamed, re-read after the exchange)
-    in the interpreter, with parts of several tiles and a ragged end."""
-    check_in_process(_triton_split_l2)
 
 
 # -- WebGPU: buffers above the storage-binding limit, bound as windows ---------------------------

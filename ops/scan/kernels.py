@@ -175,14 +175,17 @@ def cuda_decoupled_lookback(be, case):
 
 #: triton reduce-then-scan tiles (three levels at the 1_050_001 test size, like the others)
 TRITON_TILE3 = 1024
-#: triton look-back: tile and window
-TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 8192, 16, 4
+#: triton look-back: tile, window and warps. H200, 2^28 fp32 (scripts/scan_probe.py, session 28, s28a):
+#: the tile held in registers 68.4 % at 8192 values (4 warps), 74.1 % at 16384; streamed and re-read
+#: from L2 (TRITON_LOOKBACK_SUB) 75.3 % at 16384 values in 4096-value steps on 8 warps, 74.3 % at
+#: 8192 / 2048 / 4, 66–67 % at 32768 or 2048-value steps of 16384, 63 % at 1024-value steps
+TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 16384, 16, 8
 #: the look-back's tile order and wait (scan_decoupled_lookback's PID_ORDER, SPIN, HIDE): ticket
 #: order, unbounded waits (a program waits only on tiles of programs already running)
 TRITON_ORDER: dict = {}
 #: values per step of the streamed look-back (scan_lookback_l2: the tile re-read from L2 after the
 #: look-back); 0: the tile held in registers (scan_decoupled_lookback)
-TRITON_LOOKBACK_SUB = 0
+TRITON_LOOKBACK_SUB = 4096
 
 
 @kernel("scan", "triton", "reduce_then_scan")
@@ -235,8 +238,10 @@ def triton_lookback(be, case, tile: int | None = None, window: int | None = None
 
 @kernel("scan", "triton", "decoupled_lookback")
 def triton_decoupled_lookback(be, case):
-    """Single pass: tl.cumsum per 8192-element tile (4 warps), look-back over a 16-flag window with
-    volatile loads; 64-bit (epoch, status, value) flags and a ticket counter."""
+    """Single pass over 16384-value tiles (8 warps): the tile's sum from 4096-value loads, look-back
+    over a 16-flag window with volatile loads (64-bit (epoch, status, value) flags, a ticket
+    counter), then the tile read again — from L2, where the first read left it — and scanned
+    with tl.cumsum 4096 values at a time (``triton_lookback``; scan_triton.py: scan_lookback_l2)."""
     return triton_lookback(be, case)
 
 

@@ -360,6 +360,11 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: next, against 88.2 / 88.4 % registered; 1 per SM 62.4 %; 4 per SM with 8192-value parts 85.9 %;
 #: the next ticket taken before the write 86.8 %, or right after the part's loads 64–66 % (Triton
 #: broadcasts a scalar atomic's result through a barrier, and the loop spilled): removed.
+#: session 28 (probes-20261205-session28/s28a, commit a7ee76c): the part streamed in tiles instead
+#: of held (its (max, Σ) by a per-lane online loop with evict_last loads, the exchange, then the part
+#: read again from L2 with evict_first and written; ~52 registers, several programs per SM):
+#: 77.8 % at 16384-value parts in 4096-wide tiles (8 warps), 74–75 % at 8192 or 4096 / 2048,
+#: 63–72 % elsewhere, 65–66 % without the eviction hints, against 88.5 % registered: removed.
 #: the interpreter's cost is per loop iteration, not per element: wide tiles there
 TRITON_TILE_INTERPRET = 65536
 
@@ -422,18 +427,16 @@ def triton_fused_row(be, case):
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, tile: int = 0, hints: bool = True):
+                     backoff: int | None = None):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``tile`` > 0:
-    softmax_split_l2 instead — the part streamed in tiles of that width and read again from L2
-    after the exchange (``hints``: its evict_last / evict_first loads)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
     import torch
 
-    from ops.softmax.softmax_triton import softmax_split, softmax_split_l2
+    from ops.softmax.softmax_triton import softmax_split
 
     m, n = case["m"], case["n"]
     g = max(1, min(_units(be), cdiv(n, part)))
@@ -449,18 +452,15 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
         backoff = 0
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
-    fn = softmax_split
-    if tile:
-        fn, block = softmax_split_l2, min(block, tile)
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
-          "TICKET_SEM": ticket_sem, "BACKOFF": backoff, **({"HINTS": hints} if tile else {})}
+          "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)
         e = int(epoch.next())
         for ph in phases:
-            fn[(nblk,)](x, y, slots, ticket, n, chunk, nblk, e, PHASE=ph, **kw)
+            softmax_split[(nblk,)](x, y, slots, ticket, n, chunk, nblk, e, PHASE=ph, **kw)
 
     return run
 

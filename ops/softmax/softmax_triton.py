@@ -118,11 +118,7 @@ def _untag(w):
 def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
     """This part's (max, Σ exp) into its two epoch-tagged slot words."""
     m = tl.max(x, axis=0)
-    _post(slot_ptr, row, part, m, tl.sum(tl.exp2((x - m) * LOG2E), axis=0), epoch, G)
-
-
-@triton.jit
-def _post(slot_ptr, row, part, m, s, epoch, G: tl.constexpr):
+    s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
     base = slot_ptr + 2 * (row * G)
     tl.atomic_xchg(base + 2 * part, _tag(epoch, m), sem="relaxed")
     tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
@@ -131,16 +127,8 @@ def _post(slot_ptr, row, part, m, s, epoch, G: tl.constexpr):
 @triton.jit
 def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
             BACKOFF: tl.constexpr):
-    """Wait for the row's partials (``_gather``) and write the part."""
-    mt, inv = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF)
-    e = tl.exp2((x - mt) * LOG2E) * inv
-    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
-
-
-@triton.jit
-def _gather(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls) and combine them in part order: (row max, 1 / row Σ)."""
+    polls), combine them in part order and write the part."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -160,7 +148,8 @@ def _gather(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF:
     mk = tl.where(kmask, _untag(a), NEG)
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
-    return mt, 1.0 / st
+    e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
+    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
 
 
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
@@ -185,52 +174,3 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
         _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))
-
-
-@triton.jit(do_not_specialize=["epoch", "n_blocks"])
-def softmax_split_l2(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
-                     G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                     TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0,
-                     HINTS: tl.constexpr = True):
-    """softmax_split with the part streamed instead of held: BLOCK-wide tiles of the part with a
-    running (max, Σ) per lane, the partials exchanged as there, then the part read again — from
-    L2, where its first read left it (HINTS: that read evict_last, the second evict_first) — and
-    written. Few registers, so several programs per SM: one's wait for its siblings overlaps
-    the others' streams; DRAM still sees one read and one write."""
-    if PHASE == 0:
-        t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
-    else:
-        t = tl.program_id(0).to(tl.int64)
-    row = t // G
-    part = t % G
-    xr = x_ptr + row * N
-    lo = part * chunk  # (a multiple of chunk's divisibility: 16-byte loads where chunk allows)
-    hi = tl.minimum(lo + chunk, N)
-    cols = tl.arange(0, BLOCK)
-    if PHASE != 2:
-        m = tl.full((BLOCK,), NEG, tl.float32)
-        s = tl.zeros((BLOCK,), tl.float32)
-        for i in range(0, chunk, BLOCK):
-            offs = lo + i + cols
-            if HINTS:
-                x = tl.load(xr + offs, mask=offs < hi, other=float("-inf"), eviction_policy="evict_last")
-            else:
-                x = tl.load(xr + offs, mask=offs < hi, other=float("-inf"))
-            x = x.to(tl.float32)
-            mn = tl.maximum(m, x)
-            s = s * tl.exp2((m - mn) * LOG2E) + tl.exp2((x - mn) * LOG2E)
-            m = mn
-        mp = tl.max(m, axis=0)
-        _post(slot_ptr, row, part, mp, tl.sum(s * tl.exp2((m - mp) * LOG2E), axis=0), epoch, G)
-    if PHASE != 1:
-        mt, inv = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF * (PHASE == 0))
-        yr = y_ptr + row * N
-        for i in range(0, chunk, BLOCK):
-            offs = lo + i + cols
-            mask = offs < hi
-            if HINTS:
-                x = tl.load(xr + offs, mask=mask, other=float("-inf"), eviction_policy="evict_first")
-            else:
-                x = tl.load(xr + offs, mask=mask, other=float("-inf"))
-            e = tl.exp2((x.to(tl.float32) - mt) * LOG2E) * inv
-            tl.store(yr + offs, _out(e, y_ptr), mask=mask)

@@ -69,7 +69,11 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                                       (8192, 4, 128, 1))]
         # session 28: the tile streamed (scan_lookback_l2: its sum, the look-back, then a re-read
         # from L2 scanned `sub` values at a time), few registers, several programs per SM
-        cfg += [(f"lookback l2 tile={t} sub={sb} warps={w} window=16",
+        cfg += [(f"lookback l2 tile={t} sub={sb} warps={w} window={win}",
+                 lambda be, c, t=t, sb=sb, w=w, win=win: sk.triton_lookback(be, c, t, win, w, sub=sb),
+                 True, 8)
+                for t, sb, w, win in ((16384, 4096, 8, 32), (16384, 4096, 4, 32), (16384, 4096, 8, 8))] + [
+                (f"lookback l2 tile={t} sub={sb} warps={w} window=16",
                  lambda be, c, t=t, sb=sb, w=w: sk.triton_lookback(be, c, t, 16, w, sub=sb), True, 8)
                 for t, sb, w in ((8192, 2048, 4), (16384, 2048, 4), (32768, 2048, 4), (16384, 4096, 8),
                                  (32768, 4096, 8), (16384, 1024, 4), (65536, 4096, 8), (16384, 4096, 4),

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s28c | s28b | s28a | s27a | s26b | s26a | s25a | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -160,13 +160,17 @@ s26a)  # ~5 min, run in session 26 on an H100 at commit 68513de (results/nvidia-
         probe 40 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a lean shape=(32, 512' --cap 0.2
     done
     ;;
-s25a)  # ~5 min: OpenCL softmax after session 25 (97511d4: split_row's wait bounded, a late sibling
+s25a)  # ~9.5 min: OpenCL softmax after session 25 (97511d4: split_row's wait bounded, a late sibling
     # computed by its waiter; work-groups within CL_DEVICE_MAX_WORK_GROUP_SIZE) beside torch at the
     # bench shapes (README: opencl split_row 4096×131072 measured with the unbounded wait), then the
     # OpenCL/WebGPU softmax test cases on the GPU (check only)
-    cli 300 softmax_opencl run --op softmax --backend opencl --backend torch --variant fused_row \
+    # (session 28, s28c on an H100: the torch rows come first and seven of them took 281 s — inputs,
+    # references and checks of 1–2 GiB cases — so this step gets most of the call)
+    cli 560 softmax_opencl run --op softmax --backend opencl --backend torch --variant fused_row \
         --variant online --variant split_row --variant eager --variant compile --timeout 120 --time-cap 2
-    SOLBENCH_CACHE=/dev/shm/solbench-s25a cli 120 softmax_test run --size test --op softmax --backend opencl \
+    ;;
+s25b)  # ~2 min: s25a's second step, the OpenCL/WebGPU softmax test cases on the GPU (check only)
+    SOLBENCH_CACHE=/dev/shm/solbench-s25b cli 120 softmax_test run --size test --op softmax --backend opencl \
         --backend webgpu --check-only --timeout 60
     ;;
 s24b)  # ≤ 9.5 min, optional: every test case of every backend checked on the GPU (check only) after

@@ -103,6 +103,22 @@ def _lookback(x_ptr, flag_ptr, tile, n, epoch, zeros, CHUNK: tl.constexpr, SUB: 
     return excl
 
 
+@triton.jit
+def _publish_and_look_back(x_ptr, flag_ptr, tile, n, epoch, agg, CHUNK: tl.constexpr, SUB: tl.constexpr,
+                           WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr, SPIN: tl.constexpr,
+                           HIDE: tl.constexpr):
+    """Publish the tile's aggregate (tile 0: already its inclusive prefix), look back for its
+    exclusive prefix, publish the inclusive one; returns the exclusive prefix."""
+    tl.atomic_xchg(flag_ptr + tile, _pack(agg, tl.where(tile == 0, 2, 1).to(tl.int64), epoch, IS_FLOAT),
+                   sem="relaxed")
+    excl = _lookback(x_ptr, flag_ptr, tile, n, epoch, tl.zeros((WINDOW,), dtype=agg.dtype), CHUNK, SUB,
+                     WINDOW, IS_FLOAT, SPIN, HIDE)
+    if tile > 0:
+        tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
+                       sem="relaxed")
+    return excl
+
+
 # n_tiles is not specialised: Triton folds an int argument equal to 1 into a constant, and with
 # one tile (n <= BLOCK) the look-back loop folds away; Triton 3.6 then failed to compile the kernel
 # ("PassManager::run failed", seen on the H200 for n <= 1025).
@@ -124,14 +140,8 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
     x = tl.load(x_ptr + offs, mask=mask, other=0)
     incl = tl.cumsum(x, axis=0)
     agg = tl.sum(x, axis=0)
-    # publish the aggregate (tile 0: its aggregate is already the inclusive prefix)
-    tl.atomic_xchg(flag_ptr + tile, _pack(agg, tl.where(tile == 0, 2, 1).to(tl.int64), epoch, IS_FLOAT),
-                   sem="relaxed")
-    excl = _lookback(x_ptr, flag_ptr, tile, n, epoch, tl.zeros((WINDOW,), dtype=x.dtype), BLOCK, BLOCK,
-                     WINDOW, IS_FLOAT, SPIN, HIDE)
-    if tile > 0:
-        tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
-                       sem="relaxed")
+    excl = _publish_and_look_back(x_ptr, flag_ptr, tile, n, epoch, agg, BLOCK, BLOCK, WINDOW, IS_FLOAT,
+                                  SPIN, HIDE)
     tl.store(y_ptr + offs, incl + excl, mask=mask)
 
 
@@ -152,15 +162,8 @@ def scan_lookback_l2(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles, CHUNK: tl.c
     for j in range(0, CHUNK, SUB):
         offs = lo + j + cols
         acc += tl.load(x_ptr + offs, mask=offs < n, other=0, eviction_policy="evict_last")
-    agg = tl.sum(acc, axis=0)
-    tl.atomic_xchg(flag_ptr + tile, _pack(agg, tl.where(tile == 0, 2, 1).to(tl.int64), epoch, IS_FLOAT),
-                   sem="relaxed")
-    excl = _lookback(x_ptr, flag_ptr, tile, n, epoch, tl.zeros((WINDOW,), dtype=acc.dtype), CHUNK, SUB,
-                     WINDOW, IS_FLOAT, SPIN, HIDE)
-    if tile > 0:
-        tl.atomic_xchg(flag_ptr + tile, _pack(excl + agg, tl.full((), 2, tl.int64), epoch, IS_FLOAT),
-                       sem="relaxed")
-    carry = excl
+    carry = _publish_and_look_back(x_ptr, flag_ptr, tile, n, epoch, tl.sum(acc, axis=0), CHUNK, SUB, WINDOW,
+                                   IS_FLOAT, SPIN, HIDE)
     for j in range(0, CHUNK, SUB):
         offs = lo + j + cols
         mask = offs < n

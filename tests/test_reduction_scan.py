@@ -320,6 +320,7 @@ def _hopper_jobs() -> dict:
         return skip
     from backends.triton import compile_many_for_hopper
     from ops.reduction import reduction_triton as rt
+    from ops.scan import kernels as sk
     from ops.scan import scan_triton as st
     jobs, names = [], []
     for dt, acc in (("fp32", "fp32"), ("fp16", "fp32"), ("i32", "i32")):
@@ -341,9 +342,10 @@ def _hopper_jobs() -> dict:
         f, sig, const, opt = jobs[-1]
         jobs.append((f, sig, {**const, "WINDOW": 128, "PID_ORDER": True, "SPIN": 4096}, opt))
         names.append(f"scan_decoupled_lookback/{dt} program-id order, bounded waits")
-        jobs.append((st.scan_lookback_l2, sig,
-                     {"CHUNK": 16384, "SUB": 2048, "WINDOW": 16, "IS_FLOAT": dt == "fp32", "SPIN": 0,
-                      "HIDE": 0}, opt))
+        jobs.append((st.scan_lookback_l2, sig,  # the registered shape
+                     {"CHUNK": sk.TRITON_LOOKBACK_TILE, "SUB": sk.TRITON_LOOKBACK_SUB,
+                      "WINDOW": sk.TRITON_WINDOW, "IS_FLOAT": dt == "fp32", "SPIN": 0, "HIDE": 0},
+                     {**opt, "num_warps": sk.TRITON_LOOKBACK_WARPS}))
         names.append(f"scan_lookback_l2/{dt}")
         jobs.append((st.scan_tiles, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "carry_ptr": f"*{dt}", "n": "i64"},
                      {"BLOCK": 1024, "HAS_CARRY": True},
@@ -362,6 +364,9 @@ def _hopper_jobs() -> dict:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
         elif "lookback" in name.split("/")[0] and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
+        elif name.startswith("scan_lookback_l2") and not all(
+                f"L2::{p}" in out["ptx"] for p in ("evict_last", "evict_first")):
+            fails.append(f"{name}: the first read is not evict_last, or the re-read not evict_first")
     return {"fails": fails}
 
 

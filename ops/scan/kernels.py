@@ -178,7 +178,10 @@ TRITON_TILE3 = 1024
 #: triton look-back: tile, window and warps. H200, 2^28 fp32 (scripts/scan_probe.py, session 28, s28a):
 #: the tile held in registers 68.4 % at 8192 values (4 warps), 74.1 % at 16384; streamed and re-read
 #: from L2 (TRITON_LOOKBACK_SUB) 75.3 % at 16384 values in 4096-value steps on 8 warps, 74.3 % at
-#: 8192 / 2048 / 4, 66–67 % at 32768 or 2048-value steps of 16384, 63 % at 1024-value steps
+#: 8192 / 2048 / 4, 66–67 % at 32768 or 2048-value steps of 16384, 63 % at 1024-value steps; s28b:
+#: 76.2 / 74.8 % (registered shape) against 74.4 / 74.5 % held, 75.8 % on 4 warps, 72.1 % in 8192-value
+#: steps, 52–71 % at 8192 / 4096 / 8, 12288, 24576 or 32768 / 8192 / 16; harness rows (f6dbdd) 73.2 %
+#: fp32, 75.0 % i32. H100 (s28c): window 8 / 16 / 32 within 2 %, 4 warps 5 % slower
 TRITON_LOOKBACK_TILE, TRITON_WINDOW, TRITON_LOOKBACK_WARPS = 16384, 16, 8
 #: the look-back's tile order and wait (scan_decoupled_lookback's PID_ORDER, SPIN, HIDE): ticket
 #: order, unbounded waits (a program waits only on tiles of programs already running)

@@ -18,6 +18,11 @@ P and writes y. The ticket makes the spin safe: a program only waits on tiles cl
 by programs that are already running. (A program-id tile order with the bounded-spin fallback, as
 in scan.cu, was tried: its fallback path summed wrong on the H200 and its masked fallback load
 slowed every look-back round; see the README.)                                          (read n, write n)
+``scan_lookback_l2`` (the registered form since session 28): the same look-back with the tile
+streamed instead of held in registers — its sum from SUB-wide loads left in L2 (evict_last), the
+look-back, then the tile read again (from L2, evict_first) and scanned SUB values at a time with a
+running carry. Few registers, so several programs share an SM and one's look-back overlaps the
+others' streams; DRAM still sees one read and one write.        (read n from DRAM + n from L2, write n)
 A flag is one 64-bit word, written with one atomic exchange and read with volatile loads:
   bits 63..34: epoch (ticket // n_tiles, mod 2^30), bits 33..32: status (0 X, 1 A, 2 P),
   bits 31..0: the value (fp32 bits or int32).

@@ -111,8 +111,14 @@ def _softmax_triton():
 
     # registered split_row: TRITON_PART (16384 values per program), 16 warps, relaxed ticket,
     # TRITON_SPLIT_BACKOFF_NS between polls
+    # session 28's softmax_split_tma (parts as TMA boxes: 59 registers at 16384 values on 16 warps,
+    # so two programs per SM) at parts × warps × backoff
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
-            for b in (0, 500, 2000)]
+            for b in (0, 500, 2000)] + [
+        (f"split_row tma part={p} warps={w} backoff={b}",
+         lambda be, c, p=p, w=w, b=b: sk.triton_split_row(be, c, part=p, warps=w, backoff=b, tma=True))
+        for p, w, b in ((16384, 16, 1000), (16384, 16, 500), (16384, 16, 0), (16384, 8, 1000),
+                        (8192, 16, 1000), (8192, 8, 1000), (32768, 16, 1000), (32768, 32, 1000))]
 
 
 def _attention_webgpu():

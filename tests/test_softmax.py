@@ -167,13 +167,24 @@ def _hopper_jobs() -> dict:
                       "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
                      {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
         names.append(f"softmax_split/{dt}/phase0")
+        box = f"tensordesc<{dt}[1,64,256]>"  # 16384-value parts on 16 warps, the probe's shape
+        jobs.append((st.softmax_split_tma, {"x_desc": box, "y_desc": box, "slot_ptr": "*i64",
+                                            "ticket_ptr": "*i64", "n_blocks": "i64", "epoch": "i64"},
+                     {"G": 8, "GP": 8, "R": 64, "PHASE": 0, "TICKET_SEM": ticket_sem,
+                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS}, {"num_warps": 16}))
+        names.append(f"softmax_split_tma/{dt}/phase0")
     fails = []
     for name, out in zip(names, compile_many_for_hopper(jobs), strict=True):
         if "error" in out:
             fails.append(f"{name}: {out['error'][:2000]}")
         elif not any(k.startswith("ld.global") and ".v4" in k for k in out["global_accesses"]) and \
-                "/4096" not in name and "/1024" not in name:
+                "/4096" not in name and "/1024" not in name and "_tma" not in name:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
+        elif name.startswith("softmax_split_tma") and "cp.async.bulk.tensor.3d" not in out["ptx"]:
+            fails.append(f"{name}: the part is not moved by TMA")
+        elif name.startswith("softmax_split_tma") and (out["registers"] > 64 or out["spill_bytes"]):
+            fails.append(f"{name}: {out['registers']} registers, {out['spill_bytes']} bytes spilled: two "
+                         "programs of 512 threads no longer fit an SM")
         elif "phase0" in name and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
         elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
@@ -203,6 +214,37 @@ def _rows(be, spec, m: int, n: int, dt: str, seed: int):
 
 def test_triton_softmax_compiles_for_hopper():
     check_in_process(_hopper_jobs)
+
+
+def _triton_split_tma() -> dict:
+    be, spec, skip = _softmax_child("triton")
+    if skip:
+        return skip
+    from backends.base import Unsupported
+    from ops.softmax import kernels as sk
+    from suite.check import checked_launch
+
+    fails = []
+    # parts of 512 and 1024 values (rows of 2048 / 4096), bf16; the spec's inputs bring ±1e4 rows
+    for m, n, dt, part in ((5, 2048, "fp32", 512), (3, 4096, "bf16", 1024), (4, 4096, "fp32", 4096)):
+        case, x, ins, outs, ref = _rows(be, spec, m, n, dt, 41)
+        res = checked_launch(be, spec, case, sk.triton_split_row(be, case, part=part, tma=True), ins, outs, x,
+                             ref, spec.tolerance(case))
+        if not res.ok:
+            fails.append(f"{case.name},{dt} part={part}: {res.message}")
+    case = _rows(be, spec, 3, 1000, "fp32", 1)[0]
+    try:
+        sk.triton_split_row(be, case, part=512, tma=True)
+        fails.append("1000-value rows (parts of 500) were accepted for TMA boxes of 256-value rows")
+    except Unsupported:
+        pass
+    return {"fails": fails}
+
+
+def test_triton_split_row_tma_form():
+    """softmax_split_tma (probe form of split_row: parts as TMA boxes) in the interpreter, and
+    rows it cannot box declined."""
+    check_in_process(_triton_split_tma)
 
 
 # -- WebGPU: buffers above the storage-binding limit, bound as windows ---------------------------

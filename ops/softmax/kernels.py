@@ -425,18 +425,48 @@ def triton_fused_row(be, case):
     return run
 
 
+def _triton_split_tma(case, fn, chunk, g, nblk, slots, ticket, epoch, phases, kw):
+    """softmax_split_tma's launcher: x and y as [M, N/256, 256] tensor descriptors with one part
+    per box, built once per pair of buffers (outside the timed launches after the first)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from backends.base import Unsupported
+
+    m, n = case["m"], case["n"]
+    if chunk % 256 or chunk * g != n or chunk > 256 * 256:
+        raise Unsupported(f"split_row tma: {n}-value rows in {g} parts of {chunk}: a part must be a "
+                          "whole number of 256-value rows of at most 256 of them")
+    r = chunk // 256
+    descs: dict = {}
+
+    def run(ins, outs):
+        x, y = _triton_views(case, ins, outs)
+        key = (x.data_ptr(), y.data_ptr())
+        if key not in descs:
+            descs.clear()
+            descs[key] = [TensorDescriptor(t, [m, n // 256, 256], [n, 256, 1], [1, r, 256]) for t in (x, y)]
+        xd, yd = descs[key]
+        e = int(epoch.next())
+        for ph in phases:
+            fn[(nblk,)](xd, yd, slots, ticket, nblk, e, R=r, PHASE=ph, **kw)
+
+    return run
+
+
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None):
+                     backoff: int | None = None, tma: bool = False):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
     values per program, ``ticket_sem``: the ticket atomic's memory order, ``warps``: num_warps
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
-    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep)."""
+    TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``tma``
+    (probes): softmax_split_tma, the parts moved as TMA boxes (rows whose parts are whole
+    multiples of 256 values only; Unsupported otherwise)."""
     import torch
 
-    from ops.softmax.softmax_triton import softmax_split
+    from ops.softmax.softmax_triton import softmax_split, softmax_split_tma
 
     m, n = case["m"], case["n"]
     g = max(1, min(_units(be), cdiv(n, part)))
@@ -455,6 +485,9 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
           "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     phases = (1, 2) if interp else (0,)
+    if tma:
+        return _triton_split_tma(case, softmax_split_tma, chunk, g, nblk, slots, ticket, epoch, phases,
+                                 {k: v for k, v in kw.items() if k != "BLOCK"})
 
     def run(ins, outs):
         x, y = _triton_views(case, ins, outs)

@@ -37,13 +37,19 @@ def _load_row(ptr, offs, mask):
 
 @triton.jit
 def _out(v, y_ptr):
-    """v in the output type, rounded to nearest even: bf16 is rounded here in integer arithmetic
+    """v in y_ptr's element type (``_to``)."""
+    return _to(v, y_ptr.dtype.element_ty)
+
+
+@triton.jit
+def _to(v, ty: tl.constexpr):
+    """v in type ty, rounded to nearest even: bf16 is rounded here in integer arithmetic
     (Triton's interpreter truncates in its fp32 → bf16 cast), so the cast itself is exact."""
-    if y_ptr.dtype.element_ty == tl.bfloat16:
+    if ty == tl.bfloat16:
         b = v.to(tl.int32, bitcast=True)
         b = (b + 0x7FFF + ((b >> 16) & 1)) & -65536  # outputs are finite and ≥ 0: no overflow
         v = b.to(tl.float32, bitcast=True)
-    return v.to(y_ptr.dtype.element_ty)
+    return v.to(ty)
 
 
 @triton.jit
@@ -116,9 +122,9 @@ def _untag(w):
 
 @triton.jit
 def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
-    """This part's (max, Σ exp) into its two epoch-tagged slot words."""
-    m = tl.max(x, axis=0)
-    s = tl.sum(tl.exp2((x - m) * LOG2E), axis=0)
+    """This part's (max, Σ exp) into its two epoch-tagged slot words (x: the part, any shape)."""
+    m = tl.max(x)
+    s = tl.sum(tl.exp2((x - m) * LOG2E))
     base = slot_ptr + 2 * (row * G)
     tl.atomic_xchg(base + 2 * part, _tag(epoch, m), sem="relaxed")
     tl.atomic_xchg(base + 2 * part + 1, _tag(epoch, s), sem="relaxed")
@@ -127,8 +133,15 @@ def _publish(slot_ptr, row, part, x, epoch, G: tl.constexpr):
 @triton.jit
 def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, GP: tl.constexpr,
             BACKOFF: tl.constexpr):
+    """Wait for the row's partials (``_gather``) and write the part."""
+    mt, inv = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF)
+    tl.store(y_ptr + row * N + offs, _out(tl.exp2((x - mt) * LOG2E) * inv, y_ptr), mask=mask)
+
+
+@triton.jit
+def _gather(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF: tl.constexpr):
     """Wait for the G slot pairs of ``row`` to carry this epoch (BACKOFF ns of nanosleep between
-    polls), combine them in part order and write the part."""
+    polls) and combine them in part order: (row max, 1 / row Σ)."""
     base = slot_ptr + 2 * (row * G)
     k = tl.arange(0, GP)
     kmask = k < G
@@ -148,8 +161,7 @@ def _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G: tl.constexpr, G
     mk = tl.where(kmask, _untag(a), NEG)
     mt = tl.max(mk, axis=0)
     st = tl.sum(tl.where(kmask, _untag(b) * tl.exp2((mk - mt) * LOG2E), 0.0), axis=0)
-    e = tl.exp2((x - mt) * LOG2E) * (1.0 / st)
-    tl.store(y_ptr + row * N + offs, _out(e, y_ptr), mask=mask)
+    return mt, 1.0 / st
 
 
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
@@ -174,3 +186,27 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
         _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))
+
+
+@triton.jit(do_not_specialize=["epoch", "n_blocks"])
+def softmax_split_tma(x_desc, y_desc, slot_ptr, ticket_ptr, n_blocks, epoch, G: tl.constexpr,
+                      GP: tl.constexpr, R: tl.constexpr, PHASE: tl.constexpr,
+                      TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
+    """softmax_split with the part moved by TMA: x and y as [M, N/256, 256] tensor descriptors
+    whose box [1, R, 256] is one part (N a multiple of R·256: no masks, the boxes never leave the
+    tensor). No per-value addresses: 59 registers at 16384 values on 16 warps and 64 KiB of
+    shared memory (sm_90, Triton 3.6), so two programs fit an SM where the pointer form (81
+    registers) fits one. PHASE as in softmax_split."""
+    if PHASE == 0:
+        t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
+    else:
+        t = tl.program_id(0).to(tl.int64)
+    row = t // G
+    part = t % G
+    at = [row.to(tl.int32), (part * R).to(tl.int32), 0]
+    x = x_desc.load(at).to(tl.float32)
+    if PHASE != 2:
+        _publish(slot_ptr, row, part, x, epoch, G)
+    if PHASE != 1:
+        mt, inv = _gather(slot_ptr, t, row, epoch, G, GP, BACKOFF * (PHASE == 0))
+        y_desc.store(at, _to(tl.exp2((x - mt) * LOG2E) * inv, y_desc.dtype))

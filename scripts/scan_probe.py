@@ -79,6 +79,11 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
                                  (32768, 4096, 8), (16384, 1024, 4), (65536, 4096, 8), (16384, 4096, 4),
                                  (16384, 8192, 8), (16384, 8192, 16), (8192, 4096, 8), (32768, 8192, 16),
                                  (12288, 4096, 8), (24576, 4096, 8))]
+        # session 28's scan_lookback_tma: the tile as one TMA box held in registers (71 registers at
+        # 16384 values on 16 warps, 73 at 8192 on 8), scanned as 256-value rows
+        cfg += [(f"lookback tma tile={t} warps={w} window=16",
+                 lambda be, c, t=t, w=w: sk.triton_lookback_tma(be, c, t, 16, w), True, 8)
+                for t, w in ((16384, 16), (8192, 8), (8192, 16), (4096, 4), (16384, 32))]
         return cfg + [("reduce_then_scan", variant("triton", "reduce_then_scan"), "passes", 8)]
     if backend == "webgpu":
         cfg = [(f"lookback vec4/invocation={v} window={w} spin={sp} poll={p}",

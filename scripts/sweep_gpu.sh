@@ -86,11 +86,16 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
 }
 
 case "$PART" in
-s29a)  # ~3 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 90 wanted), the registered
+s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 90 wanted), the registered
     # form beside session 28's softmax_split_tma (parts moved as TMA boxes: 59 registers and 64 KiB of
     # shared memory at 16384 values on 16 warps — two programs per SM, where the pointer form's 81
     # registers fit one) at parts × warps × backoff; each configuration checked first
     probe 200 softmax_triton softmax triton --case 4096x131072 --only 'split_row$|split_row tma'
+    # and the same for Triton scan (2^28 fp32: registered streamed look-back 73.2 % in f6dbdd, 75 wanted)
+    step "scan_probe triton tma"
+    timeout 100 "$PY" scripts/scan_probe.py triton --dtype fp32 \
+        --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
+    cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
 s28c)  # ~6 min: the streamed Triton scan look-back's window (8, 32) and 4 warps beside the registered
     # 16384 / 4096 / 8 warps / 16, then s25a's OpenCL softmax rows beside torch (without its test-size step)

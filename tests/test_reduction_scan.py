@@ -22,7 +22,7 @@ import pytest
 
 from suite.check import compare
 from suite.spec import Case, Tolerance
-from tests.spawn import check_in_process, triton_missing
+from tests.spawn import check_in_process, open_backend, triton_missing
 
 #: variants whose fp32 result legitimately depends on timing (order-dependent atomics, look-back)
 NONDETERMINISTIC = {("reduction", "naive"), ("scan", "decoupled_lookback")}
@@ -347,6 +347,11 @@ def _hopper_jobs() -> dict:
                       "WINDOW": sk.TRITON_WINDOW, "IS_FLOAT": dt == "fp32", "SPIN": 0, "HIDE": 0},
                      {**opt, "num_warps": sk.TRITON_LOOKBACK_WARPS}))
         names.append(f"scan_lookback_l2/{dt}")
+        box = f"tensordesc<{dt}[64,256]>"  # 16384-value tiles on 16 warps, the probe's first shape
+        jobs.append((st.scan_lookback_tma, {"x_desc": box, "y_desc": box, "flag_ptr": "*i64",
+                                            "ticket_ptr": "*i64", "n": "i64", "n_tiles": "i64"},
+                     {"R": 64, "WINDOW": 16, "IS_FLOAT": dt == "fp32"}, {"num_warps": 16}))
+        names.append(f"scan_lookback_tma/{dt}")
         jobs.append((st.scan_tiles, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "carry_ptr": f"*{dt}", "n": "i64"},
                      {"BLOCK": 1024, "HAS_CARRY": True},
                      {"num_warps": 4, "divisible_by_16": ("x_ptr", "y_ptr", "n")}))
@@ -364,10 +369,46 @@ def _hopper_jobs() -> dict:
             fails.append(f"{name}: no 16-byte loads: {out['global_accesses']}")
         elif "lookback" in name.split("/")[0] and "atom.global.gpu.relaxed.add" not in out["ptx"]:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
+        elif name.startswith("scan_lookback_tma") and ("cp.async.bulk.tensor.2d" not in out["ptx"]
+                                                         or out["spill_bytes"]):
+            fails.append(f"{name}: no TMA copy, or {out['spill_bytes']} bytes spilled")
         elif name.startswith("scan_lookback_l2") and not all(
                 f"L2::{p}" in out["ptx"] for p in ("evict_last", "evict_first")):
             fails.append(f"{name}: the first read is not evict_last, or the re-read not evict_first")
     return {"fails": fails}
+
+
+def _triton_lookback_tma() -> dict:
+    be, skip = open_backend("triton")
+    if skip:
+        return skip
+    from backends.base import Unsupported
+    from ops.scan import kernels as sk
+    from suite.check import checked_launch
+    from suite.registry import discover, get_spec
+
+    discover()
+    spec, fails = get_spec("scan"), []
+    # several tiles (the look-back runs), a tile wider than n (one box, clipped), int32
+    for n, dt, tile in ((256 * 37, "fp32", 1024), (256 * 64, "i32", 2048), (256 * 5, "fp32", 16384)):
+        case = Case(f"n={n}", {"n": n}, dt, seed=5)
+        x = spec.inputs(case)
+        ins, outs = {"x": be.upload(x["x"])}, {"y": be.empty(x["x"].shape, x["x"].dtype)}
+        res = checked_launch(be, spec, case, sk.triton_lookback_tma(be, case, tile, 4, 4), ins, outs, x,
+                             spec.reference(case, x), spec.tolerance(case))
+        if not res.ok:
+            fails.append(f"n={n} {dt} tile={tile}: {res.message}")
+    try:
+        sk.triton_lookback_tma(be, Case("n=1000", {"n": 1000}, "fp32", seed=1))
+        fails.append("n = 1000 accepted for 256-value TMA rows")
+    except Unsupported:
+        pass
+    return {"fails": fails}
+
+
+def test_triton_lookback_tma_form():
+    """scan_lookback_tma (probe form: the tile as one TMA box, scanned as rows) in the interpreter."""
+    check_in_process(_triton_lookback_tma, (), 900)
 
 
 def test_triton_kernels_compile_for_hopper():

@@ -175,3 +175,23 @@ def scan_lookback_l2(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles, CHUNK: tl.c
         x = tl.load(x_ptr + offs, mask=mask, other=0, eviction_policy="evict_first")
         tl.store(y_ptr + offs, tl.cumsum(x, axis=0) + carry, mask=mask)
         carry += tl.sum(x, axis=0)
+
+
+@triton.jit(do_not_specialize=["n_tiles"])
+def scan_lookback_tma(x_desc, y_desc, flag_ptr, ticket_ptr, n, n_tiles, R: tl.constexpr,
+                      WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr):
+    """scan_decoupled_lookback with the tile moved by TMA (probe form): x and y as [n/256, 256]
+    tensor descriptors, one tile = one [R, 256] box (n a multiple of 256), scanned as rows (a
+    cumsum along each 256-value row plus the exclusive scan of the row totals). No per-value
+    addresses, so fewer registers for the same tile: more programs per SM. Ticket order,
+    unbounded waits (no fallback: SPIN 0)."""
+    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
+    epoch = ticket // n_tiles
+    tile = ticket % n_tiles
+    at = [(tile * R).to(tl.int32), 0]
+    x = x_desc.load(at)
+    rows = tl.sum(x, axis=1)
+    excl = _publish_and_look_back(x_desc, flag_ptr, tile, n, epoch, tl.sum(rows, axis=0), R * 256, R * 256,
+                                  WINDOW, IS_FLOAT, 0, 0)
+    before = tl.cumsum(rows, axis=0) - rows + excl  # each row's exclusive prefix
+    y_desc.store(at, tl.cumsum(x, axis=1) + before[:, None])

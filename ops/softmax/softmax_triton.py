@@ -164,20 +164,25 @@ def _gather(slot_ptr, t, row, epoch, G: tl.constexpr, GP: tl.constexpr, BACKOFF:
     return mt, 1.0 / st
 
 
+@triton.jit
+def _ticket(ticket_ptr, n_blocks, epoch, G: tl.constexpr, PHASE: tl.constexpr, TICKET_SEM: tl.constexpr):
+    """(ticket, row, part) of this program: PHASE 0 in start order — the ticket carries no data
+    (the partials are epoch-tagged words), so a relaxed add: the default acq_rel puts
+    MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL) around it in every program (sm_90 SASS);
+    the interpreter's phases in program order."""
+    if PHASE == 0:
+        t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
+    else:
+        t = tl.program_id(0).to(tl.int64)
+    return t, t // G, t % G
+
+
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
                   TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
-    if PHASE == 0:
-        # start order; the ticket carries no data (the partials are epoch-tagged words), so a
-        # relaxed add: the default acq_rel puts MEMBAR.ALL.GPU and an L1 invalidate (CCTL.IVALL)
-        # around it in every program (sm_90 SASS)
-        t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
-    else:
-        t = tl.program_id(0).to(tl.int64)
-    row = t // G
-    part = t % G
+    t, row, part = _ticket(ticket_ptr, n_blocks, epoch, G, PHASE, TICKET_SEM)
     cols = tl.arange(0, BLOCK)
     offs = part * chunk + cols
     mask = (cols < chunk) & (offs < N)
@@ -197,12 +202,7 @@ def softmax_split_tma(x_desc, y_desc, slot_ptr, ticket_ptr, n_blocks, epoch, G: 
     tensor). No per-value addresses: 59 registers at 16384 values on 16 warps and 64 KiB of
     shared memory (sm_90, Triton 3.6), so two programs fit an SM where the pointer form (81
     registers) fits one. PHASE as in softmax_split."""
-    if PHASE == 0:
-        t = tl.atomic_add(ticket_ptr, 1, sem=TICKET_SEM) - (epoch - 1).to(tl.int64) * n_blocks
-    else:
-        t = tl.program_id(0).to(tl.int64)
-    row = t // G
-    part = t % G
+    t, row, part = _ticket(ticket_ptr, n_blocks, epoch, G, PHASE, TICKET_SEM)
     at = [row.to(tl.int32), (part * R).to(tl.int32), 0]
     x = x_desc.load(at).to(tl.float32)
     if PHASE != 2:

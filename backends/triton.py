@@ -108,6 +108,24 @@ def fitting(configs, smem_of, limit: int, fallback=()) -> list:
 
 # ---- ahead-of-time compile for Hopper (no GPU needed) -----------------------------------------
 
+def tma_descriptors(shape: list[int], strides: list[int], block: list[int]):
+    """A function of tensors → their host-built TMA descriptors with this shape, strides (in
+    elements) and box; built once per set of buffers (their data pointers) and rebuilt when those
+    change, so repeated launches on the same buffers do no host work for them."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    cache: dict = {}
+
+    def descriptors(*tensors):
+        key = tuple(t.data_ptr() for t in tensors)
+        if key not in cache:
+            cache.clear()
+            cache[key] = [TensorDescriptor(t, shape, strides, block) for t in tensors]
+        return cache[key]
+
+    return descriptors
+
+
 def _jit_function(fn):
     """The JITFunction behind ``fn`` (under TRITON_INTERPRET=1, @triton.jit gives an
     InterpretedFunction, which keeps the Python function as ``.fn``)."""

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ops.scan.kernels as sk  # noqa: E402
+from scripts.probe import selected  # noqa: E402
 from suite.registry import REGISTRY, discover, get_spec  # noqa: E402
 from suite.spec import Case, np_dtype  # noqa: E402
 from suite.timing import Protocol, measure  # noqa: E402
@@ -72,13 +73,12 @@ def configs(backend: str) -> list[tuple[str, object, bool, int]]:
         cfg += [(f"lookback l2 tile={t} sub={sb} warps={w} window={win}",
                  lambda be, c, t=t, sb=sb, w=w, win=win: sk.triton_lookback(be, c, t, win, w, sub=sb),
                  True, 8)
-                for t, sb, w, win in ((16384, 4096, 8, 32), (16384, 4096, 4, 32), (16384, 4096, 8, 8))] + [
-                (f"lookback l2 tile={t} sub={sb} warps={w} window=16",
-                 lambda be, c, t=t, sb=sb, w=w: sk.triton_lookback(be, c, t, 16, w, sub=sb), True, 8)
-                for t, sb, w in ((8192, 2048, 4), (16384, 2048, 4), (32768, 2048, 4), (16384, 4096, 8),
-                                 (32768, 4096, 8), (16384, 1024, 4), (65536, 4096, 8), (16384, 4096, 4),
-                                 (16384, 8192, 8), (16384, 8192, 16), (8192, 4096, 8), (32768, 8192, 16),
-                                 (12288, 4096, 8), (24576, 4096, 8))]
+                for t, sb, w, win in ((16384, 4096, 8, 32), (16384, 4096, 4, 32), (16384, 4096, 8, 8),
+                                      (8192, 2048, 4, 16), (16384, 2048, 4, 16), (32768, 2048, 4, 16),
+                                      (16384, 4096, 8, 16), (32768, 4096, 8, 16), (16384, 1024, 4, 16),
+                                      (65536, 4096, 8, 16), (16384, 4096, 4, 16), (16384, 8192, 8, 16),
+                                      (16384, 8192, 16, 16), (8192, 4096, 8, 16), (32768, 8192, 16, 16),
+                                      (12288, 4096, 8, 16), (24576, 4096, 8, 16))]
         # session 28's scan_lookback_tma: the tile as one TMA box held in registers (71 registers at
         # 16384 values on 16 warps, 73 at 8192 on 8), scanned as 256-value rows
         cfg += [(f"lookback tma tile={t} warps={w} window=16",
@@ -106,7 +106,7 @@ def main() -> None:
     ap.add_argument("--dtype", default="fp32", choices=["fp32", "i32"])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--only", default="", help="run only the configurations whose label contains this "
-                    "(texts separated by |: any of them)")
+                    "(texts separated by |: any of them; text$: ends with it)")
     ap.add_argument("--ceiling", type=float, default=None, help="GB/s (default: peaks.json of the device)")
     args = ap.parse_args()
 
@@ -145,7 +145,7 @@ def main() -> None:
         rows.append(row)
 
     for label, factory, kind, per_elem in configs(args.backend):
-        if not any(t in label for t in args.only.split("|")):
+        if not selected(label, args.only):
             continue
         try:
             run = factory(be, case)

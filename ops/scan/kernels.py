@@ -242,8 +242,7 @@ def triton_lookback(be, case, tile: int | None = None, window: int | None = None
 def triton_lookback_tma(be, case, tile: int = 16384, window: int | None = None, num_warps: int = 16):
     """scan_lookback_tma (probes): ``tile`` values per [tile/256, 256] TMA box; n a multiple of 256
     (Unsupported otherwise). Descriptors built once per pair of buffers."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
+    from backends.triton import tma_descriptors
     from ops.scan.scan_triton import scan_lookback_tma
 
     n = case["n"]
@@ -253,15 +252,10 @@ def triton_lookback_tma(be, case, tile: int = 16384, window: int | None = None, 
     r, n_tiles = tile // 256, cdiv(n, tile)
     flags = be.upload(np.zeros(n_tiles, np.int64))
     ticket = be.upload(np.zeros(1, np.int64))
-    descs: dict = {}
+    descriptors = tma_descriptors([n // 256, 256], [256, 1], [r, 256])
 
     def run(ins, outs):
-        key = (ins["x"].data_ptr(), outs["y"].data_ptr())
-        if key not in descs:
-            descs.clear()
-            descs[key] = [TensorDescriptor(t, [n // 256, 256], [256, 1], [r, 256])
-                          for t in (ins["x"], outs["y"])]
-        xd, yd = descs[key]
+        xd, yd = descriptors(ins["x"], outs["y"])
         scan_lookback_tma[(n_tiles,)](xd, yd, flags, ticket, n, n_tiles, R=r, WINDOW=window or TRITON_WINDOW,
                                       IS_FLOAT=case.dtype == "fp32", num_warps=num_warps)
 

@@ -65,6 +65,21 @@ def _pack(value, status, epoch, IS_FLOAT: tl.constexpr):
 
 
 @triton.jit
+def _claim(ticket_ptr, n_tiles, PID_ORDER: tl.constexpr):
+    """(epoch, tile) of this program. int64 tickets: launch k takes [k·n_tiles, (k+1)·n_tiles).
+    Relaxed: the ticket carries no data (flags are epoch-tagged words); acq_rel would fence and
+    invalidate L1 in every program. PID_ORDER (probes): tile = program id, so x's load need not
+    wait for the ticket's round trip."""
+    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
+    epoch = ticket // n_tiles
+    if PID_ORDER:
+        tile = tl.program_id(0).to(tl.int64)
+    else:
+        tile = ticket % n_tiles
+    return epoch, tile
+
+
+@triton.jit
 def _lookback(x_ptr, flag_ptr, tile, n, epoch, zeros, CHUNK: tl.constexpr, SUB: tl.constexpr,
               WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr, SPIN: tl.constexpr, HIDE: tl.constexpr):
     """The exclusive prefix of ``tile`` (tiles of CHUNK values) from its predecessors' flags;
@@ -132,14 +147,7 @@ def scan_decoupled_lookback(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles,
                             BLOCK: tl.constexpr, WINDOW: tl.constexpr, IS_FLOAT: tl.constexpr,
                             PID_ORDER: tl.constexpr = False, SPIN: tl.constexpr = 0,
                             HIDE: tl.constexpr = 0):
-    # int64: launch k takes tickets [k·n_tiles, (k+1)·n_tiles). Relaxed: the ticket carries no data
-    # (flags are epoch-tagged words); acq_rel would fence and invalidate L1 in every program
-    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
-    epoch = ticket // n_tiles
-    if PID_ORDER:  # (probes) tile = program id: x's load need not wait for the ticket's round trip
-        tile = tl.program_id(0).to(tl.int64)
-    else:
-        tile = ticket % n_tiles
+    epoch, tile = _claim(ticket_ptr, n_tiles, PID_ORDER)
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0)
@@ -158,9 +166,7 @@ def scan_lookback_l2(x_ptr, y_ptr, flag_ptr, ticket_ptr, n, n_tiles, CHUNK: tl.c
     from SUB-wide loads (evict_last), the look-back, then the tile read again from L2 (evict_first)
     and scanned SUB values at a time with a running carry. Few registers, so several programs per
     SM: one's look-back overlaps the others' streams; DRAM still sees one read and one write."""
-    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
-    epoch = ticket // n_tiles
-    tile = ticket % n_tiles
+    epoch, tile = _claim(ticket_ptr, n_tiles, False)
     lo = tile * CHUNK
     cols = tl.arange(0, SUB)
     acc = tl.zeros((SUB,), dtype=x_ptr.dtype.element_ty)
@@ -185,9 +191,7 @@ def scan_lookback_tma(x_desc, y_desc, flag_ptr, ticket_ptr, n, n_tiles, R: tl.co
     cumsum along each 256-value row plus the exclusive scan of the row totals). No per-value
     addresses, so fewer registers for the same tile: more programs per SM. Ticket order,
     unbounded waits (no fallback: SPIN 0)."""
-    ticket = tl.atomic_add(ticket_ptr, 1, sem="relaxed")
-    epoch = ticket // n_tiles
-    tile = ticket % n_tiles
+    epoch, tile = _claim(ticket_ptr, n_tiles, False)
     at = [(tile * R).to(tl.int32), 0]
     x = x_desc.load(at)
     rows = tl.sum(x, axis=1)

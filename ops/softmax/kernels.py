@@ -428,24 +428,18 @@ def triton_fused_row(be, case):
 def _triton_split_tma(case, fn, chunk, g, nblk, slots, ticket, epoch, phases, kw):
     """softmax_split_tma's launcher: x and y as [M, N/256, 256] tensor descriptors with one part
     per box, built once per pair of buffers (outside the timed launches after the first)."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
     from backends.base import Unsupported
+    from backends.triton import tma_descriptors
 
     m, n = case["m"], case["n"]
     if chunk % 256 or chunk * g != n or chunk > 256 * 256:
         raise Unsupported(f"split_row tma: {n}-value rows in {g} parts of {chunk}: a part must be a "
                           "whole number of 256-value rows of at most 256 of them")
     r = chunk // 256
-    descs: dict = {}
+    descriptors = tma_descriptors([m, n // 256, 256], [n, 256, 1], [1, r, 256])
 
     def run(ins, outs):
-        x, y = _triton_views(case, ins, outs)
-        key = (x.data_ptr(), y.data_ptr())
-        if key not in descs:
-            descs.clear()
-            descs[key] = [TensorDescriptor(t, [m, n // 256, 256], [n, 256, 1], [1, r, 256]) for t in (x, y)]
-        xd, yd = descs[key]
+        xd, yd = descriptors(*_triton_views(case, ins, outs))
         e = int(epoch.next())
         for ph in phases:
             fn[(nblk,)](xd, yd, slots, ticket, nblk, e, R=r, PHASE=ph, **kw)

@@ -213,7 +213,10 @@ def _attention_triton():
     # flash at one config each (BLOCK_M, BLOCK_N, warps, stages) of the autotune's tensor-core
     # list at head dim 128
     return [(f"flash cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
-            for t in ak._TRITON_CONFIGS[(128, True)]]
+            for t in ak._TRITON_CONFIGS[(128, True)]] + [
+        # attention_flash_pp: two query halves of BLOCK_M rows per program, steps interleaved
+        (f"flash pingpong cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t], pingpong=True))
+        for t in ((128, 64, 8, 2), (128, 64, 8, 3), (128, 32, 8, 3), (64, 64, 4, 3), (64, 128, 4, 2))]
 
 
 def _gemv_triton():

@@ -2,8 +2,9 @@
 sampled bench check accepts honest fp32 / FA2-style (P rounded to bf16) results and rejects a
 causal mask off by one, a skipped K/V tile and an unwritten row at a bench-like shape; planted torch
 kernels (no max subtraction, mask off by one, skipped tile) fail through the harness at test
-size; the WGSL flash tiles the H200 picks run correctly on lavapipe; the Triton kernel compiles for
-sm_90 with tensor-core instructions and the CUDA mma.sync kernel compiles without spills. (Every
+size; the WGSL flash tiles the H200 picks run correctly on lavapipe; the Triton ping-pong form
+(a probe) passes every test case in the interpreter; the Triton kernels compile for sm_90 with
+tensor-core instructions and no spills and the CUDA mma.sync kernel compiles without spills. (Every
 registered variant on every CPU backend is checked on the test cases by tests/test_kernels.py.)"""
 
 from __future__ import annotations
@@ -234,19 +235,51 @@ def test_webgpu_flash_h200_tiles_on_lavapipe():
     check_in_process(_webgpu_tiles_child)
 
 
+# -- Triton ping-pong form (probe) ---------------------------------------------------------------
+
+def _triton_pingpong_child():
+    """attention_flash_pp (two query halves per program, steps interleaved) on every test case in
+    the interpreter: S = 1 and 7 (half b, or both halves, past the end), 77, 128, 130 (half b
+    partly masked), causal (the diagonal keys masked for both halves), ±1e4 scores."""
+    from ops.attention import kernels as ak
+    from suite.check import checked_launch
+    from tests.spawn import open_backend
+
+    be, skip = open_backend("triton")
+    if skip:
+        return skip
+    fails = []
+    for case in att.TEST:
+        x = SPEC.inputs(case)
+        ins = {n: be.upload(x[n]) for n in ("Q", "K", "V")}
+        outs = {"O": be.empty(x["Q"].shape, x["Q"].dtype)}
+        res = checked_launch(be, SPEC, case, ak.triton_flash(be, case, pingpong=True), ins, outs, x,
+                             SPEC.reference(case, x), SPEC.tolerance(case))
+        if not res.ok:
+            fails.append(f"{case.name}: {res.message[:300]}")
+    return {"fails": fails}
+
+
+def test_triton_flash_pingpong_form():
+    check_in_process(_triton_pingpong_child)
+
+
 # -- compiled for Hopper without a GPU ----------------------------------------------------------
 
 def _hopper_jobs() -> dict:
     if (skip := triton_missing()):
         return skip
     from backends.triton import compile_many_for_hopper
-    from ops.attention.attention_triton import attention_flash
+    from ops.attention.attention_triton import attention_flash, attention_flash_pp
     jobs = []
-    for d, bm, bn, w, st, c in ((128, 128, 64, 8, 3, True), (64, 128, 64, 4, 3, False)):
+    for fn, d, bm, bn, w, st, c in ((attention_flash, 128, 128, 64, 8, 3, True),
+                                    (attention_flash, 64, 128, 64, 4, 3, False),
+                                    (attention_flash_pp, 128, 128, 64, 8, 2, False),  # 255 registers
+                                    (attention_flash_pp, 128, 128, 64, 8, 2, True)):
         sig = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Out": "*bf16", "S": "i32", "qk_scale": "fp32"}
         cx = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": c, "PRECISION": "ieee", "UPCAST": False}
-        jobs.append((attention_flash, sig, cx, {"num_warps": w, "num_stages": st,
-                                                "divisible_by_16": ("Q", "K", "V", "Out")}))
+        jobs.append((fn, sig, cx, {"num_warps": w, "num_stages": st,
+                                   "divisible_by_16": ("Q", "K", "V", "Out")}))
     fails = []
     for o in compile_many_for_hopper(jobs):
         if "error" in o:

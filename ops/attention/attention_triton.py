@@ -104,3 +104,111 @@ def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: 
     out = acc / l_i[:, None]
     o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
     tl.store(o_ptrs, _epilogue(out, Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O
+
+
+@triton.jit
+def _softmax_pv(acc, l_i, m_i, qk, v, keys, offs_m, S, qk_scale, MASK: tl.constexpr, CAUSAL: tl.constexpr,
+                PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    """One half's online-softmax step on its scores qk of one key block, then acc += P·V."""
+    if MASK:
+        ok = keys[None, :] < S
+        if CAUSAL:
+            ok = ok & (keys[None, :] <= offs_m[:, None])
+        qk = tl.where(ok, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    alpha = tl.exp2(m_i - m_new)
+    p = tl.exp2(qk * qk_scale - m_new[:, None])
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = acc * alpha[:, None]
+    if UPCAST:
+        acc = tl.dot(p, v.to(tl.float32), acc, input_precision=PRECISION)
+    else:
+        acc = tl.dot(p.to(v.dtype), v, acc, input_precision=PRECISION)
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _blocks_pp(acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, lo, hi,
+               S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr,
+               CAUSAL: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    """Keys [lo, hi) for two query halves: both halves' scores first, then half a's softmax and
+    its P·V (an accumulating dot, issued without a wait), then half b's softmax, which can run
+    while half a's P·V is on the tensor cores."""
+    for start in tl.range(lo, hi, BLOCK_N):
+        keys = start + offs_n
+        if MASK:
+            k = tl.load(k_ptrs + start * HEAD_DIM, mask=keys[None, :] < S, other=0.0)
+            v = tl.load(v_ptrs + start * HEAD_DIM, mask=keys[:, None] < S, other=0.0)
+        else:
+            k = tl.load(k_ptrs + start * HEAD_DIM)
+            v = tl.load(v_ptrs + start * HEAD_DIM)
+        if UPCAST:
+            k = k.to(tl.float32)
+        qk_a = tl.dot(q_a, k, input_precision=PRECISION)
+        qk_b = tl.dot(q_b, k, input_precision=PRECISION)
+        acc_a, l_a, m_a = _softmax_pv(acc_a, l_a, m_a, qk_a, v, keys, offs_a, S, qk_scale, MASK, CAUSAL,
+                                      PRECISION, UPCAST)
+        acc_b, l_b, m_b = _softmax_pv(acc_b, l_b, m_b, qk_b, v, keys, offs_b, S, qk_scale, MASK, CAUSAL,
+                                      PRECISION, UPCAST)
+    return acc_a, l_a, m_a, acc_b, l_b, m_b
+
+
+@triton.jit
+def _half(Q, head, offs_m, offs_d, S, HEAD_DIM: tl.constexpr, UPCAST: tl.constexpr):
+    q = tl.load(Q + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < S, other=0.0)
+    return q.to(tl.float32) if UPCAST else q
+
+
+@triton.jit
+def _store_half(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM: tl.constexpr, UPCAST: tl.constexpr):
+    o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    tl.store(o_ptrs, _epilogue(acc / l_i[:, None], Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)
+
+
+@triton.jit
+def attention_flash_pp(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
+                       UPCAST: tl.constexpr = False):
+    """attention_flash with two query halves of BLOCK_M rows per program (2·BLOCK_M rows), their
+    steps interleaved (_blocks_pp) so that one half's exponentials can run under the other half's
+    P·V on the tensor cores — a ping-pong inside one program, where the warpgroups of the
+    one-tile kernel meet at every K/V stage's barrier and take their turns on the tensor cores and
+    on the exponential units at the same time. Causal: keys left of the program's first row
+    unmasked for both halves; the 2·BLOCK_M diagonal keys masked for both (half a's last BLOCK_M
+    of them are all masked: p = 0, its state unchanged)."""
+    pid_m = tl.program_id(0)
+    if CAUSAL:
+        pid_m = tl.num_programs(0) - 1 - pid_m
+    head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
+    offs_a = pid_m * 2 * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_b = offs_a + BLOCK_M
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_a = _half(Q, head, offs_a, offs_d, S, HEAD_DIM, UPCAST)
+    q_b = _half(Q, head, offs_b, offs_d, S, HEAD_DIM, UPCAST)
+    k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]
+    v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+    m_a = tl.full((BLOCK_M,), NEG, tl.float32)
+    l_a = tl.zeros((BLOCK_M,), tl.float32)
+    acc_a = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    m_b = tl.full((BLOCK_M,), NEG, tl.float32)
+    l_b = tl.zeros((BLOCK_M,), tl.float32)
+    acc_b = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        diag = pid_m * 2 * BLOCK_M
+        acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
+            acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, 0, diag, S,
+            qk_scale, HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
+        acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
+            acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, diag,
+            tl.minimum(diag + 2 * BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True, PRECISION, UPCAST)
+    else:
+        full = (S // BLOCK_N) * BLOCK_N
+        acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
+            acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, 0, full, S,
+            qk_scale, HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
+        acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
+            acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, full, S, S,
+            qk_scale, HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
+    _store_half(Out, head, offs_a, offs_d, acc_a, l_a, S, HEAD_DIM, UPCAST)
+    _store_half(Out, head, offs_b, offs_d, acc_b, l_b, S, HEAD_DIM, UPCAST)

@@ -174,8 +174,8 @@ def attention_flash_pp(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_
     P·V on the tensor cores — a ping-pong inside one program, where the warpgroups of the
     one-tile kernel meet at every K/V stage's barrier and take their turns on the tensor cores and
     on the exponential units at the same time. Causal: keys left of the program's first row
-    unmasked for both halves; the 2·BLOCK_M diagonal keys masked for both (half a's last BLOCK_M
-    of them are all masked: p = 0, its state unchanged)."""
+    unmasked for both halves, half a's diagonal keys masked for both (all visible to half b but
+    for the S bound), then half b's own diagonal alone (_blocks)."""
     pid_m = tl.program_id(0)
     if CAUSAL:
         pid_m = tl.num_programs(0) - 1 - pid_m
@@ -201,7 +201,10 @@ def attention_flash_pp(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_
             qk_scale, HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
             acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, diag,
-            tl.minimum(diag + 2 * BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True, PRECISION, UPCAST)
+            tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True, PRECISION, UPCAST)
+        acc_b, l_b, m_b = _blocks(acc_b, l_b, m_b, q_b, k_ptrs, v_ptrs, offs_b, offs_n, diag + BLOCK_M,
+                                  tl.minimum(diag + 2 * BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True,
+                                  True, PRECISION, UPCAST)
     else:
         full = (S // BLOCK_N) * BLOCK_N
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(

@@ -214,10 +214,9 @@ def _attention_triton():
     # list at head dim 128
     return [(f"flash cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
             for t in ak._TRITON_CONFIGS[(128, True)]] + [
-        # attention_flash_pp: two query halves of BLOCK_M rows per program, steps interleaved (at
-        # BLOCK_N 128 ptxas waits on each HGMMA alone — 64 WARPGROUP.DEPBAR at 255 registers — so
-        # none of those is listed)
-        (f"flash pingpong cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t], pingpong=True))
+        # HALVES 2: two query halves of BLOCK_M rows per program, steps interleaved (at BLOCK_N 128
+        # ptxas waits on each HGMMA alone — 64 WARPGROUP.DEPBAR at 255 registers — so none listed)
+        (f"flash pingpong cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [(*t, 2)]))
         for t in ((128, 64, 8, 2), (128, 64, 8, 3), (128, 64, 8, 4), (128, 32, 8, 3), (64, 64, 4, 3))]
 
 

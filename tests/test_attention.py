@@ -238,9 +238,9 @@ def test_webgpu_flash_h200_tiles_on_lavapipe():
 # -- Triton ping-pong form (probe) ---------------------------------------------------------------
 
 def _triton_pingpong_child():
-    """attention_flash_pp (two query halves per program, steps interleaved) on every test case in
-    the interpreter: S = 1 and 7 (half b, or both halves, past the end), 77, 128, 130 (half b
-    partly masked), causal (the diagonal keys masked for both halves), ±1e4 scores."""
+    """attention_flash with HALVES 2 (two query halves per program, steps interleaved) on every test
+    case in the interpreter: S = 1 and 7 (half b, or both halves, past the end), 77, 128, 130 (half
+    b partly masked), causal (half a's diagonal masked for both, then half b's alone), ±1e4 scores."""
     from ops.attention import kernels as ak
     from suite.check import checked_launch
     from tests.spawn import open_backend
@@ -253,7 +253,7 @@ def _triton_pingpong_child():
         x = SPEC.inputs(case)
         ins = {n: be.upload(x[n]) for n in ("Q", "K", "V")}
         outs = {"O": be.empty(x["Q"].shape, x["Q"].dtype)}
-        res = checked_launch(be, SPEC, case, ak.triton_flash(be, case, pingpong=True), ins, outs, x,
+        res = checked_launch(be, SPEC, case, ak.triton_flash(be, case, [(128, 64, 8, 2, 2)]), ins, outs, x,
                              SPEC.reference(case, x), SPEC.tolerance(case))
         if not res.ok:
             fails.append(f"{case.name}: {res.message[:300]}")
@@ -270,15 +270,15 @@ def _hopper_jobs() -> dict:
     if (skip := triton_missing()):
         return skip
     from backends.triton import compile_many_for_hopper
-    from ops.attention.attention_triton import attention_flash, attention_flash_pp
+    from ops.attention.attention_triton import attention_flash
     jobs = []
-    for fn, d, bm, bn, w, st, c in ((attention_flash, 128, 128, 64, 8, 3, True),
-                                    (attention_flash, 64, 128, 64, 4, 3, False),
-                                    (attention_flash_pp, 128, 128, 64, 8, 2, False),  # 255 registers
-                                    (attention_flash_pp, 128, 128, 64, 8, 2, True)):
+    for d, bm, bn, w, st, c, halves in ((128, 128, 64, 8, 3, True, 1), (64, 128, 64, 4, 3, False, 1),
+                                        (128, 128, 64, 8, 2, False, 2),  # 255 registers
+                                        (128, 128, 64, 8, 2, True, 2)):
         sig = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Out": "*bf16", "S": "i32", "qk_scale": "fp32"}
-        cx = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": c, "PRECISION": "ieee", "UPCAST": False}
-        jobs.append((fn, sig, cx, {"num_warps": w, "num_stages": st,
+        cx = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": c, "PRECISION": "ieee", "UPCAST": False,
+              "HALVES": halves}
+        jobs.append((attention_flash, sig, cx, {"num_warps": w, "num_stages": st,
                                    "divisible_by_16": ("Q", "K", "V", "Out")}))
     fails = []
     for o in compile_many_for_hopper(jobs):

@@ -16,6 +16,9 @@ block(s) with the causal mask (BLOCK_M is a multiple of BLOCK_N); non-causal —
 blocks unmasked, then the ragged tail (S % BLOCK_N keys) with the key mask. "No score yet" is
 −FLT_MAX (never −inf), so a row with every key masked in a block keeps its state (no NaN).
 
+``HALVES`` 2 (probes; ``_two_halves``): two query halves of BLOCK_M rows per program, their steps
+interleaved so that one half's exponentials run under the other's tensor-core work (see there).
+
 ``UPCAST`` (interpreter only; see ops/matmul/matmul_triton.py): tiles are converted to fp32 before
 tl.dot (the interpreter's bf16 dot is wrong) and bf16 outputs are rounded to nearest even by hand
 (the interpreter truncates); P then stays fp32, which only makes it more exact. Compiled kernels
@@ -71,39 +74,43 @@ def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scal
 @triton.jit
 def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-                    UPCAST: tl.constexpr = False):
-    pid_m = tl.program_id(0)
-    if CAUSAL:  # longest query blocks first within each head (the tail of the grid runs short blocks)
-        pid_m = tl.num_programs(0) - 1 - pid_m
-    head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(Q + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < S,
-                other=0.0)  # read Q tile once
-    if UPCAST:
-        q = q.to(tl.float32)
-    k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ block [D, BN] at key 0
-    v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block [BN, D] at key 0
-    m_i = tl.full((BLOCK_M,), NEG, tl.float32)
-    l_i = tl.zeros((BLOCK_M,), tl.float32)
-    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
-    if CAUSAL:
-        diag = pid_m * BLOCK_M  # keys below the block's first row: unmasked for every row
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, diag, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, diag,
-                                tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True,
-                                PRECISION, UPCAST)
+                    UPCAST: tl.constexpr = False, HALVES: tl.constexpr = 1):
+    """HALVES 2: _two_halves (two query halves of BLOCK_M rows per program, 2·BLOCK_M rows)."""
+    if HALVES == 2:
+        _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, PRECISION, UPCAST)
     else:
-        full = (S // BLOCK_N) * BLOCK_N
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
-        acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
-                                HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
-    out = acc / l_i[:, None]
-    o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
-    tl.store(o_ptrs, _epilogue(out, Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O
+        pid_m = tl.program_id(0)
+        if CAUSAL:  # longest query blocks first within each head (the tail of the grid runs short blocks)
+            pid_m = tl.num_programs(0) - 1 - pid_m
+        head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = tl.arange(0, BLOCK_N)
+        offs_d = tl.arange(0, HEAD_DIM)
+        q = tl.load(Q + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < S,
+                    other=0.0)  # read Q tile once
+        if UPCAST:
+            q = q.to(tl.float32)
+        k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ block [D, BN] at key 0
+        v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block [BN, D] at key 0
+        m_i = tl.full((BLOCK_M,), NEG, tl.float32)
+        l_i = tl.zeros((BLOCK_M,), tl.float32)
+        acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+        if CAUSAL:
+            diag = pid_m * BLOCK_M  # keys below the block's first row: unmasked for every row
+            acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, diag, S, qk_scale,
+                                    HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
+            acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, diag,
+                                    tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True,
+                                    PRECISION, UPCAST)
+        else:
+            full = (S // BLOCK_N) * BLOCK_N
+            acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full, S, qk_scale,
+                                    HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
+            acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
+                                    HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
+        out = acc / l_i[:, None]
+        o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+        tl.store(o_ptrs, _epilogue(out, Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O
 
 
 @triton.jit
@@ -166,9 +173,8 @@ def _store_half(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM: tl.constexpr, 
 
 
 @triton.jit
-def attention_flash_pp(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
-                       BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-                       UPCAST: tl.constexpr = False):
+def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     """attention_flash with two query halves of BLOCK_M rows per program (2·BLOCK_M rows), their
     steps interleaved (_blocks_pp) so that one half's exponentials can run under the other half's
     P·V on the tensor cores — a ping-pong inside one program, where the warpgroups of the

@@ -271,22 +271,24 @@ def _torch_dtype(case):
 
 
 @kernel("attention", "triton", "flash")
-def triton_flash(be, case, cfgs=None, pingpong: bool = False):
+def triton_flash(be, case, cfgs=None):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages) per head dim on compiled devices (``cfgs``: those instead of
-    _TRITON_CONFIGS). ``pingpong`` (probes): attention_flash_pp, two query halves of BLOCK_M rows
-    per program with their steps interleaved."""
+    num_warps, num_stages[, HALVES]) per head dim on compiled devices (``cfgs``: those instead of
+    _TRITON_CONFIGS; HALVES 2: two query halves of BLOCK_M rows per program, their steps
+    interleaved — in the interpreter the first config's HALVES is taken at its own block shape)."""
     import time
 
     import torch
     import triton
 
-    from ops.attention.attention_triton import attention_flash, attention_flash_pp
+    from ops.attention.attention_triton import attention_flash
 
-    fn, halves = (attention_flash_pp, 2) if pingpong else (attention_flash, 1)
+    def halves(c) -> int:
+        return c[4] if len(c) > 4 else 1
+
     b, h, s, d = _dims(case)
     is_causal = causal(case)
     prec = "ieee"
@@ -294,21 +296,23 @@ def triton_flash(be, case, cfgs=None, pingpong: bool = False):
     interp = be.device.mode == "interpret"
     if interp:
         bm, bn = _TRITON_INTERPRET
-        kern, meta = fn, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True}
+        kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True,
+                                       "HALVES": halves(cfgs[0]) if cfgs else 1}
     else:
         from backends.triton import fitting
 
-        item = 4 if case.dtype == "fp32" else 2  # a Q tile, `stages` K and V tiles
+        item = 4 if case.dtype == "fp32" else 2  # `halves` Q tiles, `stages` K and V tiles
         cfgs = cfgs or fitting(_TRITON_CONFIGS[(d, case.dtype != "fp32")],
-                               lambda c: (halves * c[0] + 2 * c[3] * c[1]) * d * item, be.smem_per_block())
+                               lambda c: (halves(c) * c[0] + 2 * c[3] * c[1]) * d * item, be.smem_per_block())
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
-        kern = triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=st)
-                                for bm, bn, w, st in cfgs], key=["S"])(fn)
+        kern = triton.autotune([triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1], "HALVES": halves(c)},
+                                              num_warps=c[2], num_stages=c[3]) for c in cfgs],
+                               key=["S"])(attention_flash)
         meta = {}
 
     def launch(q, k, v, o):
-        grid = lambda mt: (triton.cdiv(s, halves * mt["BLOCK_M"]), b * h)  # noqa: E731
+        grid = lambda mt: (triton.cdiv(s, mt["HALVES"] * mt["BLOCK_M"]), b * h)  # noqa: E731
         kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec, **meta)
 
     info = {}

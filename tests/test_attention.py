@@ -202,7 +202,28 @@ def test_planted_kernels_rejected(planted_rows, variant, must_fail):
     assert got == want
 
 
-# -- WebGPU flash tiles that lavapipe's limits never pick ---------------------------------------
+# -- forms the CPU backends' own limits or registrations never pick ------------------------------
+
+def _checked_forms(backend: str, forms) -> dict:
+    """Each (case, factory) of ``forms`` launched on ``backend`` in this process and checked against
+    the reference (the harness's check: poisoned output, NaN never passes); the failures."""
+    from suite.check import checked_launch
+    from tests.spawn import open_backend
+
+    be, skip = open_backend(backend)
+    if skip:
+        return skip
+    fails = []
+    for case, label, factory in forms:
+        x = SPEC.inputs(case)
+        ins = {n: be.upload(x[n]) for n in ("Q", "K", "V")}
+        outs = {"O": be.empty(x["Q"].shape, x["Q"].dtype)}
+        res = checked_launch(be, SPEC, case, factory(be, case), ins, outs, x, SPEC.reference(case, x),
+                             SPEC.tolerance(case))
+        if not res.ok:
+            fails.append(f"{case.name} {label}: {res.message[:300]}")
+    return {"fails": fails}
+
 
 def _webgpu_tiles_child():
     """The H200's WGSL flash tiles (64×32×4×2 at D = 64, 32×32×2×2 at D = 128; lavapipe's own
@@ -210,54 +231,30 @@ def _webgpu_tiles_child():
     explicit tiles (wgpu does not hold the shader to the reported workgroup-storage limit), both
     masks, fp32 and bf16, S = 77 (a ragged last tile) and 130 (full tiles before the diagonal)."""
     from ops.attention import kernels as ak
-    from suite.check import checked_launch
-    from tests.spawn import open_backend
 
-    be, skip = open_backend("webgpu")
-    if skip:
-        return skip
-    fails = []
-    for d, tiles in ((64, (64, 32, 4, 2)), (128, (32, 32, 2, 2))):
+    return _checked_forms("webgpu", [
+        (att._case(1, 2, s, d, is_causal, dt, 9100 + s), str(tiles),
+         lambda be, c, t=tiles: ak.webgpu_flash(be, c, t))
+        for d, tiles in ((64, (64, 32, 4, 2)), (128, (32, 32, 2, 2)))
         for s, is_causal, dt in ((77, False, "fp32"), (130, True, "fp32"), (77, True, "bf16"),
-                                 (130, False, "bf16")):
-            case = att._case(1, 2, s, d, is_causal, dt, 9100 + s)
-            x = SPEC.inputs(case)
-            ins = {n: be.upload(x[n]) for n in ("Q", "K", "V")}
-            outs = {"O": be.empty(x["Q"].shape, x["Q"].dtype)}
-            res = checked_launch(be, SPEC, case, ak.webgpu_flash(be, case, tiles), ins, outs, x,
-                                 SPEC.reference(case, x), SPEC.tolerance(case))
-            if not res.ok:
-                fails.append(f"{case.name} {tiles}: {res.message[:300]}")
-    return {"fails": fails}
+                                 (130, False, "bf16"))])
 
 
 def test_webgpu_flash_h200_tiles_on_lavapipe():
     check_in_process(_webgpu_tiles_child)
 
 
-# -- Triton ping-pong form (probe) ---------------------------------------------------------------
-
 def _triton_pingpong_child():
-    """attention_flash with HALVES 2 (two query halves per program, steps interleaved) on every test
-    case in the interpreter: S = 1 and 7 (half b, or both halves, past the end), 77, 128, 130 (half
-    b partly masked), causal (half a's diagonal masked for both, then half b's alone), ±1e4 scores."""
+    """attention_flash with HALVES 2 (two query halves per program, steps interleaved; a probe form)
+    on every test case in the interpreter: S = 1 and 7 (half b, or both halves, past the end), 77,
+    128, 130 (half b partly masked), causal (half a's diagonal masked for both, then half b's alone),
+    ±1e4 scores."""
     from ops.attention import kernels as ak
-    from suite.check import checked_launch
-    from tests.spawn import open_backend
 
-    be, skip = open_backend("triton")
-    if skip:
-        return skip
-    fails = []
-    for case in att.TEST:
-        x = SPEC.inputs(case)
-        ins = {n: be.upload(x[n]) for n in ("Q", "K", "V")}
-        outs = {"O": be.empty(x["Q"].shape, x["Q"].dtype)}
-        res = checked_launch(be, SPEC, case, ak.triton_flash(be, case, [(128, 64, 8, 2, 2)]), ins, outs, x,
-                             SPEC.reference(case, x), SPEC.tolerance(case))
-        if not res.ok:
-            fails.append(f"{case.name}: {res.message[:300]}")
-    return {"fails": fails}
+    def two_halves(be, case):
+        return ak.triton_flash(be, case, [(128, 64, 8, 2, 2)])
+
+    return _checked_forms("triton", [(case, "HALVES 2", two_halves) for case in att.TEST])
 
 
 def test_triton_flash_pingpong_form():

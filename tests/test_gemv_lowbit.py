@@ -138,9 +138,10 @@ def test_planted_kernels_through_the_harness(wrong_kernels, variant, case):
     assert row["status"] == ("ok" if variant.startswith("control") else "failed"), row["message"]
 
 
-def _triton_child(kernel: str, shapes):
-    """``ops.gemv_lowbit.kernels.<kernel>`` in the Triton interpreter on each (bits, n, k, b) of
-    ``shapes`` in fp16 and bf16 (its own process: one LLVM each)."""
+def _triton_child(kernel: str, cases, **kw):
+    """``ops.gemv_lowbit.kernels.<kernel>`` (with keyword arguments ``kw``) in the Triton
+    interpreter on each (bits, n, k, b) of ``cases`` in fp16 and bf16 (its own process: one LLVM
+    each)."""
     from ops.gemv_lowbit import kernels as gk
     from suite.check import checked_launch
     from tests.spawn import open_backend
@@ -150,12 +151,12 @@ def _triton_child(kernel: str, shapes):
         return skip
     fails = []
     for dt in ("fp16", "bf16"):
-        for bits, n, k, b in shapes:
+        for bits, n, k, b in cases:
             case = Case(f"w{bits}a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": bits}, dt, 5)
             x = SPEC.inputs(case)
             ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
             outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case), ins, outs, x,
+            res = checked_launch(be, SPEC, case, getattr(gk, kernel)(be, case, **kw), ins, outs, x,
                                  SPEC.reference(case, x), SPEC.tolerance(case))
             if not res.ok:
                 fails.append(f"{case.name}: {res.message[:300]}")
@@ -172,6 +173,17 @@ def _triton_row_child():
     """gemv_lowbit_row (fused_vec at batch 1): odd N, and K not a multiple of its K tile (256 in
     the interpreter: the masked path) in both formats."""
     return _triton_child("triton_row", ((4, 37, 384, 1), (8, 33, 640, 1), (8, 70, 256, 1)))
+
+
+def _triton_dp4a_staged_child():
+    """gemv_lowbit_dp4a with its word tiles through the tl.range ring (STAGES 3; a probe form):
+    odd N, K a multiple of the tile and not (the masked path), batch 1 and 4."""
+    return _triton_child("triton_dp4a", ((4, 37, 384, 1), (4, 70, 512, 4), (4, 13, 256, 1)),
+                         shapes=[(16, 256, 4, 3)])
+
+
+def test_triton_dp4a_staged_is_right_in_the_interpreter():
+    check_in_process(_triton_dp4a_staged_child)
 
 
 def test_triton_row_is_right_in_the_interpreter():
@@ -462,11 +474,13 @@ def _hopper_dp4a_job() -> dict:
             "divisible_by_16": ("w_ptr", "s_ptr", "xp_ptr", "sm_ptr", "f_ptr", "y_ptr", "K", "W_STRIDE")}
     sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
            "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
+    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True}
     out = compile_many_for_hopper([
-        (gemv_lowbit_dp4a, sig, {"BN": 64, "BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True}, opts),
+        (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1}, opts),
         (gemv_x_planes, {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"},
-         {"GB": 8}, {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})])
-    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(("dp4a", "planes"), out, strict=True)
+         {"GB": 8}, {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")}),
+        (gemv_lowbit_dp4a, sig, {**cx, "BN": 32, "STAGES": 4}, {**opts, "num_warps": 4})])
+    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(("dp4a", "planes", "staged"), out, strict=True)
              if "error" in o]
     if fails:
         return {"fails": fails}
@@ -477,10 +491,15 @@ def _hopper_dp4a_job() -> dict:
         fails.append(f"gemv_lowbit_dp4a: {main['ptx'].count('dp4a.')} dp4a in the PTX, 6 wanted at least")
     if main["global_accesses"].get("ld.global.v4.b32", 0) < 1:
         fails.append(f"gemv_lowbit_dp4a: no 16-byte word loads: {main['global_accesses']}")
+    staged = out[2]
+    if "cp.async.cg.shared.global" not in staged["ptx"] or staged["spill_bytes"] != 0:
+        fails.append(f"gemv_lowbit_dp4a STAGES 4: no 16-byte cp.async ring in the PTX, or spills "
+                     f"({staged['spill_bytes']})")
     return {"fails": fails}
 
 
 def test_triton_dp4a_compiles_for_hopper():
     """Triton fused_dp4a's kernels compile for sm_90 with PTX dp4a (the interpreter runs the plain
-    integer form through test_kernels), 16-byte word loads and no spills."""
+    integer form through test_kernels), 16-byte word loads and no spills; its staged form (a probe)
+    with the word tiles in a 16-byte cp.async ring."""
     check_in_process(_hopper_dp4a_job)

@@ -458,13 +458,40 @@ def _plane(lo, hi, xq, W, wg, xm, BN: tl.constexpr, BW: tl.constexpr, SIGNED: tl
 
 
 @triton.jit
+def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN: tl.constexpr,
+               BW: tl.constexpr, GT: tl.constexpr, ASM: tl.constexpr):
+    """acc + the [BN, BW] word tile at k0 against x's planes: per word lo = w & 0x0F0F0F0F, hi = (w
+    >> 4) & 0x0F0F0F0F, six dp4a into exact plane sums, one int→float and one FMA with the group
+    scale × the group factor."""
+    wi = tl.arange(0, BW)
+    wg = k0 // 8 + wi
+    xm = wg < W
+    lo = words & 0x0F0F0F0F
+    hi = (words >> 4) & 0x0F0F0F0F
+    p0 = _plane(lo, hi, xp_ptr + (b * 6 + 0) * W, W, wg, xm, BN, BW, False, ASM)
+    p1 = _plane(lo, hi, xp_ptr + (b * 6 + 2) * W, W, wg, xm, BN, BW, False, ASM)
+    p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, BN, BW, True, ASM)
+    s8 = tl.load(sm_ptr + b * W + wg, mask=xm, other=0)
+    t = p0 + (p1 << 8) + (p2 << 16) - s8[None, :]
+    gi = k0 // 128 + tl.arange(0, GT)
+    gmask = gi < K // 128
+    fg = tl.load(f_ptr + b * (K // 128) + gi, mask=gmask, other=0.0)
+    sf = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=gmask[None, :],
+                 other=0.0).to(tl.float32) * fg[None, :]
+    return acc + t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 16)), (BN, BW))
+
+
+@triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
-                     BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr):
+                     BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
+                     STAGES: tl.constexpr = 1):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
-    (the next one loaded ahead, as gemv_lowbit_row); per word lo = w & 0x0F0F0F0F, hi = (w >> 4) &
-    0x0F0F0F0F (offset-binary nibbles q + 8) and six dp4a against x's byte planes (gemv_x_planes)
-    into exact int32 plane sums; Σ q·M over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤
-    2^28, exact), one int→float and one FMA with the group scale × the group factor."""
+    and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
+    over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
+    the next word tile loaded ahead into registers (as gemv_lowbit_row); STAGES > 1 (probes): the
+    loop as tl.range(num_stages=STAGES), which Triton 3.6 turns into a cp.async ring of STAGES
+    tiles in shared memory (the kernel-level num_stages stages only loads that feed a tl.dot) —
+    more bytes in flight per SM without holding them in registers."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
@@ -475,24 +502,15 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     wi = tl.arange(0, BW)
     acc = tl.zeros((BN, BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
-    nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
-    for k0 in range(0, K, BK):
-        words = nxt
-        nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
-        wg = k0 // 8 + wi
-        xm = wg < W
-        lo = words & 0x0F0F0F0F
-        hi = (words >> 4) & 0x0F0F0F0F
-        p0 = _plane(lo, hi, xp_ptr + (b * 6 + 0) * W, W, wg, xm, BN, BW, False, ASM)
-        p1 = _plane(lo, hi, xp_ptr + (b * 6 + 2) * W, W, wg, xm, BN, BW, False, ASM)
-        p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, BN, BW, True, ASM)
-        s8 = tl.load(sm_ptr + b * W + wg, mask=xm, other=0)
-        t = p0 + (p1 << 8) + (p2 << 16) - s8[None, :]
-        gi = k0 // 128 + tl.arange(0, GT)
-        gmask = gi < K // 128
-        fg = tl.load(f_ptr + b * (K // 128) + gi, mask=gmask, other=0.0)
-        sf = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=gmask[None, :],
-                     other=0.0).to(tl.float32) * fg[None, :]
-        acc += t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 16)), (BN, BW))
+    if STAGES > 1:
+        for k0 in tl.range(0, K, BK, num_stages=STAGES):
+            words = _words(wrow, k0, K, wi, 8, EVEN_K)
+            acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
+    else:
+        nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
+        for k0 in range(0, K, BK):
+            words = nxt
+            nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
+            acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     out = tl.sum(acc, axis=1)
     tl.store(y_ptr + b * N + rows, _out(out, OUT_BF16).to(y_ptr.dtype.element_ty), mask=rmask)

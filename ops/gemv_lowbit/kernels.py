@@ -881,13 +881,14 @@ TRITON_DP4A_INTERPRET = (64, 256, 4)
 TRITON_PLANES_GB = 8
 
 
-def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
+def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
     ROCm, which takes no PTX), batch
     rows on the grid's second axis (each reads the weights again: built for batch 1); autotuned
-    per (N, K) over ``shapes`` (BN, BK, num_warps) like fused_vec."""
+    per (N, K) over ``shapes`` (BN, BK, num_warps[, STAGES]) like fused_vec (STAGES > 1: the word
+    tiles through a cp.async ring of that many stages instead of one tile loaded ahead)."""
     import torch
     import triton
 
@@ -900,8 +901,9 @@ def triton_dp4a(be, case, shapes: list[tuple[int, int, int]] | None = None):
     if not interp and n * k < TRITON_VEC_TUNE_MIN:
         shapes = [min(shapes, key=lambda t: t[0])]
     even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
-    kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1]}, num_warps=t[2], num_stages=1)
-                            for t in shapes], key=["N", "K"])(even(gemv_lowbit_dp4a))
+    kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1], "STAGES": t[3] if len(t) > 3 else 1},
+                                          num_warps=t[2], num_stages=1) for t in shapes],
+                           key=["N", "K"])(even(gemv_lowbit_dp4a))
     xp = torch.empty((b, 6, k // 8), dtype=torch.int32, device=be.dev)
     sm = torch.empty((b, k // 8), dtype=torch.int32, device=be.dev)
     fg = torch.empty((b, k // GROUP), dtype=torch.float32, device=be.dev)

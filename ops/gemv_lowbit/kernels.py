@@ -725,8 +725,9 @@ def triton_fused(be, case):
 
 #: fused_vec w8a16 (gemv_lowbit_vec) autotune configs (BN rows, BK k per tile, num_warps,
 #: num_stages): narrow row panels with long K tiles keep many 16-byte loads in flight (the kernel
-#: prefetches the next word tile itself: Triton's pipeliner does not stage loads that feed no
-#: tl.dot); the winner and the tuning time are recorded in the row (``kernel_info``)
+#: prefetches the next word tile itself: the kernel-level num_stages does not stage loads that feed
+#: no tl.dot — a tl.range(num_stages=...) loop does, in Triton 3.6: see gemv_lowbit_dp4a's STAGES);
+#: the winner and the tuning time are recorded in the row (``kernel_info``)
 TRITON_VEC_CONFIGS = [(16, 512, 4, 1), (32, 256, 4, 1), (16, 1024, 4, 1), (32, 512, 8, 1), (8, 512, 2, 1),
                       (64, 256, 8, 1), (8, 1024, 4, 1)]
 #: the interpreter's one config (its cost is per program and per tile, not per element)

@@ -237,6 +237,10 @@ def _gemv_triton():
         (f"dp4a staged shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))
         for t in ((32, 512, 8, 3), (32, 512, 8, 6), (32, 512, 4, 3), (16, 512, 4, 3), (16, 512, 4, 5),
                   (32, 256, 4, 4), (32, 256, 4, 6), (16, 1024, 4, 3), (8, 1024, 2, 4), (16, 256, 2, 4))] + [
+        # and as a programmatic dependent launch of the planes kernel (its launch and first loads
+        # under the small kernel's few µs)
+        (f"dp4a pdl shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=True))
+        for t in ((32, 512, 8), (64, 256, 8), (16, 512, 4, 5), (32, 256, 4, 6))] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
         for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),
                                           (128, 256, 16, 1), (256, 256, 16, 1)]]

@@ -97,13 +97,14 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s29c)  # ~5 min: Triton fused_dp4a (issue 12: 61.7 / 63.2 % of the ceiling, 85 wanted) with its word tiles
+s29c)  # ~7 min: Triton fused_dp4a (issue 12: 61.7 / 63.2 % of the ceiling, 85 wanted) with its word tiles
     # through a cp.async ring (tl.range num_stages: Triton 3.6 stages loads that feed no tl.dot only
     # when the loop asks; 48–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the
-    # registered form's one tile loaded ahead into registers) beside the registered configs, both
-    # w4a16 bf16 cases, one config per row, each checked first
+    # registered form's one tile loaded ahead into registers), and as a programmatic dependent launch
+    # of the x-planes kernel (launch and first word tile under the small kernel's few µs), beside
+    # the registered configs; both w4a16 bf16 cases, one config per row (20), each checked first
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a' --cap 0.5
+        probe 200 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a' --cap 0.5
     done
     ;;
 s29b)  # ~5.5 min: Triton flash at D128 (issue 12: 0.80–0.82 / 0.87–0.89 × SDPA, 0.90 wanted), session 29's

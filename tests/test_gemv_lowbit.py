@@ -474,14 +474,17 @@ def _hopper_dp4a_job() -> dict:
             "divisible_by_16": ("w_ptr", "s_ptr", "xp_ptr", "sm_ptr", "f_ptr", "y_ptr", "K", "W_STRIDE")}
     sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
            "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
-    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True}
+    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False}
+    psig = {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"}
+    planes = (gemv_x_planes, psig, {"GB": 8, "PDL": False},
+              {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})
+    names = ("dp4a", "planes", "staged", "pdl", "planes pdl")
     out = compile_many_for_hopper([
-        (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1}, opts),
-        (gemv_x_planes, {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"},
-         {"GB": 8}, {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")}),
-        (gemv_lowbit_dp4a, sig, {**cx, "BN": 32, "STAGES": 4}, {**opts, "num_warps": 4})])
-    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(("dp4a", "planes", "staged"), out, strict=True)
-             if "error" in o]
+        (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1}, opts), planes,
+        (gemv_lowbit_dp4a, sig, {**cx, "BN": 32, "STAGES": 4}, {**opts, "num_warps": 4}),
+        (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1, "PDL": True}, opts),
+        (planes[0], planes[1], {"GB": 8, "PDL": True}, planes[3])])
+    fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
     if fails:
         return {"fails": fails}
     main = out[0]
@@ -495,11 +498,17 @@ def _hopper_dp4a_job() -> dict:
     if "cp.async.cg.shared.global" not in staged["ptx"] or staged["spill_bytes"] != 0:
         fails.append(f"gemv_lowbit_dp4a STAGES 4: no 16-byte cp.async ring in the PTX, or spills "
                      f"({staged['spill_bytes']})")
+    pdl, wait = out[3]["ptx"], out[3]["ptx"].find("griddepcontrol.wait")
+    if not 0 <= pdl.find("ld.global.v4") < wait:
+        fails.append("gemv_lowbit_dp4a PDL: the first word tile is not loaded before griddepcontrol.wait")
+    if "griddepcontrol.launch_dependents" not in out[4]["ptx"]:
+        fails.append("gemv_x_planes PDL: no griddepcontrol.launch_dependents")
     return {"fails": fails}
 
 
 def test_triton_dp4a_compiles_for_hopper():
     """Triton fused_dp4a's kernels compile for sm_90 with PTX dp4a (the interpreter runs the plain
     integer form through test_kernels), 16-byte word loads and no spills; its staged form (a probe)
-    with the word tiles in a 16-byte cp.async ring."""
+    with the word tiles in a 16-byte cp.async ring, and its PDL form (the first word tile loaded
+    before waiting for the planes kernel)."""
     check_in_process(_hopper_dp4a_job)

@@ -25,6 +25,11 @@ vector loads of the word tiles. Bytes: packed W + scales + x + y; 2·N·K·B flo
 import triton
 import triton.language as tl
 
+try:  # griddepcontrol (programmatic dependent launch, sm_90+); absent from some builds (ROCm)
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # pragma: no cover - only PDL (a probe option) needs them
+    gdc_launch_dependents = gdc_wait = None
+
 
 @triton.jit
 def _program_rows(N, B, BN: tl.constexpr, BB: tl.constexpr):
@@ -395,13 +400,16 @@ def gemv_lowbit_dot(w_ptr, s_ptr, x_ptr, y_ptr, N, K, B, W_STRIDE, BITS: tl.cons
 
 
 @triton.jit
-def gemv_x_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, K, GB: tl.constexpr):
+def gemv_x_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, K, GB: tl.constexpr, PDL: tl.constexpr = False):
     """x [B, K] in fixed point per scale group: M = round(x·2^(148 − eb)), eb the fp32 biased
     exponent of the group's max |x| (at least 22), so |M| < 2^22. Program = GB groups of batch row
     program_id(1). Writes, per batch row: the byte planes of M as int32 words xp [3][2][K/8] (plane
     p, word w: [0] the bytes of k = 8w + 0, 2, 4, 6 — the low nibbles of weight word w — and [1] of
     8w + 1, 3, 5, 7), 8·Σ M per word sm [K/8], and the group factor 2^(eb − 148) f [K/128] (NaN
-    where the group holds a NaN or Inf)."""
+    where the group holds a NaN or Inf). PDL: the dependent launch (gemv_lowbit_dp4a with PDL) may
+    start at once; it waits for this grid's writes itself (griddepcontrol)."""
+    if PDL:
+        gdc_launch_dependents()
     b = tl.program_id(1)
     G = K // 128
     g = tl.program_id(0) * GB + tl.arange(0, GB)
@@ -484,14 +492,16 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
 @triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
                      BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     STAGES: tl.constexpr = 1):
+                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
     over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
     the next word tile loaded ahead into registers (as gemv_lowbit_row); STAGES > 1 (probes): the
     loop as tl.range(num_stages=STAGES), which Triton 3.6 turns into a cp.async ring of STAGES
     tiles in shared memory (the kernel-level num_stages stages only loads that feed a tl.dot) —
-    more bytes in flight per SM without holding them in registers."""
+    more bytes in flight per SM without holding them in registers. PDL (probes; launched with
+    launch_pdl after gemv_x_planes with PDL): the program starts while gemv_x_planes runs, loads
+    its first word tile (STAGES 1), then waits for x's planes (griddepcontrol.wait)."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
@@ -503,11 +513,15 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     acc = tl.zeros((BN, BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
     if STAGES > 1:
+        if PDL:
+            gdc_wait()
         for k0 in tl.range(0, K, BK, num_stages=STAGES):
             words = _words(wrow, k0, K, wi, 8, EVEN_K)
             acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     else:
         nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
+        if PDL:
+            gdc_wait()
         for k0 in range(0, K, BK):
             words = nxt
             nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)

@@ -882,14 +882,16 @@ TRITON_DP4A_INTERPRET = (64, 256, 4)
 TRITON_PLANES_GB = 8
 
 
-def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None):
+def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool = False):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
     ROCm, which takes no PTX), batch
     rows on the grid's second axis (each reads the weights again: built for batch 1); autotuned
     per (N, K) over ``shapes`` (BN, BK, num_warps[, STAGES]) like fused_vec (STAGES > 1: the word
-    tiles through a cp.async ring of that many stages instead of one tile loaded ahead)."""
+    tiles through a cp.async ring of that many stages instead of one tile loaded ahead). ``pdl``
+    (probes, compiled CUDA only): gemv_lowbit_dp4a as a programmatic dependent launch of
+    gemv_x_planes, so its launch and first loads overlap the small kernel."""
     import torch
     import triton
 
@@ -912,9 +914,12 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None):
     pgrid = (triton.cdiv(k // GROUP, TRITON_PLANES_GB), b)
     grid = lambda m: (triton.cdiv(n, m["BN"]), b)  # noqa: E731
 
+    pdl = pdl and asm  # (griddepcontrol is PTX: not in the interpreter or on ROCm)
+    dependent = {"PDL": True, "launch_pdl": True} if pdl else {}
+
     def launch(w, s, x, y):
-        gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, num_warps=4)
-        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm)
+        gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
+        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
 
     info = {}
     if not interp:

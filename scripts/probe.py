@@ -233,7 +233,7 @@ def _gemv_triton():
         (f"dp4a shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))  # fused_dp4a at one config
         for t in gk.TRITON_DP4A_CONFIGS] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
-        # 48–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
+        # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
         (f"dp4a staged shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))
         for t in ((32, 512, 8, 3), (32, 512, 8, 6), (32, 512, 4, 3), (16, 512, 4, 3), (16, 512, 4, 5),
                   (32, 256, 4, 4), (32, 256, 4, 6), (16, 1024, 4, 3), (8, 1024, 2, 4), (16, 256, 2, 4))] + [

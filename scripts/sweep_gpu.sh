@@ -99,7 +99,7 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
     ;;
 s29c)  # ~7 min: Triton fused_dp4a (issue 12: 61.7 / 63.2 % of the ceiling, 85 wanted) with its word tiles
     # through a cp.async ring (tl.range num_stages: Triton 3.6 stages loads that feed no tl.dot only
-    # when the loop asks; 48–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the
+    # when the loop asks; 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the
     # registered form's one tile loaded ahead into registers), and as a programmatic dependent launch
     # of the x-planes kernel (launch and first word tile under the small kernel's few µs), beside
     # the registered configs; both w4a16 bf16 cases, one config per row (20), each checked first

@@ -36,38 +36,60 @@ NEG = tl.constexpr(-3.4028234663852886e38)
 
 
 @triton.jit
+def _k_block(k_ptrs, start, keys, S, HEAD_DIM: tl.constexpr, MASK: tl.constexpr, UPCAST: tl.constexpr):
+    """Kᵀ block [D, BN] at key ``start`` (MASK: keys past S read as 0)."""
+    if MASK:
+        k = tl.load(k_ptrs + start * HEAD_DIM, mask=keys[None, :] < S, other=0.0)
+    else:
+        k = tl.load(k_ptrs + start * HEAD_DIM)
+    return k.to(tl.float32) if UPCAST else k
+
+
+@triton.jit
+def _v_block(v_ptrs, start, keys, S, HEAD_DIM: tl.constexpr, MASK: tl.constexpr):
+    """V block [BN, D] at key ``start`` (MASK: keys past S read as 0)."""
+    if MASK:
+        return tl.load(v_ptrs + start * HEAD_DIM, mask=keys[:, None] < S, other=0.0)
+    else:
+        return tl.load(v_ptrs + start * HEAD_DIM)
+
+
+@triton.jit
+def _online(acc, l_i, m_i, qk, keys, offs_m, S, qk_scale, MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    """One key block's online-softmax step on the unscaled scores qk (MASK: the key < S mask, and the
+    causal one when CAUSAL): (acc rescaled, l, the new running max, P)."""
+    if MASK:
+        ok = keys[None, :] < S
+        if CAUSAL:
+            ok = ok & (keys[None, :] <= offs_m[:, None])
+        qk = tl.where(ok, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # qk_scale > 0: max(qk)·s = max(qk·s)
+    alpha = tl.exp2(m_i - m_new)
+    p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
+    l_i = l_i * alpha + tl.sum(p, 1)
+    return acc * alpha[:, None], l_i, m_new, p
+
+
+@triton.jit
+def _pv(acc, p, v, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
+    """acc + P·V (P cast to V's type for the tensor cores; UPCAST: V to fp32 instead)."""
+    if UPCAST:
+        return tl.dot(p, v.to(tl.float32), acc, input_precision=PRECISION)
+    else:
+        return tl.dot(p.to(v.dtype), v, acc, input_precision=PRECISION)
+
+
+@triton.jit
 def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scale,
             HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr,
             PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     """Keys [lo, hi) in BLOCK_N steps; MASK: the key < S mask, and the causal one when CAUSAL."""
     for start in tl.range(lo, hi, BLOCK_N):
         keys = start + offs_n
-        if MASK:
-            k = tl.load(k_ptrs + start * HEAD_DIM, mask=keys[None, :] < S, other=0.0)  # read K block [D, BN]
-        else:
-            k = tl.load(k_ptrs + start * HEAD_DIM)
-        if UPCAST:
-            k = k.to(tl.float32)
+        k = _k_block(k_ptrs, start, keys, S, HEAD_DIM, MASK, UPCAST)
         qk = tl.dot(q, k, input_precision=PRECISION)  # unscaled: the scale joins the exp2's FMA
-        if MASK:
-            ok = keys[None, :] < S
-            if CAUSAL:
-                ok = ok & (keys[None, :] <= offs_m[:, None])
-            qk = tl.where(ok, qk, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # qk_scale > 0: max(qk)·s = max(qk·s)
-        alpha = tl.exp2(m_i - m_new)
-        p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        if MASK:
-            v = tl.load(v_ptrs + start * HEAD_DIM, mask=keys[:, None] < S, other=0.0)  # read V block [BN, D]
-        else:
-            v = tl.load(v_ptrs + start * HEAD_DIM)
-        if UPCAST:
-            acc = tl.dot(p, v.to(tl.float32), acc, input_precision=PRECISION)
-        else:
-            acc = tl.dot(p.to(v.dtype), v, acc, input_precision=PRECISION)
-        m_i = m_new
+        acc, l_i, m_i, p = _online(acc, l_i, m_i, qk, keys, offs_m, S, qk_scale, MASK, CAUSAL)
+        acc = _pv(acc, p, _v_block(v_ptrs, start, keys, S, HEAD_DIM, MASK), PRECISION, UPCAST)
     return acc, l_i, m_i
 
 
@@ -86,10 +108,7 @@ def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: 
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = tl.arange(0, BLOCK_N)
         offs_d = tl.arange(0, HEAD_DIM)
-        q = tl.load(Q + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < S,
-                    other=0.0)  # read Q tile once
-        if UPCAST:
-            q = q.to(tl.float32)
+        q = _q_tile(Q, head, offs_m, offs_d, S, HEAD_DIM, UPCAST)  # read Q tile once
         k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ block [D, BN] at key 0
         v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block [BN, D] at key 0
         m_i = tl.full((BLOCK_M,), NEG, tl.float32)
@@ -108,30 +127,7 @@ def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: 
                                     HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
             acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
                                     HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
-        out = acc / l_i[:, None]
-        o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
-        tl.store(o_ptrs, _epilogue(out, Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)  # write O
-
-
-@triton.jit
-def _softmax_pv(acc, l_i, m_i, qk, v, keys, offs_m, S, qk_scale, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-                PRECISION: tl.constexpr, UPCAST: tl.constexpr):
-    """One half's online-softmax step on its scores qk of one key block, then acc += P·V."""
-    if MASK:
-        ok = keys[None, :] < S
-        if CAUSAL:
-            ok = ok & (keys[None, :] <= offs_m[:, None])
-        qk = tl.where(ok, qk, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    alpha = tl.exp2(m_i - m_new)
-    p = tl.exp2(qk * qk_scale - m_new[:, None])
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = acc * alpha[:, None]
-    if UPCAST:
-        acc = tl.dot(p, v.to(tl.float32), acc, input_precision=PRECISION)
-    else:
-        acc = tl.dot(p.to(v.dtype), v, acc, input_precision=PRECISION)
-    return acc, l_i, m_new
+        _store_o(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM, UPCAST)  # write O
 
 
 @triton.jit
@@ -143,31 +139,27 @@ def _blocks_pp(acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_
     while half a's P·V is on the tensor cores."""
     for start in tl.range(lo, hi, BLOCK_N):
         keys = start + offs_n
-        if MASK:
-            k = tl.load(k_ptrs + start * HEAD_DIM, mask=keys[None, :] < S, other=0.0)
-            v = tl.load(v_ptrs + start * HEAD_DIM, mask=keys[:, None] < S, other=0.0)
-        else:
-            k = tl.load(k_ptrs + start * HEAD_DIM)
-            v = tl.load(v_ptrs + start * HEAD_DIM)
-        if UPCAST:
-            k = k.to(tl.float32)
+        k = _k_block(k_ptrs, start, keys, S, HEAD_DIM, MASK, UPCAST)
+        v = _v_block(v_ptrs, start, keys, S, HEAD_DIM, MASK)
         qk_a = tl.dot(q_a, k, input_precision=PRECISION)
         qk_b = tl.dot(q_b, k, input_precision=PRECISION)
-        acc_a, l_a, m_a = _softmax_pv(acc_a, l_a, m_a, qk_a, v, keys, offs_a, S, qk_scale, MASK, CAUSAL,
-                                      PRECISION, UPCAST)
-        acc_b, l_b, m_b = _softmax_pv(acc_b, l_b, m_b, qk_b, v, keys, offs_b, S, qk_scale, MASK, CAUSAL,
-                                      PRECISION, UPCAST)
+        acc_a, l_a, m_a, p_a = _online(acc_a, l_a, m_a, qk_a, keys, offs_a, S, qk_scale, MASK, CAUSAL)
+        acc_a = _pv(acc_a, p_a, v, PRECISION, UPCAST)
+        acc_b, l_b, m_b, p_b = _online(acc_b, l_b, m_b, qk_b, keys, offs_b, S, qk_scale, MASK, CAUSAL)
+        acc_b = _pv(acc_b, p_b, v, PRECISION, UPCAST)
     return acc_a, l_a, m_a, acc_b, l_b, m_b
 
 
 @triton.jit
-def _half(Q, head, offs_m, offs_d, S, HEAD_DIM: tl.constexpr, UPCAST: tl.constexpr):
+def _q_tile(Q, head, offs_m, offs_d, S, HEAD_DIM: tl.constexpr, UPCAST: tl.constexpr):
+    """The Q tile of rows offs_m (rows past S read as 0)."""
     q = tl.load(Q + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < S, other=0.0)
     return q.to(tl.float32) if UPCAST else q
 
 
 @triton.jit
-def _store_half(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM: tl.constexpr, UPCAST: tl.constexpr):
+def _store_o(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM: tl.constexpr, UPCAST: tl.constexpr):
+    """O = acc / l for rows offs_m (those below S)."""
     o_ptrs = Out + head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
     tl.store(o_ptrs, _epilogue(acc / l_i[:, None], Out.dtype.element_ty, UPCAST), mask=offs_m[:, None] < S)
 
@@ -190,8 +182,8 @@ def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.c
     offs_b = offs_a + BLOCK_M
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    q_a = _half(Q, head, offs_a, offs_d, S, HEAD_DIM, UPCAST)
-    q_b = _half(Q, head, offs_b, offs_d, S, HEAD_DIM, UPCAST)
+    q_a = _q_tile(Q, head, offs_a, offs_d, S, HEAD_DIM, UPCAST)
+    q_b = _q_tile(Q, head, offs_b, offs_d, S, HEAD_DIM, UPCAST)
     k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]
     v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
     m_a = tl.full((BLOCK_M,), NEG, tl.float32)
@@ -219,5 +211,5 @@ def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.c
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
             acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, full, S, S,
             qk_scale, HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
-    _store_half(Out, head, offs_a, offs_d, acc_a, l_a, S, HEAD_DIM, UPCAST)
-    _store_half(Out, head, offs_b, offs_d, acc_b, l_b, S, HEAD_DIM, UPCAST)
+    _store_o(Out, head, offs_a, offs_d, acc_a, l_a, S, HEAD_DIM, UPCAST)
+    _store_o(Out, head, offs_b, offs_d, acc_b, l_b, S, HEAD_DIM, UPCAST)

@@ -127,3 +127,17 @@ def test_read_ceiling_forms_compile():
     from read_ceiling import FORMS
 
     assert r.stdout.count(" compiled (") == len(FORMS)
+
+
+def test_dot4_probe_runs_on_the_cpu(tmp_path):
+    """scripts/dot4_probe.py (does WGSL's dot4I8Packed reach the GPU as DP4A?) runs end to end on
+    lavapipe: both forms built, checked against its NumPy emulation and timed."""
+    pytest.importorskip("wgpu")
+    cmd = [sys.executable, str(ROOT / "scripts/dot4_probe.py"), "--iters", "16", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    if "no usable device" in r.stderr + r.stdout:
+        pytest.skip("no WebGPU adapter")
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads((tmp_path / "probe-dot4-webgpu.json").read_text())
+    assert [(row["form"], row["checked"]) for row in doc["rows"]] == [("native", "ok"), ("manual", "ok")]
+    assert doc["ratio_native_over_manual"] > 0

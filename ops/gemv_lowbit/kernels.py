@@ -875,8 +875,13 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 #: H200, w4a16 bf16 batch 1, % of the ceiling at K=N=16384 / N=28672 (probes-20261204-session23/
 #: s23f, x's planes made by the first launch included): (32, 512, 8) 61.3 / 62.6, (64, 512, 8) 60.0 /
 #: 57.2, (32, 256, 4) 45.3 / 63.1, (16, 512, 4) 46.8 / 61.0, (64, 256, 8) 44.2 / 61.0, (128, 256, 8)
-#: 35.0 / 52.8; autotuned 61.1 / 62.9 (fused_vec 45.9 / 46.3). The interpreter's one config
-TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4)]
+#: 35.0 / 52.8; autotuned 61.1 / 62.9 (fused_vec 45.9 / 46.3). Session 31 (probes-20261206-session31/
+#: s29c): the word tiles through a cp.async ring (a 4th field, STAGES) at BK 1024 — (16, 1024, 4, 3)
+#: 70.1 / 71.2, (8, 1024, 2, 4) 69.4 / 65.7 against the registered six's best 62.1 / 63.2 in the
+#: same probe; rings at BK ≤ 512 lost (44–63.5), so did the dependent (PDL) launch (no gain over
+#: 62.6 / 61.5). The interpreter's one config
+TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4),
+                       (16, 1024, 4, 3), (8, 1024, 2, 4)]
 TRITON_DP4A_INTERPRET = (64, 256, 4)
 #: groups of 128 k per program of gemv_x_planes
 TRITON_PLANES_GB = 8
@@ -902,7 +907,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     asm = not interp and not torch.version.hip
     shapes = shapes or ([TRITON_DP4A_INTERPRET] if interp else TRITON_DP4A_CONFIGS)
     if not interp and n * k < TRITON_VEC_TUNE_MIN:
-        shapes = [min(shapes, key=lambda t: t[0])]
+        shapes = [min(shapes, key=lambda t: (len(t) > 3, t[0]))]  # (the fewest rows, unstaged)
     even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1], "STAGES": t[3] if len(t) > 3 else 1},
                                           num_warps=t[2], num_stages=1) for t in shapes],

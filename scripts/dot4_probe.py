@@ -7,7 +7,7 @@ rates: the polyfill ran in both; ``native`` several times faster: a hardware ins
 IDP4A rate on Hopper is a fraction of its 128 FP32 lanes per clock, the polyfill costs ~12
 operations per dot).
 
-    python scripts/dot4_probe.py [--iters 4096] [--out DIR]
+    python scripts/dot4_probe.py [--iters 256] [--workgroups W] [--out DIR]
 
 Both kernels are checked first against a NumPy emulation at a few iterations (every thread's
 result), then timed with the harness's protocol (suite.timing.measure, device timestamps, hot:
@@ -29,6 +29,10 @@ from suite.timing import Protocol, measure  # noqa: E402
 
 CHAINS = 8  # independent accumulators per thread: enough to cover the instruction's latency
 WG = 256
+#: workgroups per launch where the adapter reports its compute units (WebGPU does not: wgpu-py gave
+#: 1 on the H200, and session 31's first run — 16 workgroups, 4096 threads — left 116 of 132 SMs idle)
+WGS_PER_UNIT = 16
+MIN_WGS = 1056  # 132 SMs × 8 workgroups of 256: every SM of a large GPU full (64 warps)
 
 SRC = """
 @group(0) @binding(0) var<storage, read> a: array<u32>;
@@ -47,21 +51,24 @@ fn native(x: u32, y: u32) -> i32 { return dot4I8Packed(x, y); }
 fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     let t = g.x;
     if (t >= p.n) { return; }
-    var x: array<u32, CHAINS>;
-    var acc: array<i32, CHAINS>;
-    for (var c = 0u; c < CHAINSu; c++) { x[c] = a[(t * CHAINSu + c) % 4096u]; acc[c] = i32(c); }
+DECLS
     for (var i = 0u; i < p.iters; i++) {
-        for (var c = 0u; c < CHAINSu; c++) { acc[c] = acc[c] + FN(x[c], bitcast<u32>(acc[c])); }
+STEPS
     }
-    var s = 0i;
-    for (var c = 0u; c < CHAINSu; c++) { s = s + acc[c]; }
-    o[t] = s;
+    o[t] = SUM;
 }
 """
 
 
 def source(fn: str) -> str:
-    return SRC.replace("CHAINS", str(CHAINS)).replace("WG", str(WG)).replace("FN", fn)
+    """The kernel with its chains as scalars (x0, acc0, …), not arrays: a dynamically indexed
+    WGSL array may be lowered to local memory, whose round trips would hide either form's cost
+    (session 31's first version: 180 cycles per chain step on the H200, both forms)."""
+    r = range(CHAINS)
+    decls = "\n".join(f"    let x{c} = a[(t * {CHAINS}u + {c}u) % 4096u]; var acc{c} = {c}i;" for c in r)
+    steps = "\n".join(f"        acc{c} = acc{c} + {fn}(x{c}, bitcast<u32>(acc{c}));" for c in r)
+    return (SRC.replace("DECLS", decls).replace("STEPS", steps).replace("WG", str(WG))
+            .replace("SUM", " + ".join(f"acc{c}" for c in r)))
 
 
 def emulate(a: np.ndarray, n: int, iters: int) -> np.ndarray:
@@ -81,7 +88,9 @@ def emulate(a: np.ndarray, n: int, iters: int) -> np.ndarray:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--iters", type=int, default=4096)
+    ap.add_argument("--iters", type=int, default=256)
+    ap.add_argument("--workgroups", type=int, default=0,
+                    help=f"of {WG} threads (default: {WGS_PER_UNIT} per compute unit, at least {MIN_WGS})")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
 
@@ -91,11 +100,13 @@ def main() -> None:
     be = probe_backend("webgpu")
     dev = be.device
     units = dev.compute_units or 1
-    n = WG * 16 * units  # 16 workgroups per compute unit
+    wgs = args.workgroups or max(WGS_PER_UNIT * units, MIN_WGS)
+    n = WG * wgs
     rng = np.random.default_rng(5)
     a = rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32)
     ab, ob = be.upload(a), be.empty((n,), np.int32)
-    print(f"# webgpu on {dev.name} ({dev.slug}), {units} compute units, {n} threads x {CHAINS} chains",
+    print(f"# webgpu on {dev.name} ({dev.slug}), {units} compute units reported, {wgs} workgroups, "
+          f"{n} threads x {CHAINS} chains x {args.iters} steps",
           flush=True)
     check_iters = 3
     want = emulate(a, n, check_iters)  # the same for both forms

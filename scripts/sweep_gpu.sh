@@ -97,10 +97,12 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s31a)  # ~6 min: Triton fused_dp4a's wider cp.async rings (session 31: (16, 1024, 4, 3) reached 70.1 / 71.2 %
+s31a)  # ~7 min: Triton fused_dp4a's wider cp.async rings (session 31: (16, 1024, 4, 3) reached 70.1 / 71.2 %
     # against 62 / 63 for the registered six; now registered with (8, 1024, 2, 4)) at BK 1024–4096,
     # then the registered autotune beside tinygemm (s26b), then Triton flash D128 with the two
-    # pingpong (HALVES 2) configs registered beside SDPA (s18f)
+    # pingpong (HALVES 2) configs registered beside SDPA (s18f); first the dot4 probe again (s30a), its
+    # chains now scalars on a grid that fills the GPU
+    OUT="$OUT" bash "$0" s30a; cat "$OUT/log-s30a.txt" >> "$OUT/log-$PART.txt"
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 100 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a wide' --cap 0.5
     done
@@ -111,7 +113,8 @@ s30b)  # ~7 min: s29a (Triton softmax split_row through TMA, scan through TMA) t
     for p in s29a s25b; do OUT="$OUT" bash "$0" "$p"; cat "$OUT/log-$p.txt" >> "$OUT/log-$PART.txt"; done
     ;;
 s30a)  # ~0.5 min: does WGSL's dot4I8Packed reach the H200 as DP4A or as naga's polyfill (the WebGPU
-    # fused_dp4a GEMV's 39.6 / 41.4 % against 70 wanted)? Both forms checked, then timed
+    # fused_dp4a GEMV's 39.6 / 41.4 % against 70 wanted)? Both forms checked, then timed. Its first run
+    # (session 31: 1.11 ×) measured neither: chains in arrays, 16 workgroups on 132 SMs
     step "dot4_probe webgpu"
     timeout 60 "$PY" scripts/dot4_probe.py --out "$W" > "$W/dot4_probe.txt" 2>&1
     cat "$W/dot4_probe.txt" >> "$OUT/log-$PART.txt"

@@ -276,7 +276,7 @@ def triton_flash(be, case, cfgs=None):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
-    non-causal: whole blocks, then the masked tail. Autotuned over 4–7 (BLOCK_M, BLOCK_N,
+    non-causal: whole blocks, then the masked tail. Autotuned over 4–9 (BLOCK_M, BLOCK_N,
     num_warps, num_stages[, HALVES]) per head dim on compiled devices (``cfgs``: those instead of
     _TRITON_CONFIGS; HALVES 2: two query halves of BLOCK_M rows per program, their steps
     interleaved — in the interpreter the first config's HALVES is taken at its own block shape)."""

@@ -197,7 +197,12 @@ def _gemv_webgpu():
     return [(f"fused_vec shape={s}", lambda be, c, s=s: gk.webgpu_fused_vec(be, c, s))
             for s in ((4, 8, 32, 2), (4, 2, 32, 2), (8, 4, 32, 2), (4, 4, 32, 4), (4, 4, 32, 1))] + [
         (f"dp4a shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
-        for s in ((2, 16, 1), (4, 8, 2), (1, 16, 2), (2, 8, 4), (4, 16, 1), (2, 4, 4))]
+        for s in ((2, 16, 1), (4, 8, 2), (1, 16, 2), (2, 8, 4), (4, 16, 1), (2, 4, 4))] + [
+        # session 31: team sums through subgroup shuffles (SG, 2 barriers per four sums instead of 7
+        # per sum) and the weights loaded a step ahead (PF), at the registered shape and four more
+        (f"dp4a sgpf shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
+        for s in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (4, 16, 1, 1, 1), (2, 16, 1, 1, 1), (4, 8, 2, 1, 1),
+                  (2, 32, 1, 1, 1), (8, 16, 1, 1, 1))]
 
 
 def _attention_cuda():

@@ -238,6 +238,41 @@ def test_dp4a_chunks_batches_and_nan(backend):
     check_in_process(_dp4a_child, (backend,))
 
 
+def _dp4a_wgsl_options_child():
+    """gemv_lowbit_dp4a.wgsl's probe options on lavapipe: team sums through subgroup shuffles (SG:
+    lavapipe's subgroups are narrower than a team, so the partials path runs), weights loaded a
+    step ahead (PF), both, at 1–4 rows per team and 4–16 teams; one or several chunks of 4–128
+    units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
+    (up to 32 sums per team, eight rounds of four)."""
+    from ops.gemv_lowbit import kernels as gk
+    from suite.check import checked_launch
+    from tests.spawn import open_backend
+
+    be, skip = open_backend("webgpu")
+    if skip:
+        return skip
+    if "subgroup" not in be.features:
+        return {"skip": "the adapter has no subgroup feature"}
+    fails = []
+    for shape in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (2, 4, 2, 1, 1), (1, 8, 1, 1, 1)):
+        for n, k, b, cu, dt in ((37, 512, 1, 4, "fp16"), (70, 384, 8, 4, "bf16"), (13, 1024, 2, 8, "fp16"),
+                                (301, 256, 1, None, "bf16"), (45, 4096, 1, None, "fp16"),
+                                (19, 4096, 2, 64, "bf16")):  # (4 and 2 steps of 32 units per lane)
+            case = Case(f"w4a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": 4}, dt, 7)
+            x = SPEC.inputs(case)
+            ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
+            outs = {"y": be.empty((b, n), x["x"].dtype)}
+            res = checked_launch(be, SPEC, case, gk.webgpu_dp4a(be, case, shape, cu=cu), ins, outs, x,
+                                 SPEC.reference(case, x), SPEC.tolerance(case))
+            if not res.ok:
+                fails.append(f"{shape} {case.name} cu={cu}: {res.message[:300]}")
+    return {"fails": fails}
+
+
+def test_dp4a_wgsl_subgroup_and_prefetch_options():
+    check_in_process(_dp4a_wgsl_options_child)
+
+
 def _hopper_jobs() -> dict:
     if (skip := triton_missing()):
         return skip

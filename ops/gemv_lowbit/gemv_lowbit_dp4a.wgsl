@@ -14,8 +14,17 @@
 // workgroup storage — and adds its partial row sums to acc_out (fp32 [B, N]: chunk 0 stores,
 // later chunks add), which gemv_lowbit.wgsl's gemv_pack rounds to 16-bit words.
 //
+// Team sums: SG 0, a workgroup-memory tree per value (7 barriers each); SG 1 (adapter feature
+// "subgroup"), a butterfly of subgroupShuffleXor within min(subgroup size, 32) lanes, those partials
+// through workgroup memory four values at a time (2 barriers per four values). Subgroups are taken
+// to be consecutive runs of local_invocation_index (as in reduction_subgroup.wgsl); any size from 4
+// works (a team spans several subgroups, or a subgroup several teams). PF 1: each step's weight
+// words and scales are loaded one step ahead (issued before the step's dot products).
+//
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4). Bindings: wq (vec4<u32> rows), sc (16-bit
+// workgroup), CU (units per chunk, a multiple of 4), SG, PF (0/1) and, from SG, SG_ARG (the entry's
+// subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or
+// v: text, since a module naming a subgroup built-in needs the feature). Bindings: wq (vec4<u32> rows), sc (16-bit
 // scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, params (n, k, chunk index, unused).
 
 struct Params { n: u32, k: u32, chunk: u32, pad: u32 }
@@ -33,6 +42,8 @@ const TEAMS: u32 = {{TEAMS}}u;
 const CU: u32 = {{CU}}u;
 const WG: u32 = 32u * TEAMS;
 const RN: u32 = RPT * NB;
+const SG: u32 = {{SG}}u;
+const PF: u32 = {{PF}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
@@ -47,6 +58,25 @@ fn half_at(w: u32, i: u32) -> f32 { return h2f(w >> (16u * (i & 1u))); }
 
 fn scale(i: u32) -> f32 { return half_at(sc[i >> 1u], i); }
 
+// lane ^ m's v within the subgroup (SG 1; SG 0 never calls it)
+fn lane_xor(v: f32, m: u32) -> f32 { return {{XOR}}; }
+
+// a team's RPT rows at unit uc of the chunk: weight words and group scales
+struct Tile { w: array<vec4<u32>, RPT>, s: array<f32, RPT> }
+
+fn load_tile(t: u32, uc: u32) -> Tile {
+    var o: Tile;
+    let upr = p.k / 32u;
+    let u = p.chunk * CU + uc;
+    // @unroll
+    for (var r = 0u; r < RPT; r++) {
+        let n = min(t * RPT + r, p.n - 1u);  // rows past N recompute row N-1, never stored
+        o.w[r] = wq[n * upr + u];
+        o.s[r] = scale(n * (p.k / 128u) + u / 4u);
+    }
+    return o;
+}
+
 // bytes p of a, b, c, d (a's the lowest)
 fn pick4(a: i32, b: i32, c: i32, d: i32, p: u32) -> u32 {
     let s = 8u * p;
@@ -56,15 +86,13 @@ fn pick4(a: i32, b: i32, c: i32, d: i32, p: u32) -> u32 {
 
 @compute @workgroup_size(WG)
 fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                    @builtin(num_workgroups) nwg: vec3<u32>) {
+                    @builtin(num_workgroups) nwg: vec3<u32>{{SG_ARG}}) {
     let g = wid.x + wid.y * nwg.x;
     let ng = nwg.x * nwg.y;
     let lane = lid % 32u;
     let team = lid / 32u;
     let n_rows = p.n;
     let k_len = p.k;
-    let upr = k_len / 32u;
-    let gpr = k_len / 128u;
     let u0 = p.chunk * CU;
     // convert: invocation per (batch row, unit) of the chunk
     for (var base = 0u; base < NB * CU; base += WG) {
@@ -136,15 +164,18 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
         var acc: array<f32, RN>;
         // @unroll
         for (var i = 0u; i < RN; i++) { acc[i] = 0.0; }
+        var nxt: Tile;
+        if (PF == 1u && lane < CU) { nxt = load_tile(t, lane); }
         for (var uc = lane; uc < CU; uc += 32u) {
-            var w: array<vec4<u32>, RPT>;
-            var s: array<f32, RPT>;
-            // @unroll
-            for (var r = 0u; r < RPT; r++) {
-                let n = min(t * RPT + r, n_rows - 1u);  // rows past N recompute row N-1, never stored
-                w[r] = wq[n * upr + u0 + uc];
-                s[r] = scale(n * gpr + (u0 + uc) / 4u);
+            var cur: Tile;
+            if (PF == 1u) {
+                cur = nxt;
+                if (uc + 32u < CU) { nxt = load_tile(t, uc + 32u); }
+            } else {
+                cur = load_tile(t, uc);
             }
+            let w = cur.w;
+            let s = cur.s;
             // @unroll
             for (var b = 0u; b < NB; b++) {
                 let x0a = xpl[((b * 3u) * 2u) * CU + uc];
@@ -178,20 +209,50 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 }
             }
         }
-        // @unroll
-        for (var i = 0u; i < RN; i++) {
-            red[lid] = acc[i];
-            workgroupBarrier();
-            for (var o = 16u; o > 0u; o >>= 1u) {
-                if (lane < o) { red[lid] += red[lid + o]; }
+        if (SG == 1u) {
+            let unit = min({{SG_SIZE}}, 32u);  // lanes one butterfly sums: a subgroup, at most a team
+            let per = 32u / unit;  // partials per team
+            // @unroll
+            for (var q = 0u; q < (RN + 3u) / 4u; q++) {
+                // @unroll
+                for (var j = 0u; j < 4u; j++) {
+                    var v = acc[min(4u * q + j, RN - 1u)];
+                    // @unroll
+                    for (var e = 0u; e < 5u; e++) {
+                        let m = 1u << e;
+                        v += select(0.0, lane_xor(v, m), m < unit);
+                    }
+                    if (lid % unit == 0u) { red[(lid / unit) * 4u + j] = v; }
+                }
+                workgroupBarrier();
+                let i = 4u * q + lane;
+                if (lane < 4u && i < RN) {
+                    var total = 0.0;
+                    for (var h = 0u; h < per; h++) { total += red[(team * per + h) * 4u + lane]; }
+                    let n = t * RPT + i / NB;
+                    if (t < tiles && n < n_rows) {
+                        let o = (i % NB) * n_rows + n;
+                        acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
+                    }
+                }
                 workgroupBarrier();
             }
-            let total = red[team * 32u];
-            workgroupBarrier();
-            let n = t * RPT + i / NB;
-            if (lane == 0u && t < tiles && n < n_rows) {
-                let o = (i % NB) * n_rows + n;
-                acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
+        } else {
+            // @unroll
+            for (var i = 0u; i < RN; i++) {
+                red[lid] = acc[i];
+                workgroupBarrier();
+                for (var o = 16u; o > 0u; o >>= 1u) {
+                    if (lane < o) { red[lid] += red[lid + o]; }
+                    workgroupBarrier();
+                }
+                let total = red[team * 32u];
+                workgroupBarrier();
+                let n = t * RPT + i / NB;
+                if (lane == 0u && t < tiles && n < n_rows) {
+                    let o = (i % NB) * n_rows + n;
+                    acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
+                }
             }
         }
     }

@@ -1022,19 +1022,28 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: 1) 33.5 / 37.0, (4, 8, 2) 29.7 / 30.0, (1, 16, 2) 24.1 / 25.9, (2, 8, 4) 22.1 / 21.5, (2, 8, 2)
 #: 7.4 / 8.8 (the first registered shape); fused_vec 22.4 / 37.3 in the same probe
 WGSL_DP4A_SHAPE = (4, 16, 1)
+#: the kernel's SG (team sums through subgroup shuffles) and PF (weights loaded one step ahead)
+#: options as WGSL text: SG_ARG, SG_SIZE and XOR name subgroup built-ins only where SG is 1
+_WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v"},
+                 1: {"SG_ARG": ", @builtin(subgroup_size) sg_size: u32", "SG_SIZE": "sg_size",
+                     "XOR": "subgroupShuffleXor(v, m)"}}
 
 
-def webgpu_dp4a(be, case, shape: tuple[int, int, int] | None = None, cu: int | None = None):
+def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
-    the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y)."""
+    the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
+    ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF]]) instead of the
+    registered one (probes; SG 1 needs the adapter's "subgroup" feature)."""
     n, k, b = _dp4a_dims(case)
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
-    rpt, teams, per_sm = shape or WGSL_DP4A_SHAPE
+    rpt, teams, per_sm, sg, pf = (*(shape or WGSL_DP4A_SHAPE), 0, 0)[:5]
+    if sg and "subgroup" not in be.features:
+        raise Unsupported("gemv_lowbit_dp4a SG 1: the adapter has no \"subgroup\" feature")
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams,
-                                                       "CU": cu})
+                                                       "CU": cu, "SG": sg, "PF": pf, **_WGSL_SG_TEXT[sg]})
     pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
                                            "DT": _dt(case)})
     wgs = max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))

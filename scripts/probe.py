@@ -246,6 +246,10 @@ def _gemv_triton():
         # under the small kernel's few µs)
         (f"dp4a pdl shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=True))
         for t in ((32, 512, 8), (64, 256, 8), (16, 512, 4, 5), (32, 256, 4, 6))] + [
+        # session 31: the registered BK 1024 rings as dependent launches (pdl was probed only at the
+        # unstaged shapes and BK ≤ 512 rings, where it gained nothing)
+        (f"dp4a pdl ring shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=True))
+        for t in ((16, 1024, 4, 3), (8, 1024, 2, 4))] + [
         # session 31: rings at BK 1024 won (70 / 71 % for (16, 1024, 4, 3)): wider tiles, deeper rings
         (f"dp4a wide shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))
         for t in ((16, 2048, 4, 3), (8, 2048, 4, 3), (32, 1024, 8, 3), (16, 1024, 4, 4), (16, 1024, 8, 3),

@@ -97,12 +97,13 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s32a)  # ~6 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its packed dots are DP4A on
+s32a)  # ~7 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its packed dots are DP4A on
     # NVIDIA's Vulkan, 3.75 × the polyfill in session 31's dot4 probe) with session 31's options —
     # team sums through subgroup shuffles (SG: 2 barriers per four sums instead of 7 per sum, with
     # one workgroup per SM every team waits at each) and weights loaded a step ahead (PF) — beside
     # the registered shape; then s31b's harness rows (Triton fused_dp4a with the BK 1024 rings beside
-    # tinygemm, Triton flash D128 with HALVES 2 beside SDPA), which ran on an H100 in session 31
+    # tinygemm, Triton flash D128 with HALVES 2 beside SDPA), which ran on an H100 in session 31; last
+    # the Triton rings as dependent launches
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 120 "gemv_webgpu_$c" gemv_lowbit webgpu --case "$c" --only 'dp4a shape=(4, 16, 1)|dp4a sgpf' \
             --cap 0.5
@@ -111,6 +112,10 @@ s32a)  # ~6 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its pack
         --variant tinygemm --variant dense --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
         --case w4a16,n28672,k8192,b1,bf16
     OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do  # the rings as dependent launches
+        probe 60 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a shape=(16, 1024, 4, 3)|dp4a pdl ring' \
+            --cap 0.5
+    done
     ;;
 s31b)  # ~6 min, s31a reordered for a short budget: the dot4 probe (s30a), harness rows of Triton
     # fused_dp4a beside tinygemm (s26b's first step) and of Triton flash D128 beside SDPA (s18f), then

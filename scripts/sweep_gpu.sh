@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s32a | s31b | s31a | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s32a | s31b | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -32,6 +32,12 @@ simt_gemv_rows() {  # simt_gemv_rows SECONDS: OpenCL / WebGPU fused_vec GEMV bes
     cli "$1" gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
         --case w8a16,n16384,k16384,b1,bf16 --case w8a16,n28672,k8192,b1,bf16
+}
+triton_dp4a_rows() {  # triton_dp4a_rows SECONDS: Triton fused_dp4a beside tinygemm and dense bf16 GEMV
+    # (issue 12's w4a16 bf16 shapes)
+    cli "$1" gemv_triton run --op gemv_lowbit --backend triton --backend torch --variant fused_dp4a \
+        --variant tinygemm --variant dense --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
+        --case w4a16,n28672,k8192,b1,bf16
 }
 simt_flash_rows() {  # simt_flash_rows SECONDS: WebGPU / OpenCL flash beside SDPA (fp32 b1h16s4096d64, both masks)
     cli "$1" attention_webgpu run --op attention --backend webgpu --backend opencl --backend torch \
@@ -108,37 +114,22 @@ s32a)  # ~7 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its pack
         probe 120 "gemv_webgpu_$c" gemv_lowbit webgpu --case "$c" --only 'dp4a shape=(4, 16, 1)|dp4a sgpf' \
             --cap 0.5
     done
-    cli 200 gemv_triton run --op gemv_lowbit --backend triton --backend torch --variant fused_dp4a \
-        --variant tinygemm --variant dense --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
-        --case w4a16,n28672,k8192,b1,bf16
+    triton_dp4a_rows 200
     OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do  # the rings as dependent launches
-        probe 60 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a shape=(16, 1024, 4, 3)|dp4a pdl ring' \
-            --cap 0.5
+        probe 60 "gemv_triton_$c" gemv_lowbit triton --case "$c" \
+            --only 'dp4a shape=(16, 1024, 4, 3)|dp4a pdl ring' --cap 0.5
     done
     ;;
-s31b)  # ~6 min, s31a reordered for a short budget: the dot4 probe (s30a), harness rows of Triton
+s31b)  # ~6 min, for a short budget: the dot4 probe (s30a), harness rows of Triton
     # fused_dp4a beside tinygemm (s26b's first step) and of Triton flash D128 beside SDPA (s18f), then
     # the wider dp4a rings (each part's files are written before the next starts)
     OUT="$OUT" bash "$0" s30a; cat "$OUT/log-s30a.txt" >> "$OUT/log-$PART.txt"
-    cli 200 gemv_triton run --op gemv_lowbit --backend triton --backend torch --variant fused_dp4a \
-        --variant tinygemm --variant dense --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
-        --case w4a16,n28672,k8192,b1,bf16
+    triton_dp4a_rows 200
     OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 100 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a wide' --cap 0.5
     done
-    ;;
-s31a)  # ~7 min: Triton fused_dp4a's wider cp.async rings (session 31: (16, 1024, 4, 3) reached 70.1 / 71.2 %
-    # against 62 / 63 for the registered six; now registered with (8, 1024, 2, 4)) at BK 1024–4096,
-    # then the registered autotune beside tinygemm (s26b), then Triton flash D128 with the two
-    # pingpong (HALVES 2) configs registered beside SDPA (s18f); first the dot4 probe again (s30a), its
-    # chains now scalars on a grid that fills the GPU
-    OUT="$OUT" bash "$0" s30a; cat "$OUT/log-s30a.txt" >> "$OUT/log-$PART.txt"
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 100 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a wide' --cap 0.5
-    done
-    for p in s26b s18f; do OUT="$OUT" bash "$0" "$p"; cat "$OUT/log-$p.txt" >> "$OUT/log-$PART.txt"; done
     ;;
 s30b)  # ~7 min: s29a (Triton softmax split_row through TMA, scan through TMA) then s25b (the
     # OpenCL/WebGPU softmax test cases checked on the GPU), one call
@@ -227,9 +218,7 @@ s27a)  # ≤ 9 min: Triton scan decoupled_lookback's tile and warps with the rel
     ;;
 s26b)  # ~3 min: Triton fused_dp4a as registered beside tinygemm and dense bf16 GEMV at issue 12's w4a16
     # bf16 shapes (harness rows), and every GEMV test case of Triton checked on the GPU
-    cli 200 gemv_triton run --op gemv_lowbit --backend triton --backend torch --variant fused_dp4a \
-        --variant tinygemm --variant dense --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
-        --case w4a16,n28672,k8192,b1,bf16
+    triton_dp4a_rows 200
     SOLBENCH_CACHE=/dev/shm/solbench-s26b cli 90 gemv_triton_test run --size test --op gemv_lowbit \
         --backend triton --variant fused_dp4a --check-only --timeout 60
     ;;

@@ -194,6 +194,24 @@ def test_triton_dot_is_right_in_the_interpreter():
     check_in_process(_triton_dot_child)
 
 
+def _dp4a_fails(be, build, cases) -> list[str]:
+    """Each (n, k, b, cu, dtype) w4a16 case built by ``build(be, case, cu)`` and checked against
+    the reference: one message per failure."""
+    from suite.check import checked_launch
+
+    fails = []
+    for n, k, b, cu, dt in cases:
+        case = Case(f"w4a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": 4}, dt, 7)
+        x = SPEC.inputs(case)
+        ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
+        outs = {"y": be.empty((b, n), x["x"].dtype)}
+        res = checked_launch(be, SPEC, case, build(be, case, cu), ins, outs, x, SPEC.reference(case, x),
+                             SPEC.tolerance(case))
+        if not res.ok:
+            fails.append(f"{case.name} cu={cu}: {res.message[:300]}")
+    return fails
+
+
 def _dp4a_child(backend: str):
     """gemv_lowbit_dp4a on PoCL (byte products, local-memory sums) or lavapipe (WGSL's packed dot
     products): K in several chunks (4 or 8 units of 32 k each), odd N, batch 1, 2 and 8, fp16 and
@@ -201,24 +219,15 @@ def _dp4a_child(backend: str):
     import numpy as np
 
     from ops.gemv_lowbit import kernels as gk
-    from suite.check import checked_launch
     from tests.spawn import open_backend
 
     be, skip = open_backend(backend)
     if skip:
         return skip
     factory = {"opencl": gk.opencl_dp4a, "webgpu": gk.webgpu_dp4a}[backend]
-    fails = []
-    for dt in ("fp16", "bf16"):
-        for n, k, b, cu in ((37, 512, 1, 4), (70, 384, 8, 4), (13, 1024, 2, 8), (64, 256, 1, None)):
-            case = Case(f"w4a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": 4}, dt, 7)
-            x = SPEC.inputs(case)
-            ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
-            outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, factory(be, case, cu=cu), ins, outs, x,
-                                 SPEC.reference(case, x), SPEC.tolerance(case))
-            if not res.ok:
-                fails.append(f"{case.name} cu={cu}: {res.message[:300]}")
+    shapes = ((37, 512, 1, 4), (70, 384, 8, 4), (13, 1024, 2, 8), (64, 256, 1, None))
+    fails = _dp4a_fails(be, lambda be, case, cu: factory(be, case, cu=cu),
+                        [(*nkbc, dt) for dt in ("fp16", "bf16") for nkbc in shapes])
     case = Case("w4a16,n37,k512,b1", {"n": 37, "k": 512, "b": 1, "bits": 4}, "fp16", 7)
     x = SPEC.inputs(case)
     xn = x["x"].copy()
@@ -245,7 +254,6 @@ def _dp4a_wgsl_options_child():
     units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
     (up to 32 sums per team, eight rounds of four)."""
     from ops.gemv_lowbit import kernels as gk
-    from suite.check import checked_launch
     from tests.spawn import open_backend
 
     be, skip = open_backend("webgpu")
@@ -253,19 +261,13 @@ def _dp4a_wgsl_options_child():
         return skip
     if "subgroup" not in be.features:
         return {"skip": "the adapter has no subgroup feature"}
+    cases = ((37, 512, 1, 4, "fp16"), (70, 384, 8, 4, "bf16"), (13, 1024, 2, 8, "fp16"),
+             (301, 256, 1, None, "bf16"), (45, 4096, 1, None, "fp16"),
+             (19, 4096, 2, 64, "bf16"))  # (4 and 2 steps of 32 units per lane)
     fails = []
     for shape in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (2, 4, 2, 1, 1), (1, 8, 1, 1, 1)):
-        for n, k, b, cu, dt in ((37, 512, 1, 4, "fp16"), (70, 384, 8, 4, "bf16"), (13, 1024, 2, 8, "fp16"),
-                                (301, 256, 1, None, "bf16"), (45, 4096, 1, None, "fp16"),
-                                (19, 4096, 2, 64, "bf16")):  # (4 and 2 steps of 32 units per lane)
-            case = Case(f"w4a16,n{n},k{k},b{b},{dt}", {"n": n, "k": k, "b": b, "bits": 4}, dt, 7)
-            x = SPEC.inputs(case)
-            ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
-            outs = {"y": be.empty((b, n), x["x"].dtype)}
-            res = checked_launch(be, SPEC, case, gk.webgpu_dp4a(be, case, shape, cu=cu), ins, outs, x,
-                                 SPEC.reference(case, x), SPEC.tolerance(case))
-            if not res.ok:
-                fails.append(f"{shape} {case.name} cu={cu}: {res.message[:300]}")
+        fails += [f"{shape} {f}" for f in _dp4a_fails(
+            be, lambda be, case, cu, s=shape: gk.webgpu_dp4a(be, case, s, cu=cu), cases)]
     return {"fails": fails}
 
 

@@ -24,8 +24,9 @@
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
 // workgroup), CU (units per chunk, a multiple of 4), SG, PF (0/1) and, from SG, SG_ARG (the entry's
 // subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or
-// v: text, since a module naming a subgroup built-in needs the feature). Bindings: wq (vec4<u32> rows), sc (16-bit
-// scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, params (n, k, chunk index, unused).
+// v: text, since a module naming a subgroup built-in needs the feature). Bindings: wq (vec4<u32>
+// rows), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, params (n, k,
+// chunk index, unused).
 
 struct Params { n: u32, k: u32, chunk: u32, pad: u32 }
 
@@ -75,6 +76,15 @@ fn load_tile(t: u32, uc: u32) -> Tile {
         o.s[r] = scale(n * (p.k / 128u) + u / 4u);
     }
     return o;
+}
+
+// sum i (row t·RPT + i / NB, batch row i % NB) of tile t into acc_out: chunk 0 stores, later ones add
+fn put_sum(i: u32, t: u32, tiles: u32, total: f32) {
+    let n = t * RPT + i / NB;
+    if (t < tiles && n < p.n) {
+        let o = (i % NB) * p.n + n;
+        acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
+    }
 }
 
 // bytes p of a, b, c, d (a's the lowest)
@@ -229,11 +239,7 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 if (lane < 4u && i < RN) {
                     var total = 0.0;
                     for (var h = 0u; h < per; h++) { total += red[(team * per + h) * 4u + lane]; }
-                    let n = t * RPT + i / NB;
-                    if (t < tiles && n < n_rows) {
-                        let o = (i % NB) * n_rows + n;
-                        acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
-                    }
+                    put_sum(i, t, tiles, total);
                 }
                 workgroupBarrier();
             }
@@ -248,11 +254,7 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 }
                 let total = red[team * 32u];
                 workgroupBarrier();
-                let n = t * RPT + i / NB;
-                if (lane == 0u && t < tiles && n < n_rows) {
-                    let o = (i % NB) * n_rows + n;
-                    acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
-                }
+                if (lane == 0u) { put_sum(i, t, tiles, total); }
             }
         }
     }

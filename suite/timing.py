@@ -57,6 +57,10 @@ class Timing:
     first_attempt: dict | None = None
     #: seconds of warm-up asked for (Protocol.warmup_s; SOAK_S for compute-heavy GPU rows)
     warmup_s: float | None = None
+    #: seconds the warm-up ran past ``warmup_s`` waiting for the SM clock (``ClockWait``), and the
+    #: SM clock it ended on; older run files lack them
+    warmup_extra_s: float | None = None
+    warmup_sm_mhz: float | None = None
     #: how many samples were asked for: "adaptive" (until the RSE target, the time cap or
     #: max_samples) or "fixed N" (soaked rows); older run files lack it: adaptive
     sampling: str = ""
@@ -89,6 +93,11 @@ class Protocol:
     #: ``outside_frac`` of the median: work the window did not contain
     outside_floor_s: float = 50e-6
     outside_frac: float = 0.5
+    #: after ``warmup_s``, warm-up goes on while the SM clock is below ``sm_floor`` of its maximum
+    #: and still rising: until it reaches the floor, sets no new high for ``clock_settle_s`` (a
+    #: steady state below it, e.g. a power-capped GEMM), or ``clock_wait_s`` has passed
+    clock_wait_s: float = 4.0
+    clock_settle_s: float = 0.3
 
 
 #: throttle reasons that do not make a timing suspect (idle between samples, application clocks)
@@ -205,6 +214,32 @@ def flags_of(t: Timing, proto: Protocol, start_timeouts: int = 0) -> list[str]:
     return flags
 
 
+class ClockWait:
+    """Asked by ``measure``'s warm-up once past its time budget: ``more()`` reads the SM clock
+    (kept in ``sm``) and says whether to go on warming — while it is below ``proto.sm_floor`` of
+    its maximum and still setting highs, within ``proto.clock_wait_s``. No reading: no wait."""
+
+    def __init__(self, reader: Callable[[], dict], proto: Protocol, t_end: float):
+        self.reader, self.proto, self.t_end = reader, proto, t_end
+        self.sm: float | None = None
+        self._best, self._best_t = 0.0, 0.0
+
+    def more(self) -> bool:
+        try:
+            r = self.reader() or {}
+        except Exception:  # noqa: BLE001 - a failed reading: no wait
+            r = {}
+        sm, top, now = r.get("sm_mhz"), r.get("sm_max_mhz"), time.perf_counter()
+        if not (sm and top):
+            return False
+        self.sm = float(sm)
+        if sm > self._best:
+            self._best, self._best_t = sm, now
+        p = self.proto
+        return (sm < p.sm_floor * top and now - self._best_t < p.clock_settle_s
+                and now < self.t_end + p.clock_wait_s)
+
+
 def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dict] | None = None) -> Timing:
     """Time ``fn`` (which enqueues the kernel's work) on backend ``be``; clocks are read by
     ``clock_reader`` (default ``be.clocks``) during sampling and the timing is flagged."""
@@ -213,9 +248,14 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
     # warm-up: JIT, lazy module loading, autotuning and clock ramp stay out of the numbers. After
     # the first call, the rest of the budget is filled with back-to-back launches and one
     # synchronize (at most 64 per batch): a device that waits on the host between launches may
-    # stay in a low clock state (seen on the H200 through WebGPU: 345 MHz instead of 1980).
+    # stay in a low clock state (seen on the H200 through WebGPU: 345 MHz instead of 1980). Where
+    # the clock is readable, warm-up then waits for it (``ClockWait``): session 32's WebGPU GEMV
+    # probes on the H200 sampled their first rows at 345-930 MHz after the 0.2 s budget, the clock
+    # climbing over ~10 s of rows to 1980 — every row's figure set by its place in the run.
+    reader = clock_reader or be.clocks
     t_end = time.perf_counter() + proto.warmup_s
     warm, batch = 0, 1
+    wait = ClockWait(reader, proto, t_end)
     while True:
         t0 = time.perf_counter()
         for _ in range(batch):
@@ -223,17 +263,22 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
         be.synchronize()
         warm += batch
         now = time.perf_counter()
-        if now >= t_end and warm >= 2:
-            break
         per_call = (now - t0) / batch
-        batch = max(1, min(64, int((t_end - now) / max(per_call, 1e-6))))
+        if now >= t_end and warm >= 2:
+            if not wait.more():
+                break
+            left = 0.02  # ~20 ms of launches between clock readings
+        else:
+            left = t_end - now
+        batch = max(1, min(64, int(left / max(per_call, 1e-6))))
+    extra = max(0.0, time.perf_counter() - t_end)
     samples: list[float] = []
     outside: list[float] = []
     timeouts0 = getattr(be, "start_timeouts", 0)
     t_cap = time.perf_counter() + proto.time_cap_s
     rse = math.inf
     want = proto.fixed_samples or proto.max_samples
-    with ClockSampler(clock_reader or be.clocks, proto.clock_interval_s) as clocks:
+    with ClockSampler(reader, proto.clock_interval_s) as clocks:
         while len(samples) < want:
             if not proto.hot:
                 be.flush_l2()
@@ -255,6 +300,7 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
                clocks=summarize_clocks(clocks.samples),
                outside_s=float(np.median(outside)) if outside else None,
                flush="none" if proto.hot else "read", warmup_s=proto.warmup_s,
+               warmup_extra_s=round(extra, 3), warmup_sm_mhz=wait.sm,
                sampling=f"fixed {proto.fixed_samples}" if proto.fixed_samples else "adaptive")
     if t.outside_s is not None and t.outside_s > max(proto.outside_floor_s, proto.outside_frac * t.median_s):
         raise OutsideWindow(f"the device stayed busy {t.outside_s * 1e6:.0f} µs (median) outside a window of "

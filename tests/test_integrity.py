@@ -478,3 +478,38 @@ def test_second_input_set_differs():
     b, rb = ex.second_data(SPEC, case, None)
     assert not np.array_equal(a["a"], b["a"]) and not np.array_equal(ra["c"], rb["c"])
     assert ex.data(SPEC, case, None)[0] is a  # the first set stays cached
+
+
+def test_warmup_waits_for_the_clock():
+    """Past its time budget, warm-up goes on while the SM clock is low and still rising (a clock
+    that climbs with launches is sampled at its top), stops on a low plateau after
+    ``clock_settle_s`` and at ``clock_wait_s`` in any case; no readings: no wait."""
+    from suite.timing import Protocol, measure
+
+    proto = Protocol(warmup_s=0.0, min_samples=5, time_cap_s=0.2, clock_interval_s=0.001,
+                     clock_wait_s=2.0, clock_settle_s=0.05)
+    launches = {"n": 0}
+
+    def fn():
+        launches["n"] += 1
+
+    def ramp():  # +10 MHz per launch from 345, up to 1980
+        return {**FULL, "sm_mhz": min(1980, 345 + 10 * launches["n"])}
+
+    t = measure(SlowFake(), fn, proto, ramp)
+    assert t.warmup_sm_mhz >= 0.85 * 1980 and t.clocks["sm_mhz_min"] >= 0.85 * 1980, t.clocks
+    assert not any(f.startswith("sm_clock_low") for f in t.flags)
+    # a plateau below the floor (a power-capped GEMM): settles, does not wait out clock_wait_s
+    t = measure(FakeBackend(), fn, proto, lambda: dict(FULL, sm_mhz=1450))
+    assert t.warmup_sm_mhz == 1450 and t.warmup_extra_s < 1.0
+    # a clock that keeps setting highs below the floor: clock_wait_s bounds the wait
+    tick = {"v": 300.0}
+
+    def creep():
+        tick["v"] += 0.001
+        return dict(FULL, sm_mhz=tick["v"])
+
+    t = measure(FakeBackend(), fn, proto, creep)
+    assert 2.0 <= t.warmup_extra_s < 3.0
+    t = measure(FakeBackend(), fn, proto, lambda: {})
+    assert t.warmup_sm_mhz is None and t.warmup_extra_s < 0.05

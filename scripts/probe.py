@@ -235,11 +235,15 @@ def _gemv_triton():
     # (8 of each per 128-k group at BN 128, Triton 3.6 sm_90 PTX)
     return [(f"dot shape={t}", lambda be, c, t=t: gk.triton_dot(be, c, [t]))
             for t in ((32, 4, 3), (32, 2, 3), (32, 4, 5), (32, 2, 5), (16, 1, 5), (16, 2, 5), (32, 2, 8))] + [
-        (f"dp4a shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))  # fused_dp4a at one config
+        # fused_dp4a at one config, as registered (a dependent launch where the GPU has it), and
+        # launched plainly
+        (f"dp4a shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))
+        for t in gk.TRITON_DP4A_CONFIGS] + [
+        (f"dp4a plain shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=False))
         for t in gk.TRITON_DP4A_CONFIGS] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
-        (f"dp4a staged shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))
+        (f"dp4a staged shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=False))
         for t in ((32, 512, 8, 3), (32, 512, 8, 6), (32, 512, 4, 3), (16, 512, 4, 3), (16, 512, 4, 5),
                   (32, 256, 4, 4), (32, 256, 4, 6), (16, 1024, 4, 3), (8, 1024, 2, 4), (16, 256, 2, 4))] + [
         # and as a programmatic dependent launch of the planes kernel (its launch and first loads
@@ -251,7 +255,7 @@ def _gemv_triton():
         (f"dp4a pdl ring shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=True))
         for t in ((16, 1024, 4, 3), (8, 1024, 2, 4))] + [
         # session 31: rings at BK 1024 won (70 / 71 % for (16, 1024, 4, 3)): wider tiles, deeper rings
-        (f"dp4a wide shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))
+        (f"dp4a wide shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=False))
         for t in ((16, 2048, 4, 3), (8, 2048, 4, 3), (32, 1024, 8, 3), (16, 1024, 4, 4), (16, 1024, 8, 3),
                   (32, 1024, 4, 3), (8, 4096, 4, 2), (16, 2048, 8, 2))] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel

@@ -103,13 +103,16 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s32b)  # ~1.5 min: s32a's WebGPU probe again with warm-up waiting for the SM clock (suite.timing's
+s32b)  # ~2.5 min: s32a's WebGPU probe again with warm-up waiting for the SM clock (suite.timing's
     # ClockWait): in s32a every process began at 345-510 MHz and each row sampled a higher clock
-    # than the one before it, so the order of the rows, not the shape, set the figures
+    # than the one before it, so the order of the rows, not the shape, set the figures; then the
+    # harness rows of Triton fused_dp4a as a dependent launch where the GPU has it (s32a's probe:
+    # 71.0 / 73.5 % against 69.7 / 71.2 launched plainly)
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 120 "gemv_webgpu_$c" gemv_lowbit webgpu --case "$c" --only 'dp4a shape=(4, 16, 1)|dp4a sgpf' \
             --cap 0.5
     done
+    triton_dp4a_rows 200
     ;;
 s32a)  # ~7 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its packed dots are DP4A on
     # NVIDIA's Vulkan, 3.75 × the polyfill in session 31's dot4 probe) with session 31's options —

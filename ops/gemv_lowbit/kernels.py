@@ -887,7 +887,7 @@ TRITON_DP4A_INTERPRET = (64, 256, 4)
 TRITON_PLANES_GB = 8
 
 
-def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool = False):
+def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -895,12 +895,14 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     rows on the grid's second axis (each reads the weights again: built for batch 1); autotuned
     per (N, K) over ``shapes`` (BN, BK, num_warps[, STAGES]) like fused_vec (STAGES > 1: the word
     tiles through a cp.async ring of that many stages instead of one tile loaded ahead). ``pdl``
-    (probes, compiled CUDA only): gemv_lowbit_dp4a as a programmatic dependent launch of
-    gemv_x_planes, so its launch and first loads overlap the small kernel."""
+    (None: where the device has it — compiled CUDA on sm_90+): gemv_lowbit_dp4a as a programmatic
+    dependent launch of gemv_x_planes, so its launch and first loads overlap the small kernel
+    (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
+    a dependent launch against 69.7 / 71.2 % launched plainly)."""
     import torch
     import triton
 
-    from ops.gemv_lowbit.gemv_lowbit_triton import gemv_lowbit_dp4a, gemv_x_planes
+    from ops.gemv_lowbit.gemv_lowbit_triton import gdc_wait, gemv_lowbit_dp4a, gemv_x_planes
 
     n, k, b = _dp4a_dims(case)
     interp = be.device.mode == "interpret"
@@ -919,7 +921,9 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     pgrid = (triton.cdiv(k // GROUP, TRITON_PLANES_GB), b)
     grid = lambda m: (triton.cdiv(n, m["BN"]), b)  # noqa: E731
 
-    pdl = pdl and asm  # (griddepcontrol is PTX: not in the interpreter or on ROCm)
+    # griddepcontrol is PTX for sm_90+: not in the interpreter, on ROCm or on older GPUs
+    has_pdl = asm and gdc_wait is not None and torch.cuda.get_device_capability(be.dev) >= (9, 0)
+    pdl = has_pdl if pdl is None else pdl and has_pdl
     dependent = {"PDL": True, "launch_pdl": True} if pdl else {}
 
     def launch(w, s, x, y):
@@ -938,7 +942,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         be.synchronize()
         best = kern.best_config
         info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps}}
+                "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl}}
 
     def run(ins, outs):
         launch(ins["qweight"].view(torch.int32), _tv(ins["scales"], case), _tv(ins["x"], case),

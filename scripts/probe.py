@@ -202,7 +202,9 @@ def _gemv_webgpu():
         # per sum) and the weights loaded a step ahead (PF), at the registered shape and four more
         (f"dp4a sgpf shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
         for s in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (4, 16, 1, 1, 1), (2, 16, 1, 1, 1), (4, 8, 2, 1, 1),
-                  (2, 32, 1, 1, 1), (8, 16, 1, 1, 1))]
+                  (2, 32, 1, 1, 1), (8, 16, 1, 1, 1),
+                  # session 32: the two best of s32a's 1980 MHz rows without subgroups (the fallback)
+                  (8, 16, 1, 0, 1), (8, 16, 1, 0, 0), (2, 32, 1, 0, 1))]
 
 
 def _attention_cuda():

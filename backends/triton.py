@@ -89,6 +89,12 @@ class TritonBackend(TorchBackend):
             return int(torch.cuda.get_device_properties(self.dev).shared_memory_per_block_optin)
         return 227 * 1024
 
+    def capability(self) -> tuple[int, int]:
+        """Compute capability: this GPU's; without one sm_90's (as for ``smem_per_block``)."""
+        if self.gpu:
+            return tuple(torch.cuda.get_device_capability(self.dev))
+        return (9, 0)
+
 
 #: shared memory a config's estimate leaves for what it does not count (barriers, scratch)
 SMEM_SLACK = 1024

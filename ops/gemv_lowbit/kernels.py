@@ -922,7 +922,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     grid = lambda m: (triton.cdiv(n, m["BN"]), b)  # noqa: E731
 
     # griddepcontrol is PTX for sm_90+: not in the interpreter, on ROCm or on older GPUs
-    has_pdl = asm and gdc_wait is not None and torch.cuda.get_device_capability(be.dev) >= (9, 0)
+    has_pdl = asm and gdc_wait is not None and be.capability() >= (9, 0)
     pdl = has_pdl if pdl is None else pdl and has_pdl
     dependent = {"PDL": True, "launch_pdl": True} if pdl else {}
 

@@ -93,9 +93,9 @@ class Protocol:
     #: ``outside_frac`` of the median: work the window did not contain
     outside_floor_s: float = 50e-6
     outside_frac: float = 0.5
-    #: after ``warmup_s``, warm-up goes on while the SM clock is below ``sm_floor`` of its maximum
-    #: and still rising: until it reaches the floor, sets no new high for ``clock_settle_s`` (a
-    #: steady state below it, e.g. a power-capped GEMM), or ``clock_wait_s`` has passed
+    #: after ``warmup_s``, warm-up goes on while the SM clock is below its maximum and still
+    #: rising: until it reaches the maximum, sets no new high for ``clock_settle_s`` (a steady
+    #: state below it, e.g. a power-capped GEMM), or ``clock_wait_s`` has passed
     clock_wait_s: float = 4.0
     clock_settle_s: float = 0.3
 
@@ -216,8 +216,10 @@ def flags_of(t: Timing, proto: Protocol, start_timeouts: int = 0) -> list[str]:
 
 class ClockWait:
     """Asked by ``measure``'s warm-up once past its time budget: ``more()`` reads the SM clock
-    (kept in ``sm``) and says whether to go on warming — while it is below ``proto.sm_floor`` of
-    its maximum and still setting highs, within ``proto.clock_wait_s``. No reading: no wait."""
+    (kept in ``sm``) and says whether to go on warming — while it is below its maximum and still
+    setting highs, within ``proto.clock_wait_s``. No reading: no wait. (Session 32, H100: with
+    the wait stopping at ``sm_floor`` of the maximum, rows began at 1740 MHz and the clock went on
+    to 1980 over the next rows.)"""
 
     def __init__(self, reader: Callable[[], dict], proto: Protocol, t_end: float):
         self.reader, self.proto, self.t_end = reader, proto, t_end
@@ -236,7 +238,7 @@ class ClockWait:
         if sm > self._best:
             self._best, self._best_t = sm, now
         p = self.proto
-        return (sm < p.sm_floor * top and now - self._best_t < p.clock_settle_s
+        return (sm < top and now - self._best_t < p.clock_settle_s
                 and now < self.t_end + p.clock_wait_s)
 
 

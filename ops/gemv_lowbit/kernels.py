@@ -1024,8 +1024,17 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: (128 units assumed where the adapter does not say). H200 (Vulkan), w4a16 bf16 batch 1, % of the
 #: ceiling at K=N=16384 / N=28672 (probes-20261204-session23/s23g): (4, 16, 1) 39.6 / 41.4, (2, 16,
 #: 1) 33.5 / 37.0, (4, 8, 2) 29.7 / 30.0, (1, 16, 2) 24.1 / 25.9, (2, 8, 4) 22.1 / 21.5, (2, 8, 2)
-#: 7.4 / 8.8 (the first registered shape); fused_vec 22.4 / 37.3 in the same probe
-WGSL_DP4A_SHAPE = (4, 16, 1)
+#: 7.4 / 8.8 (the first registered shape); fused_vec 22.4 / 37.3 in the same probe. (Those rows
+#: were sampled while the SM clock climbed from idle, each faster for its place in the run, before
+#: the warm-up waited for the clock: see suite.timing.ClockWait.) Fourth and fifth fields: SG (team
+#: sums through subgroupShuffleXor, where the adapter has "subgroup") and PF (weights a step
+#: ahead). Session 32, H100 (Vulkan), clocks waited for, GB/s at K=N=16384 / N=28672
+#: (results/nvidia-h100-80gb-hbm3/probes-20261206-session32/s32b): (4, 16, 1, 1, 0) 1596 / 1699,
+#: (4, 16, 1, 1, 1) 1580 / 1709, (2, 32, 1, 1, 1) 1585 / 1689, (8, 16, 1, 1, 1) 1512 / 1714; without
+#: subgroups (4, 16, 1) 1483 / 1538, (2, 32, 1, 0, 1) 1467 / 1600, (8, 16, 1, 0, 0) 1459 / 1634 —
+#: SG +8-10 %, PF nothing. The first shape where the adapter has subgroups, else the second.
+WGSL_DP4A_SHAPE = (4, 16, 1, 1, 0)
+WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: the kernel's SG (team sums through subgroup shuffles) and PF (weights loaded one step ahead)
 #: options as WGSL text: SG_ARG, SG_SIZE and XOR name subgroup built-ins only where SG is 1
 _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v"},
@@ -1037,11 +1046,13 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
     ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF]]) instead of the
-    registered one (probes; SG 1 needs the adapter's "subgroup" feature)."""
+    registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
+    "subgroup" feature that SG 1 needs)."""
     n, k, b = _dp4a_dims(case)
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
-    rpt, teams, per_sm, sg, pf = (*(shape or WGSL_DP4A_SHAPE), 0, 0)[:5]
+    shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
+    rpt, teams, per_sm, sg, pf = (*shape, 0, 0)[:5]
     if sg and "subgroup" not in be.features:
         raise Unsupported("gemv_lowbit_dp4a SG 1: the adapter has no \"subgroup\" feature")
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
@@ -1068,7 +1079,8 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
 @kernel("gemv_lowbit", "webgpu", "fused_dp4a")
 def webgpu_fused_dp4a(be, case):
     """CUDA's fused_dp4a in WGSL (``webgpu_dp4a``): x's byte planes in workgroup memory, packed
-    4×8-bit dot products (core WGSL), persistent workgroups, a chunk of K per dispatch."""
+    4×8-bit dot products (core WGSL), persistent workgroups, a chunk of K per dispatch, team sums
+    through subgroup shuffles where the adapter has them."""
     return webgpu_dp4a(be, case)
 
 

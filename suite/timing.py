@@ -94,8 +94,8 @@ class Protocol:
     outside_floor_s: float = 50e-6
     outside_frac: float = 0.5
     #: after ``warmup_s``, warm-up goes on while the SM clock is below its maximum and still
-    #: rising: until it reaches the maximum, sets no new high for ``clock_settle_s`` (a steady
-    #: state below it, e.g. a power-capped GEMM), or ``clock_wait_s`` has passed
+    #: rising: until it reaches the maximum, rises by no more than 1 % of it for ``clock_settle_s``
+    #: (a steady state below it, e.g. a power-capped GEMM), or ``clock_wait_s`` has passed
     clock_wait_s: float = 4.0
     clock_settle_s: float = 0.3
 
@@ -216,8 +216,9 @@ def flags_of(t: Timing, proto: Protocol, start_timeouts: int = 0) -> list[str]:
 
 class ClockWait:
     """Asked by ``measure``'s warm-up once past its time budget: ``more()`` reads the SM clock
-    (kept in ``sm``) and says whether to go on warming — while it is below its maximum and still
-    setting highs, within ``proto.clock_wait_s``. No reading: no wait. (Session 32, H100: with
+    (kept in ``sm``) and says whether to go on warming — while it is below its maximum and has
+    risen by more than 1 % of it within ``proto.clock_settle_s``, for at most
+    ``proto.clock_wait_s``. No reading: no wait. (Session 32, H100: with
     the wait stopping at ``sm_floor`` of the maximum, rows began at 1740 MHz and the clock went on
     to 1980 over the next rows.)"""
 
@@ -235,7 +236,7 @@ class ClockWait:
         if not (sm and top):
             return False
         self.sm = float(sm)
-        if sm > self._best:
+        if sm > self._best + 0.01 * top:  # a rise, not a power-capped clock's 15 MHz steps
             self._best, self._best_t = sm, now
         p = self.proto
         return (sm < top and now - self._best_t < p.clock_settle_s

@@ -499,15 +499,18 @@ def test_warmup_waits_for_the_clock():
     t = measure(SlowFake(), fn, proto, ramp)
     assert t.warmup_sm_mhz == 1980 and t.clocks["sm_mhz_min"] == 1980, t.clocks
     assert not any(f.startswith("sm_clock_low") for f in t.flags)
-    # a plateau below the floor (a power-capped GEMM): settles, does not wait out clock_wait_s
-    t = measure(FakeBackend(), fn, proto, lambda: dict(FULL, sm_mhz=1450))
-    assert t.warmup_sm_mhz == 1450 and t.warmup_extra_s < 1.0
-    # a clock that keeps setting highs below the floor: clock_wait_s bounds the wait
-    tick = {"v": 300.0}
+    # a plateau below the maximum that drifts up by 25 MHz/s (a power-capped GEMM: new highs, but
+    # by less than 1 % of the maximum within clock_settle_s): settles, does not wait out clock_wait_s
+    import time
+
+    t0 = time.perf_counter()
+    t = measure(FakeBackend(), fn, proto, lambda: dict(FULL, sm_mhz=1440 + 25 * (time.perf_counter() - t0)))
+    assert 1440 <= t.warmup_sm_mhz < 1500 and t.warmup_extra_s < 1.0
+    # a clock that keeps rising below its maximum (800 MHz/s from 300): clock_wait_s bounds the wait
+    t0 = time.perf_counter()
 
     def creep():
-        tick["v"] += 0.001
-        return dict(FULL, sm_mhz=tick["v"])
+        return dict(FULL, sm_mhz=300 + 800 * (time.perf_counter() - t0))
 
     t = measure(FakeBackend(), fn, proto, creep)
     assert 2.0 <= t.warmup_extra_s < 3.0

@@ -204,7 +204,10 @@ def _gemv_webgpu():
         for s in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (4, 16, 1, 1, 1), (2, 16, 1, 1, 1), (4, 8, 2, 1, 1),
                   (2, 32, 1, 1, 1), (8, 16, 1, 1, 1),
                   # session 32: the two best of s32a's 1980 MHz rows without subgroups (the fallback)
-                  (8, 16, 1, 0, 1), (8, 16, 1, 0, 0), (2, 32, 1, 0, 1))]
+                  (8, 16, 1, 0, 1), (8, 16, 1, 0, 0), (2, 32, 1, 0, 1))] + [
+        # session 32: the registered shape's persistent grid sized for other unit counts (WebGPU
+        # reports none, 128 assumed: on a 132-SM part 4 SMs idle)
+        (f"dp4a units={u}", lambda be, c, u=u: gk.webgpu_dp4a(be, c, units=u)) for u in (128, 132, 264, 66)]
 
 
 def _attention_cuda():

@@ -1042,12 +1042,14 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v"},
                      "XOR": "subgroupShuffleXor(v, m)"}}
 
 
-def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
+def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None,
+                units: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
     ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF]]) instead of the
     registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
-    "subgroup" feature that SG 1 needs)."""
+    "subgroup" feature that SG 1 needs). ``units`` (probes): compute units to size the persistent
+    grid for, instead of the adapter's count (WebGPU reports none: 128 assumed; the H200 has 132)."""
     n, k, b = _dp4a_dims(case)
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
@@ -1061,7 +1063,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
                                                        "CU": cu, "SG": sg, "PF": pf, **_WGSL_SG_TEXT[sg]})
     pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
                                            "DT": _dt(case)})
-    wgs = max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))
+    wgs = max(1, min((units or be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))
     grid, pgrid = be.grid_2d(wgs), be.grid_2d(cdiv(cdiv(b * n, 2), 64))
     acc = be.empty((b * n,), np.float32)
     dummy = be.empty((4,), np.uint32)

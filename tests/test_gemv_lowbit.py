@@ -252,7 +252,8 @@ def _dp4a_wgsl_options_child():
     lavapipe's subgroups are narrower than a team, so the partials path runs), weights loaded a
     step ahead (PF), both, at 1–4 rows per team and 4–16 teams; one or several chunks of 4–128
     units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
-    (up to 32 sums per team, eight rounds of four)."""
+    (up to 32 sums per team, eight rounds of four); and the registered shape's fallback where the
+    adapter lacks subgroups."""
     from ops.gemv_lowbit import kernels as gk
     from tests.spawn import open_backend
 
@@ -268,6 +269,15 @@ def _dp4a_wgsl_options_child():
     for shape in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (2, 4, 2, 1, 1), (1, 8, 1, 1, 1)):
         fails += [f"{shape} {f}" for f in _dp4a_fails(
             be, lambda be, case, cu, s=shape: gk.webgpu_dp4a(be, case, s, cu=cu), cases)]
+    # the registered shape on an adapter without subgroups: the SG 0 fallback, still right
+    be.features = be.features - {"subgroup"}
+    fails += [f"no subgroup: {f}" for f in _dp4a_fails(
+        be, lambda be, case, cu: gk.webgpu_dp4a(be, case, cu=cu), cases[:3])]
+    try:
+        gk.webgpu_dp4a(be, SPEC.case("w4a16,n48,k256,b1,bf16"), (4, 16, 1, 1, 0))
+        fails.append("SG 1 built without the subgroup feature")
+    except gk.Unsupported:
+        pass
     return {"fails": fails}
 
 

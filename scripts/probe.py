@@ -227,7 +227,12 @@ def _attention_triton():
         # HALVES 2: two query halves of BLOCK_M rows per program, steps interleaved (at BLOCK_N 128
         # ptxas waits on each HGMMA alone — 64 WARPGROUP.DEPBAR at 255 registers — so none listed)
         (f"flash pingpong cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [(*t, 2)]))
-        for t in ((128, 64, 8, 2), (128, 64, 8, 3), (128, 64, 8, 4), (128, 32, 8, 3), (64, 64, 4, 3))]
+        for t in ((128, 64, 8, 2), (128, 64, 8, 3), (128, 64, 8, 4), (128, 32, 8, 3), (64, 64, 4, 3))] + [
+        # session 32: the rescale only when a row's max grew past 2^8 (LAZY; 2 multiplies per score
+        # at BLOCK_N 64 skipped, for one tile-wide reduction and branch per step)
+        (f"flash lazy cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
+        for t in ((128, 64, 8, 3, 2, 1), (128, 64, 8, 4, 2, 1), (128, 64, 8, 3, 1, 1),
+                  (128, 128, 8, 2, 1, 1))]
 
 
 def _gemv_triton():

@@ -103,13 +103,17 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s33a)  # ~5 min: s32c on an H200 (session 32 got its first two steps only on an H100), then the
+s33a)  # ~7 min: s32c on an H200 (session 32 got its first two steps only on an H100), then the
     # registered WebGPU fused_dp4a's persistent grid sized for 128 (assumed: WebGPU reports no unit
-    # count), 132 (the H200's SMs), 264 and 66 units
+    # count), 132 (the H200's SMs), 264 and 66 units; last, Triton flash with a lazy rescale
     OUT="$OUT" bash "$0" s32c; cat "$OUT/log-s32c.txt" >> "$OUT/log-$PART.txt"
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 90 "gemv_webgpu_$c" gemv_lowbit webgpu --case "$c" --only 'dp4a units=' --cap 0.5
     done
+    # Triton flash D128 non-causal (0.896 × SDPA in s32a) with the rescale only on a growth past
+    # 2^8 (LAZY; 11 → 21 bar.sync in the sm_90 PTX for the tile-wide test) beside the autotune's winner
+    probe 150 attention_triton_lazy attention triton --case b4h32s8192d128,bf16 \
+        --only 'cfg=(128, 64, 8, 3, 2)|flash lazy' --cap 1
     ;;
 s32c)  # ~4 min: harness rows on an H200 of what session 32 registered from s32a / s32b — WebGPU
     # fused_dp4a with its team sums through subgroup shuffles (s32b, H100: +8-10 %) beside tinygemm,

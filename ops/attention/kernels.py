@@ -277,9 +277,10 @@ def triton_flash(be, case, cfgs=None):
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–9 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages[, HALVES]) per head dim on compiled devices (``cfgs``: those instead of
-    _TRITON_CONFIGS; HALVES 2: two query halves of BLOCK_M rows per program, their steps
-    interleaved — in the interpreter the first config's HALVES is taken at its own block shape)."""
+    num_warps, num_stages[, HALVES[, LAZY]]) per head dim on compiled devices (``cfgs``: those
+    instead of _TRITON_CONFIGS; HALVES 2: two query halves of BLOCK_M rows per program, their steps
+    interleaved; LAZY 1 (probes): the running max and the rescale only on a growth past 2^8 — in
+    the interpreter the first config's HALVES and LAZY are taken at its own block shape)."""
     import time
 
     import torch
@@ -290,6 +291,9 @@ def triton_flash(be, case, cfgs=None):
     def halves(c) -> int:
         return c[4] if len(c) > 4 else 1
 
+    def lazy(c) -> bool:
+        return bool(c[5]) if len(c) > 5 else False
+
     b, h, s, d = _dims(case)
     is_causal = causal(case)
     prec = "ieee"
@@ -298,7 +302,8 @@ def triton_flash(be, case, cfgs=None):
     if interp:
         bm, bn = _TRITON_INTERPRET
         kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True,
-                                       "HALVES": halves(cfgs[0]) if cfgs else 1}
+                                       "HALVES": halves(cfgs[0]) if cfgs else 1,
+                                       "LAZY": lazy(cfgs[0]) if cfgs else False}
     else:
         from backends.triton import fitting
 
@@ -307,8 +312,9 @@ def triton_flash(be, case, cfgs=None):
                                lambda c: (halves(c) * c[0] + 2 * c[3] * c[1]) * d * item, be.smem_per_block())
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
-        kern = triton.autotune([triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1], "HALVES": halves(c)},
-                                              num_warps=c[2], num_stages=c[3]) for c in cfgs],
+        kern = triton.autotune([triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1], "HALVES": halves(c),
+                                               "LAZY": lazy(c)}, num_warps=c[2], num_stages=c[3])
+                                for c in cfgs],
                                key=["S"])(attention_flash)
         meta = {}
 

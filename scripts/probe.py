@@ -253,17 +253,15 @@ def _gemv_triton():
         for t in gk.TRITON_DP4A_CONFIGS] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
+        # (its BK 1024 rings, registered since session 31, are the "dp4a plain" rows)
         (f"dp4a staged shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=False))
         for t in ((32, 512, 8, 3), (32, 512, 8, 6), (32, 512, 4, 3), (16, 512, 4, 3), (16, 512, 4, 5),
-                  (32, 256, 4, 4), (32, 256, 4, 6), (16, 1024, 4, 3), (8, 1024, 2, 4), (16, 256, 2, 4))] + [
+                  (32, 256, 4, 4), (32, 256, 4, 6), (16, 256, 2, 4))] + [
         # and as a programmatic dependent launch of the planes kernel (its launch and first loads
-        # under the small kernel's few µs)
+        # under the small kernel's few µs) — at registered shapes the "dp4a shape" rows since session
+        # 32 registered the dependent launch (session 31's "dp4a pdl ring" rows among them)
         (f"dp4a pdl shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=True))
-        for t in ((32, 512, 8), (64, 256, 8), (16, 512, 4, 5), (32, 256, 4, 6))] + [
-        # session 31: the registered BK 1024 rings as dependent launches (pdl was probed only at the
-        # unstaged shapes and BK ≤ 512 rings, where it gained nothing)
-        (f"dp4a pdl ring shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=True))
-        for t in ((16, 1024, 4, 3), (8, 1024, 2, 4))] + [
+        for t in ((16, 512, 4, 5), (32, 256, 4, 6))] + [
         # session 31: rings at BK 1024 won (70 / 71 % for (16, 1024, 4, 3)): wider tiles, deeper rings
         (f"dp4a wide shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], pdl=False))
         for t in ((16, 2048, 4, 3), (8, 2048, 4, 3), (32, 1024, 8, 3), (16, 1024, 4, 4), (16, 1024, 8, 3),

@@ -150,7 +150,8 @@ s32a)  # ~7 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its pack
     OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do  # the rings as dependent launches
         probe 60 "gemv_triton_$c" gemv_lowbit triton --case "$c" \
-            --only 'dp4a shape=(16, 1024, 4, 3)|dp4a pdl ring' --cap 0.5
+            --only 'dp4a shape=(16, 1024, 4, 3)|dp4a shape=(8, 1024, 2, 4)|dp4a plain shape=(16, 1024, 4, 3)' \
+            --cap 0.5  # (the rings' dependent launches are the 'dp4a shape' rows since session 32)
     done
     ;;
 s31b)  # ~6 min, for a short budget: the dot4 probe (s30a), harness rows of Triton

@@ -301,9 +301,9 @@ def triton_flash(be, case, cfgs=None):
     interp = be.device.mode == "interpret"
     if interp:
         bm, bn = _TRITON_INTERPRET
-        kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True,
-                                       "HALVES": halves(cfgs[0]) if cfgs else 1,
-                                       "LAZY": lazy(cfgs[0]) if cfgs else False}
+        first = cfgs[0] if cfgs else ()
+        kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True, "HALVES": halves(first),
+                                       "LAZY": lazy(first)}
     else:
         from backends.triton import fitting
 

@@ -500,9 +500,9 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     registered configs, BK 1024): the loop as tl.range(num_stages=STAGES), which Triton 3.6 turns
     into a cp.async ring of STAGES tiles in shared memory (the kernel-level num_stages stages only
     loads that feed a tl.dot) — more bytes in flight per SM without holding them in registers. PDL
-    (probes; launched with launch_pdl after gemv_x_planes with PDL): the program starts while
-    gemv_x_planes runs, loads its first word tile (STAGES 1), then waits for x's planes
-    (griddepcontrol.wait)."""
+    (registered where the GPU has it; launched with launch_pdl after gemv_x_planes with PDL): the
+    program starts while gemv_x_planes runs, loads its first word tile (STAGES 1), then waits for
+    x's planes (griddepcontrol.wait)."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)

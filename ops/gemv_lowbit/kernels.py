@@ -878,8 +878,9 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 #: 35.0 / 52.8; autotuned 61.1 / 62.9 (fused_vec 45.9 / 46.3). Session 31 (probes-20261206-session31/
 #: s29c): the word tiles through a cp.async ring (a 4th field, STAGES) at BK 1024 — (16, 1024, 4, 3)
 #: 70.1 / 71.2, (8, 1024, 2, 4) 69.4 / 65.7 against the registered six's best 62.1 / 63.2 in the
-#: same probe; rings at BK ≤ 512 lost (44–63.5), so did the dependent (PDL) launch (no gain over
-#: 62.6 / 61.5). The interpreter's one config
+#: same probe; rings at BK ≤ 512 lost (44–63.5), so did the dependent (PDL) launch at those shapes
+#: (62.6 / 61.5); at the BK 1024 rings it gained (session 32: see triton_dp4a's ``pdl``). The
+#: interpreter's one config
 TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4),
                        (16, 1024, 4, 3), (8, 1024, 2, 4)]
 TRITON_DP4A_INTERPRET = (64, 256, 4)

@@ -204,10 +204,7 @@ def _gemv_webgpu():
         for s in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (4, 16, 1, 1, 1), (2, 16, 1, 1, 1), (4, 8, 2, 1, 1),
                   (2, 32, 1, 1, 1), (8, 16, 1, 1, 1),
                   # session 32: the two best of s32a's 1980 MHz rows without subgroups (the fallback)
-                  (8, 16, 1, 0, 1), (8, 16, 1, 0, 0), (2, 32, 1, 0, 1))] + [
-        # session 32: the registered shape's persistent grid sized for other unit counts (WebGPU
-        # reports none, 128 assumed: on a 132-SM part 4 SMs idle)
-        (f"dp4a units={u}", lambda be, c, u=u: gk.webgpu_dp4a(be, c, units=u)) for u in (128, 132, 264, 66)]
+                  (8, 16, 1, 0, 1), (8, 16, 1, 0, 0), (2, 32, 1, 0, 1))]
 
 
 def _attention_cuda():
@@ -227,12 +224,7 @@ def _attention_triton():
         # HALVES 2: two query halves of BLOCK_M rows per program, steps interleaved (at BLOCK_N 128
         # ptxas waits on each HGMMA alone — 64 WARPGROUP.DEPBAR at 255 registers — so none listed)
         (f"flash pingpong cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [(*t, 2)]))
-        for t in ((128, 64, 8, 2), (128, 64, 8, 3), (128, 64, 8, 4), (128, 32, 8, 3), (64, 64, 4, 3))] + [
-        # session 32: the rescale only when a row's max grew past 2^8 (LAZY; 2 multiplies per score
-        # at BLOCK_N 64 skipped, for one tile-wide reduction and branch per step)
-        (f"flash lazy cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
-        for t in ((128, 64, 8, 3, 2, 1), (128, 64, 8, 4, 2, 1), (128, 64, 8, 3, 1, 1),
-                  (128, 128, 8, 2, 1, 1))]
+        for t in ((128, 64, 8, 2), (128, 64, 8, 3), (128, 64, 8, 4), (128, 32, 8, 3), (64, 64, 4, 3))]
 
 
 def _gemv_triton():

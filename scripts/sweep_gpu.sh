@@ -103,7 +103,8 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s33a)  # ~7 min: s32c on an H200 (session 32 got its first two steps only on an H100), then the
+s33a)  # (ran on an H100 in session 33; its units and lazy probe rows were removed after it)
+    # ~7 min: s32c on an H200 (session 32 got its first two steps only on an H100), then the
     # registered WebGPU fused_dp4a's persistent grid sized for 128 (assumed: WebGPU reports no unit
     # count), 132 (the H200's SMs), 264 and 66 units; last, Triton flash with a lazy rescale
     OUT="$OUT" bash "$0" s32c; cat "$OUT/log-s32c.txt" >> "$OUT/log-$PART.txt"

@@ -248,13 +248,13 @@ def _triton_pingpong_child():
     """attention_flash with HALVES 2 (two query halves per program, steps interleaved; a probe form)
     on every test case in the interpreter: S = 1 and 7 (half b, or both halves, past the end), 77,
     128, 130 (half b partly masked), causal (half a's diagonal masked for both, then half b's alone),
-    ±1e4 scores; and the LAZY rescale (a probe form) with one and two halves."""
+    ±1e4 scores."""
     from ops.attention import kernels as ak
 
-    forms = (("HALVES 2", (128, 64, 8, 2, 2)), ("LAZY", (128, 64, 8, 2, 1, 1)),
-             ("HALVES 2 LAZY", (128, 64, 8, 2, 2, 1)))
-    return _checked_forms("triton", [(case, name, lambda be, c, t=t: ak.triton_flash(be, c, [t]))
-                                     for case in att.TEST for name, t in forms])
+    def two_halves(be, case):
+        return ak.triton_flash(be, case, [(128, 64, 8, 2, 2)])
+
+    return _checked_forms("triton", [(case, "HALVES 2", two_halves) for case in att.TEST])
 
 
 def test_triton_flash_pingpong_form():
@@ -269,14 +269,12 @@ def _hopper_jobs() -> dict:
     from backends.triton import compile_many_for_hopper
     from ops.attention.attention_triton import attention_flash
     jobs = []
-    for d, bm, bn, w, st, c, halves, lazy in ((128, 128, 64, 8, 3, True, 1, False),
-                                              (64, 128, 64, 4, 3, False, 1, False),
-                                              (128, 128, 64, 8, 2, False, 2, False),  # 255 registers
-                                              (128, 128, 64, 8, 2, True, 2, False),
-                                              (128, 128, 64, 8, 3, False, 2, True)):  # LAZY (probes)
+    for d, bm, bn, w, st, c, halves in ((128, 128, 64, 8, 3, True, 1), (64, 128, 64, 4, 3, False, 1),
+                                        (128, 128, 64, 8, 2, False, 2),  # 255 registers
+                                        (128, 128, 64, 8, 2, True, 2)):
         sig = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Out": "*bf16", "S": "i32", "qk_scale": "fp32"}
         cx = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": c, "PRECISION": "ieee", "UPCAST": False,
-              "HALVES": halves, "LAZY": lazy}
+              "HALVES": halves}
         jobs.append((attention_flash, sig, cx, {"num_warps": w, "num_stages": st,
                                    "divisible_by_16": ("Q", "K", "V", "Out")}))
     fails = []

@@ -55,34 +55,19 @@ def _v_block(v_ptrs, start, keys, S, HEAD_DIM: tl.constexpr, MASK: tl.constexpr)
 
 
 @triton.jit
-def _online(acc, l_i, m_i, qk, keys, offs_m, S, qk_scale, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-            LAZY: tl.constexpr = False):
+def _online(acc, l_i, m_i, qk, keys, offs_m, S, qk_scale, MASK: tl.constexpr, CAUSAL: tl.constexpr):
     """One key block's online-softmax step on the unscaled scores qk (MASK: the key < S mask, and the
-    causal one when CAUSAL): (acc rescaled, l, the new running max, P). LAZY (probes): the running
-    max moves, and acc and l are rescaled, only when some row's max grew by more than 2^8 (the
-    tile's largest growth, one branch for the program); otherwise P is taken against the stale max,
-    each value at most 2^8 — fp32 sums and the bf16/fp16 P keep their relative precision — and the
-    BLOCK_M × HEAD_DIM multiplies of the rescale are skipped (2 per score at BLOCK_N 64, D 128)."""
+    causal one when CAUSAL): (acc rescaled, l, the new running max, P)."""
     if MASK:
         ok = keys[None, :] < S
         if CAUSAL:
             ok = ok & (keys[None, :] <= offs_m[:, None])
         qk = tl.where(ok, qk, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)  # qk_scale > 0: max(qk)·s = max(qk·s)
-    if LAZY:
-        if tl.max(m_new - m_i, 0) > 8.0:
-            alpha = tl.exp2(m_i - m_new)
-            acc = acc * alpha[:, None]
-            l_i = l_i * alpha
-        else:
-            m_new = m_i
-        p = tl.exp2(qk * qk_scale - m_new[:, None])
-        return acc, l_i + tl.sum(p, 1), m_new, p
-    else:
-        alpha = tl.exp2(m_i - m_new)
-        p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
-        l_i = l_i * alpha + tl.sum(p, 1)
-        return acc * alpha[:, None], l_i, m_new, p
+    alpha = tl.exp2(m_i - m_new)
+    p = tl.exp2(qk * qk_scale - m_new[:, None])  # one FMA per score
+    l_i = l_i * alpha + tl.sum(p, 1)
+    return acc * alpha[:, None], l_i, m_new, p
 
 
 @triton.jit
@@ -97,13 +82,13 @@ def _pv(acc, p, v, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
 @triton.jit
 def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scale,
             HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-            PRECISION: tl.constexpr, UPCAST: tl.constexpr, LAZY: tl.constexpr = False):
+            PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     """Keys [lo, hi) in BLOCK_N steps; MASK: the key < S mask, and the causal one when CAUSAL."""
     for start in tl.range(lo, hi, BLOCK_N):
         keys = start + offs_n
         k = _k_block(k_ptrs, start, keys, S, HEAD_DIM, MASK, UPCAST)
         qk = tl.dot(q, k, input_precision=PRECISION)  # unscaled: the scale joins the exp2's FMA
-        acc, l_i, m_i, p = _online(acc, l_i, m_i, qk, keys, offs_m, S, qk_scale, MASK, CAUSAL, LAZY)
+        acc, l_i, m_i, p = _online(acc, l_i, m_i, qk, keys, offs_m, S, qk_scale, MASK, CAUSAL)
         acc = _pv(acc, p, _v_block(v_ptrs, start, keys, S, HEAD_DIM, MASK), PRECISION, UPCAST)
     return acc, l_i, m_i
 
@@ -111,11 +96,10 @@ def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scal
 @triton.jit
 def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-                    UPCAST: tl.constexpr = False, HALVES: tl.constexpr = 1, LAZY: tl.constexpr = False):
-    """HALVES 2: _two_halves (two query halves of BLOCK_M rows per program, 2·BLOCK_M rows); LAZY:
-    see _online."""
+                    UPCAST: tl.constexpr = False, HALVES: tl.constexpr = 1):
+    """HALVES 2: _two_halves (two query halves of BLOCK_M rows per program, 2·BLOCK_M rows)."""
     if HALVES == 2:
-        _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, PRECISION, UPCAST, LAZY)
+        _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, PRECISION, UPCAST)
     else:
         pid_m = tl.program_id(0)
         if CAUSAL:  # longest query blocks first within each head (the tail of the grid runs short blocks)
@@ -133,24 +117,23 @@ def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: 
         if CAUSAL:
             diag = pid_m * BLOCK_M  # keys below the block's first row: unmasked for every row
             acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, diag, S, qk_scale,
-                                    HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST, LAZY)
+                                    HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
             acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, diag,
                                     tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True,
-                                    PRECISION, UPCAST, LAZY)
+                                    PRECISION, UPCAST)
         else:
             full = (S // BLOCK_N) * BLOCK_N
             acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full, S, qk_scale,
-                                    HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST, LAZY)
+                                    HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
             acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full, S, S, qk_scale,
-                                    HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST, LAZY)
+                                    HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
         _store_o(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM, UPCAST)  # write O
 
 
 @triton.jit
 def _blocks_pp(acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, lo, hi,
                S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr,
-               CAUSAL: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-               LAZY: tl.constexpr = False):
+               CAUSAL: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     """Keys [lo, hi) for two query halves: both halves' scores first, then half a's softmax and
     its P·V (an accumulating dot, issued without a wait), then half b's softmax, which can run
     while half a's P·V is on the tensor cores."""
@@ -160,9 +143,9 @@ def _blocks_pp(acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_
         v = _v_block(v_ptrs, start, keys, S, HEAD_DIM, MASK)
         qk_a = tl.dot(q_a, k, input_precision=PRECISION)
         qk_b = tl.dot(q_b, k, input_precision=PRECISION)
-        acc_a, l_a, m_a, p_a = _online(acc_a, l_a, m_a, qk_a, keys, offs_a, S, qk_scale, MASK, CAUSAL, LAZY)
+        acc_a, l_a, m_a, p_a = _online(acc_a, l_a, m_a, qk_a, keys, offs_a, S, qk_scale, MASK, CAUSAL)
         acc_a = _pv(acc_a, p_a, v, PRECISION, UPCAST)
-        acc_b, l_b, m_b, p_b = _online(acc_b, l_b, m_b, qk_b, keys, offs_b, S, qk_scale, MASK, CAUSAL, LAZY)
+        acc_b, l_b, m_b, p_b = _online(acc_b, l_b, m_b, qk_b, keys, offs_b, S, qk_scale, MASK, CAUSAL)
         acc_b = _pv(acc_b, p_b, v, PRECISION, UPCAST)
     return acc_a, l_a, m_a, acc_b, l_b, m_b
 
@@ -183,8 +166,7 @@ def _store_o(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM: tl.constexpr, UPC
 
 @triton.jit
 def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
-                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-                LAZY: tl.constexpr = False):
+                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     """attention_flash with two query halves of BLOCK_M rows per program (2·BLOCK_M rows), their
     steps interleaved (_blocks_pp) so that one half's exponentials can run under the other half's
     P·V on the tensor cores — a ping-pong inside one program, where the warpgroups of the
@@ -214,21 +196,20 @@ def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.c
         diag = pid_m * 2 * BLOCK_M
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
             acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, 0, diag, S,
-            qk_scale, HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST, LAZY)
+            qk_scale, HEAD_DIM, BLOCK_N, False, True, PRECISION, UPCAST)
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
             acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, diag,
-            tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True, PRECISION, UPCAST,
-            LAZY)
+            tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True, True, PRECISION, UPCAST)
         acc_b, l_b, m_b = _blocks(acc_b, l_b, m_b, q_b, k_ptrs, v_ptrs, offs_b, offs_n, diag + BLOCK_M,
                                   tl.minimum(diag + 2 * BLOCK_M, S), S, qk_scale, HEAD_DIM, BLOCK_N, True,
-                                  True, PRECISION, UPCAST, LAZY)
+                                  True, PRECISION, UPCAST)
     else:
         full = (S // BLOCK_N) * BLOCK_N
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
             acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, 0, full, S,
-            qk_scale, HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST, LAZY)
+            qk_scale, HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
             acc_a, l_a, m_a, acc_b, l_b, m_b, q_a, q_b, k_ptrs, v_ptrs, offs_a, offs_b, offs_n, full, S, S,
-            qk_scale, HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST, LAZY)
+            qk_scale, HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
     _store_o(Out, head, offs_a, offs_d, acc_a, l_a, S, HEAD_DIM, UPCAST)
     _store_o(Out, head, offs_b, offs_d, acc_b, l_b, S, HEAD_DIM, UPCAST)

@@ -234,7 +234,9 @@ def opencl_flash(be, case):
 #: the winner and the tuning time land in the row (kernel_info). (128, 64, 8, 3) at D64 won at
 #: B16 H16 S2048 (0.95 × SDPA, run 37203e; the best of the first five was 0.895 ×). A lazy
 #: rescale (raise the running max only when a block exceeds it by 2^8) was autotuned beside the
-#: eager one in that run and lost on all three bf16 cells: removed (commit 57b788d has it). 256-row
+#: eager one in that run and lost on all three bf16 cells: removed (commit 57b788d has it); tried
+#: again in session 33 as a tile-wide test (one branch per step; commit ea9d220), D128 non-causal on
+#: an H100: 418-463 TFLOP/s against 584 for (128, 64, 8, 3, 2) in the same probe (s33a): removed. 256-row
 #: tiles on four warpgroups (256×64, 16 warps, 3 stages; 256×128, 2 stages; 128 registers, no
 #: spills) won the non-causal D128 autotune in run e13834 at the same 494 TFLOP/s as before (0.83 ×
 #: SDPA there), causal kept 128×128: no gain for twice the tuning time; removed (commit ddc7e6b).
@@ -277,10 +279,9 @@ def triton_flash(be, case, cfgs=None):
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–9 (BLOCK_M, BLOCK_N,
-    num_warps, num_stages[, HALVES[, LAZY]]) per head dim on compiled devices (``cfgs``: those
-    instead of _TRITON_CONFIGS; HALVES 2: two query halves of BLOCK_M rows per program, their steps
-    interleaved; LAZY 1 (probes): the running max and the rescale only on a growth past 2^8 — in
-    the interpreter the first config's HALVES and LAZY are taken at its own block shape)."""
+    num_warps, num_stages[, HALVES]) per head dim on compiled devices (``cfgs``: those instead of
+    _TRITON_CONFIGS; HALVES 2: two query halves of BLOCK_M rows per program, their steps
+    interleaved — in the interpreter the first config's HALVES is taken at its own block shape)."""
     import time
 
     import torch
@@ -291,9 +292,6 @@ def triton_flash(be, case, cfgs=None):
     def halves(c) -> int:
         return c[4] if len(c) > 4 else 1
 
-    def lazy(c) -> bool:
-        return bool(c[5]) if len(c) > 5 else False
-
     b, h, s, d = _dims(case)
     is_causal = causal(case)
     prec = "ieee"
@@ -301,9 +299,8 @@ def triton_flash(be, case, cfgs=None):
     interp = be.device.mode == "interpret"
     if interp:
         bm, bn = _TRITON_INTERPRET
-        first = cfgs[0] if cfgs else ()
-        kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True, "HALVES": halves(first),
-                                       "LAZY": lazy(first)}
+        kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True,
+                                       "HALVES": halves(cfgs[0]) if cfgs else 1}
     else:
         from backends.triton import fitting
 
@@ -312,9 +309,8 @@ def triton_flash(be, case, cfgs=None):
                                lambda c: (halves(c) * c[0] + 2 * c[3] * c[1]) * d * item, be.smem_per_block())
         if 4 * b * h * s * s * d < _TRITON_TUNE_MIN:
             cfgs = cfgs[:1]
-        kern = triton.autotune([triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1], "HALVES": halves(c),
-                                               "LAZY": lazy(c)}, num_warps=c[2], num_stages=c[3])
-                                for c in cfgs],
+        kern = triton.autotune([triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1], "HALVES": halves(c)},
+                                              num_warps=c[2], num_stages=c[3]) for c in cfgs],
                                key=["S"])(attention_flash)
         meta = {}
 

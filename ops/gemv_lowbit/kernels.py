@@ -1034,6 +1034,9 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: (4, 16, 1, 1, 1) 1580 / 1709, (2, 32, 1, 1, 1) 1585 / 1689, (8, 16, 1, 1, 1) 1512 / 1714; without
 #: subgroups (4, 16, 1) 1483 / 1538, (2, 32, 1, 0, 1) 1467 / 1600, (8, 16, 1, 0, 0) 1459 / 1634 —
 #: SG +8-10 %, PF nothing. The first shape where the adapter has subgroups, else the second.
+#: Session 33, H100 (132 SMs), the grid sized for 128 / 132 / 264 / 66 units: 1596 / 1614 / 1575 /
+#: 1271 and 1756 / 1734 / 1735 / 1393 GB/s (probes-20261206-session33/s33a): the 128 assumed costs
+#: nothing on a 132-unit part (the probe's `units` argument removed).
 WGSL_DP4A_SHAPE = (4, 16, 1, 1, 0)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: the kernel's SG (team sums through subgroup shuffles) and PF (weights loaded one step ahead)
@@ -1043,14 +1046,13 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v"},
                      "XOR": "subgroupShuffleXor(v, m)"}}
 
 
-def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None,
-                units: int | None = None):
+def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
     ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF]]) instead of the
     registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
-    "subgroup" feature that SG 1 needs). ``units`` (probes): compute units to size the persistent
-    grid for, instead of the adapter's count (WebGPU reports none: 128 assumed; the H200 has 132)."""
+    "subgroup" feature that SG 1 needs). The persistent grid is sized for the adapter's compute
+    units (WebGPU reports none: 128 assumed)."""
     n, k, b = _dp4a_dims(case)
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
@@ -1064,7 +1066,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
                                                        "CU": cu, "SG": sg, "PF": pf, **_WGSL_SG_TEXT[sg]})
     pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
                                            "DT": _dt(case)})
-    wgs = max(1, min((units or be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))
+    wgs = max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))
     grid, pgrid = be.grid_2d(wgs), be.grid_2d(cdiv(cdiv(b * n, 2), 64))
     acc = be.empty((b * n,), np.float32)
     dummy = be.empty((4,), np.uint32)

@@ -89,6 +89,24 @@ class TritonBackend(TorchBackend):
             return int(torch.cuda.get_device_properties(self.dev).shared_memory_per_block_optin)
         return 227 * 1024
 
+    def programs_per_sm(self, compiled) -> int | None:
+        """How many programs of ``compiled`` (a Triton CompiledKernel, as ``JITFunction.warmup``
+        returns it) one SM of this GPU holds at once: its registers (allocated per warp in units
+        of 256), shared memory and threads against the SM's; None without a GPU or where torch or
+        Triton does not tell."""
+        if not self.gpu:
+            return None
+        p = torch.cuda.get_device_properties(self.dev)
+        try:
+            compiled._init_handles()
+            warps, regs, smem = compiled.metadata.num_warps, compiled.n_regs, compiled.metadata.shared
+            limits = (p.regs_per_multiprocessor // max(1, warps * -(-32 * regs // 256) * 256),
+                      p.shared_memory_per_multiprocessor // max(1, smem + SMEM_RESERVED),
+                      p.max_threads_per_multi_processor // (32 * warps))
+        except (AttributeError, TypeError):
+            return None
+        return max(1, min(limits))
+
     def capability(self) -> tuple[int, int]:
         """Compute capability: this GPU's; without one sm_90's (as for ``smem_per_block``)."""
         if self.gpu:
@@ -98,6 +116,8 @@ class TritonBackend(TorchBackend):
 
 #: shared memory a config's estimate leaves for what it does not count (barriers, scratch)
 SMEM_SLACK = 1024
+#: shared memory the GPU reserves per resident block (1 KiB on sm_80 and later)
+SMEM_RESERVED = 1024
 
 
 def fitting(configs, smem_of, limit: int, fallback=()) -> list:

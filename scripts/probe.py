@@ -217,10 +217,14 @@ def _attention_cuda():
 def _attention_triton():
     import ops.attention.kernels as ak
 
-    # flash at one config each (BLOCK_M, BLOCK_N, warps, stages) of the autotune's tensor-core
-    # list at head dim 128
-    return [(f"flash cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
-            for t in ak._TRITON_CONFIGS[(128, True)]] + [
+    # session 33: without the split tail (every job in one launch, the last wave partial) — first, so
+    # that the split rows of the same configs run on the warmer GPU
+    return [(f"flash whole cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t], tail=False))
+            for t in ((128, 64, 8, 3, 2), (128, 64, 8, 3))] + [
+        # flash at one config each (BLOCK_M, BLOCK_N, warps, stages) of the autotune's tensor-core
+        # list at head dim 128
+        (f"flash cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
+        for t in ak._TRITON_CONFIGS[(128, True)]] + [
         # HALVES 2: two query halves of BLOCK_M rows per program, steps interleaved (at BLOCK_N 128
         # ptxas waits on each HGMMA alone — 64 WARPGROUP.DEPBAR at 255 registers — so none listed)
         (f"flash pingpong cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [(*t, 2)]))

@@ -261,27 +261,74 @@ def test_triton_flash_pingpong_form():
     check_in_process(_triton_pingpong_child)
 
 
+def _triton_split_tail_child():
+    """attention_flash's split tail (the last partial wave's rows split over the keys as well, then
+    merged) in the interpreter, with a wave size that makes it split: every non-causal test case
+    of more than two jobs, ±1e4 scores (chunks whose maxima differ by far more than fp32's range
+    of exp2) and D 128, one and two halves; each form must have taken the split path."""
+    from ops.attention import kernels as ak
+
+    big = att._case(2, 3, 130, 64, False, "fp32", 9300, big=True)
+    cases = [c for c in att.TEST if not att.causal(c)] + [big, att._case(1, 3, 200, 128, False, "bf16", 9301)]
+    forms, fails = [], []
+    for case in cases:
+        for halves in (1, 2):
+            jobs = case["b"] * case["h"] * ak.cdiv(case["s"], halves * ak._TRITON_INTERPRET[0])
+            waves = [w for w in range(2, jobs) if 0 < jobs % w <= w // 2]
+            if waves:  # the largest such wave (its tail the fewest jobs)
+                w, t = waves[-1], (128, 64, 8, 2, halves)
+                forms.append((case, f"HALVES {halves} wave {w}",
+                              lambda be, c, t=t, w=w: _split(ak, be, c, t, w, fails)))
+    out = _checked_forms("triton", forms)
+    out.setdefault("fails", []).extend(fails)
+    return {**out, "forms": len(forms)}
+
+
+def _split(ak, be, case, cfg, wave, fails):
+    run = ak.triton_flash(be, case, [cfg], wave=wave)
+    if "tail" not in run.info:
+        fails.append(f"{case.name} wave {wave}: no split")
+    return run
+
+
+def test_triton_flash_split_tail():
+    assert check_in_process(_triton_split_tail_child)["forms"] == 7
+
+
 # -- compiled for Hopper without a GPU ----------------------------------------------------------
 
 def _hopper_jobs() -> dict:
     if (skip := triton_missing()):
         return skip
     from backends.triton import compile_many_for_hopper
-    from ops.attention.attention_triton import attention_flash
+    from ops.attention.attention_triton import attention_flash, attention_flash_merge, attention_flash_part
     jobs = []
     for d, bm, bn, w, st, c, halves in ((128, 128, 64, 8, 3, True, 1), (64, 128, 64, 4, 3, False, 1),
                                         (128, 128, 64, 8, 2, False, 2),  # 255 registers
                                         (128, 128, 64, 8, 2, True, 2)):
-        sig = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Out": "*bf16", "S": "i32", "qk_scale": "fp32"}
+        sig = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Out": "*bf16", "S": "i32", "qk_scale": "fp32",
+               "JOB0": "i32"}
         cx = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": c, "PRECISION": "ieee", "UPCAST": False,
               "HALVES": halves}
         jobs.append((attention_flash, sig, cx, {"num_warps": w, "num_stages": st,
                                    "divisible_by_16": ("Q", "K", "V", "Out")}))
+    # the split tail's two kernels at the D128 winner's tile (the merge has no dot)
+    tail = {"HEAD_DIM": 128, "BLOCK_M": 128, "ROWS": 256, "UPCAST": False}
+    opts = {"num_warps": 8, "num_stages": 3}
+    t = {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "Part": "*fp32", "ML": "*fp32", "Out": "*bf16", "S": "i32",
+         "qk_scale": "fp32", "JOB0": "i32", "CH": "i32", "C": "i32", "TAIL_ROWS": "i32"}
+    part = ("Q", "K", "V", "Part", "ML", "S", "qk_scale", "JOB0", "CH", "TAIL_ROWS")
+    merge = ("Part", "ML", "Out", "S", "JOB0", "C", "TAIL_ROWS")
+    jobs.append((attention_flash_part, {n: t[n] for n in part}, {**tail, "BLOCK_N": 64, "PRECISION": "ieee"},
+                 {**opts, "divisible_by_16": part[:5]}))
+    jobs.append((attention_flash_merge, {n: t[n] for n in merge}, tail,
+                 {**opts, "divisible_by_16": merge[:3]}))
     fails = []
-    for o in compile_many_for_hopper(jobs):
+    for (fn, *_), o in zip(jobs, compile_many_for_hopper(jobs), strict=True):
         if "error" in o:
             fails.append(o["error"][:2000])
-        elif "mma" not in o["ptx"] or o["spill_bytes"] != 0:  # None: not read (no cuobjdump)
+        elif ("mma" not in o["ptx"] and fn is not attention_flash_merge) or o["spill_bytes"] != 0:
+            # (spill_bytes None: not read, no cuobjdump)
             fails.append(f"{o['name']}: no tensor-core instruction or spills ({o['spill_bytes']})")
     return {"fails": fails}
 

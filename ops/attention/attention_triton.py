@@ -7,8 +7,16 @@ the exp2's argument: one FMA per score, qk·s − m), P cast to the input type f
 (tensor cores for fp16/bf16; fp32 keeps "ieee" precision). Reads Q, K, V once per program's rows
 and writes O: 4·B·H·S·D·itemsize bytes when K/V stay in L2; 4·B·H·S²·D flops (half causal).
 
-Grid (query blocks, B·H), query blocks fastest so the programs running at once share a head's K/V
-in L2; causal blocks in reverse, the longest (most keys) of each head first.
+Grid: one program per job (a query block of a head) from job ``JOB0`` on, jobs numbered query block
+fastest so the programs running at once share a head's K/V in L2; causal blocks in reverse, the
+longest (most keys) of each head first.
+
+Split tail (non-causal; ``triton_flash`` decides): when the jobs fill whole waves of the GPU but
+for a last wave of a few programs — B4 H32 S8192 at 256 rows per program is 4096 jobs, 31 waves
+of 132 and 4 programs, while 128 SMs wait — ``attention_flash`` runs the whole waves and the last
+jobs' rows go to ``attention_flash_part`` split over the keys as well (each program a BLOCK_M-row
+block and a key chunk, its unnormalised (acc, m, l) to fp32 scratch), then
+``attention_flash_merge`` combines the chunks of each row (rescaled to their common max) into O.
 
 The key range is split in two loops so that only blocks that need a mask pay for it: causal —
 blocks left of the diagonal (keys < m·BLOCK_M, every row sees them) unmasked, then the diagonal
@@ -16,8 +24,9 @@ block(s) with the causal mask (BLOCK_M is a multiple of BLOCK_N); non-causal —
 blocks unmasked, then the ragged tail (S % BLOCK_N keys) with the key mask. "No score yet" is
 −FLT_MAX (never −inf), so a row with every key masked in a block keeps its state (no NaN).
 
-``HALVES`` 2 (probes; ``_two_halves``): two query halves of BLOCK_M rows per program, their steps
-interleaved so that one half's exponentials run under the other's tensor-core work (see there).
+``HALVES`` 2 (``_two_halves``; in the D128 autotune list): two query halves of BLOCK_M rows per
+program, their steps interleaved so that one half's exponentials run under the other's tensor-core
+work (see there).
 
 ``UPCAST`` (interpreter only; see ops/matmul/matmul_triton.py): tiles are converted to fp32 before
 tl.dot (the interpreter's bf16 dot is wrong) and bf16 outputs are rounded to nearest even by hand
@@ -94,17 +103,26 @@ def _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, S, qk_scal
 
 
 @triton.jit
-def attention_flash(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+def _job(job, S, ROWS: tl.constexpr, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr):
+    """(query block, offset of its head) of job ``job``: query blocks of ROWS rows fastest; causal
+    blocks reversed in each head (the longest first: the end of the grid runs short blocks)."""
+    nqb = tl.cdiv(S, ROWS)
+    pid_m = job % nqb
+    if CAUSAL:
+        pid_m = nqb - 1 - pid_m
+    return pid_m, (job // nqb).to(tl.int64) * S * HEAD_DIM
+
+
+@triton.jit
+def attention_flash(Q, K, V, Out, S, qk_scale, JOB0, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                     BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
                     UPCAST: tl.constexpr = False, HALVES: tl.constexpr = 1):
-    """HALVES 2: _two_halves (two query halves of BLOCK_M rows per program, 2·BLOCK_M rows)."""
+    """Job JOB0 + program id; HALVES 2: _two_halves (two query halves of BLOCK_M rows per program,
+    2·BLOCK_M rows)."""
     if HALVES == 2:
-        _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, PRECISION, UPCAST)
+        _two_halves(Q, K, V, Out, S, qk_scale, JOB0, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, PRECISION, UPCAST)
     else:
-        pid_m = tl.program_id(0)
-        if CAUSAL:  # longest query blocks first within each head (the tail of the grid runs short blocks)
-            pid_m = tl.num_programs(0) - 1 - pid_m
-        head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
+        pid_m, head = _job(JOB0 + tl.program_id(0), S, BLOCK_M, HEAD_DIM, CAUSAL)
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = tl.arange(0, BLOCK_N)
         offs_d = tl.arange(0, HEAD_DIM)
@@ -165,7 +183,7 @@ def _store_o(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM: tl.constexpr, UPC
 
 
 @triton.jit
-def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+def _two_halves(Q, K, V, Out, S, qk_scale, JOB0, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                 BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     """attention_flash with two query halves of BLOCK_M rows per program (2·BLOCK_M rows), their
     steps interleaved (_blocks_pp) so that one half's exponentials can run under the other half's
@@ -174,10 +192,7 @@ def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.c
     on the exponential units at the same time. Causal: keys left of the program's first row
     unmasked for both halves, half a's diagonal keys masked for both (all visible to half b but
     for the S bound), then half b's own diagonal alone (_blocks)."""
-    pid_m = tl.program_id(0)
-    if CAUSAL:
-        pid_m = tl.num_programs(0) - 1 - pid_m
-    head = tl.program_id(1).to(tl.int64) * S * HEAD_DIM
+    pid_m, head = _job(JOB0 + tl.program_id(0), S, 2 * BLOCK_M, HEAD_DIM, CAUSAL)
     offs_a = pid_m * 2 * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_b = offs_a + BLOCK_M
     offs_n = tl.arange(0, BLOCK_N)
@@ -213,3 +228,66 @@ def _two_halves(Q, K, V, Out, S, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.c
             qk_scale, HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
     _store_o(Out, head, offs_a, offs_d, acc_a, l_a, S, HEAD_DIM, UPCAST)
     _store_o(Out, head, offs_b, offs_d, acc_b, l_b, S, HEAD_DIM, UPCAST)
+
+
+@triton.jit
+def _tail_rows(p, S, JOB0, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, ROWS: tl.constexpr):
+    """Tail block p (ROWS // BLOCK_M blocks per job, jobs from JOB0; non-causal): (its rows, the
+    offset of its head)."""
+    SUB: tl.constexpr = ROWS // BLOCK_M
+    pid_m, head = _job(JOB0 + p // SUB, S, ROWS, HEAD_DIM, False)
+    return pid_m * ROWS + (p % SUB) * BLOCK_M + tl.arange(0, BLOCK_M), head
+
+
+@triton.jit
+def attention_flash_part(Q, K, V, Part, ML, S, qk_scale, JOB0, CH, TAIL_ROWS, HEAD_DIM: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
+                         PRECISION: tl.constexpr, UPCAST: tl.constexpr = False):
+    """Program (p, c): tail block p's rows against keys [c·CH, min((c+1)·CH, S)) (CH a multiple of
+    BLOCK_N; non-causal): the unnormalised acc to Part[c, row, :] and (m, l) to ML[c, row, :], rows
+    numbered from the tail's first (p·BLOCK_M + i; rows past S too: their Q reads as 0)."""
+    p = tl.program_id(0)
+    c = tl.program_id(1)
+    offs_m, head = _tail_rows(p, S, JOB0, HEAD_DIM, BLOCK_M, ROWS)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = _q_tile(Q, head, offs_m, offs_d, S, HEAD_DIM, UPCAST)
+    k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]
+    v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+    m_i = tl.full((BLOCK_M,), NEG, tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    lo = c * CH
+    hi = tl.minimum(lo + CH, S)
+    full = (S // BLOCK_N) * BLOCK_N  # whole blocks unmasked, then the ragged tail masked
+    acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, tl.minimum(hi, full), S,
+                            qk_scale, HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
+    acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, tl.maximum(lo, full), hi, S,
+                            qk_scale, HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
+    rows = (c * TAIL_ROWS + p * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+    tl.store(Part + rows[:, None] * HEAD_DIM + offs_d[None, :], acc)
+    tl.store(ML + 2 * rows, m_i)
+    tl.store(ML + 2 * rows + 1, l_i)
+
+
+@triton.jit
+def attention_flash_merge(Part, ML, Out, S, JOB0, C, TAIL_ROWS, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                          ROWS: tl.constexpr, UPCAST: tl.constexpr = False):
+    """Program p: tail block p's C partials merged (each rescaled by exp2(m_c − m), m their running
+    max) and O = acc / l written for its rows below S."""
+    p = tl.program_id(0)
+    offs_m, head = _tail_rows(p, S, JOB0, HEAD_DIM, BLOCK_M, ROWS)
+    offs_d = tl.arange(0, HEAD_DIM)
+    m_i = tl.full((BLOCK_M,), NEG, tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    for c in range(0, C):
+        rows = (c * TAIL_ROWS + p * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+        m_c = tl.load(ML + 2 * rows)
+        m_new = tl.maximum(m_i, m_c)
+        a = tl.exp2(m_i - m_new)
+        b = tl.exp2(m_c - m_new)
+        acc = acc * a[:, None] + tl.load(Part + rows[:, None] * HEAD_DIM + offs_d[None, :]) * b[:, None]
+        l_i = l_i * a + tl.load(ML + 2 * rows + 1) * b
+        m_i = m_new
+    _store_o(Out, head, offs_m, offs_d, acc, l_i, S, HEAD_DIM, UPCAST)

@@ -274,20 +274,26 @@ def _torch_dtype(case):
 
 
 @kernel("attention", "triton", "flash")
-def triton_flash(be, case, cfgs=None):
+def triton_flash(be, case, cfgs=None, wave: int | None = None, tail: bool = True):
     """FA2-style forward: BLOCK_M query rows per program, K/V blocks streamed with an online
     softmax (exp2, log2 e folded into the scale), tl.dot on tensor cores for fp16/bf16 (fp32:
     "ieee"); causal: unmasked blocks left of the diagonal, then the diagonal with the mask;
     non-causal: whole blocks, then the masked tail. Autotuned over 4–9 (BLOCK_M, BLOCK_N,
     num_warps, num_stages[, HALVES]) per head dim on compiled devices (``cfgs``: those instead of
     _TRITON_CONFIGS; HALVES 2: two query halves of BLOCK_M rows per program, their steps
-    interleaved — in the interpreter the first config's HALVES is taken at its own block shape)."""
+    interleaved — in the interpreter the first config's HALVES is taken at its own block shape).
+
+    Non-causal, where the jobs (programs of HALVES·BLOCK_M rows) fill whole waves of the GPU and
+    at most half of one more — a wave: the SMs times the programs one SM holds (the compiled
+    kernel's registers, shared memory and threads; ``wave`` instead, which also turns this on in
+    the interpreter) — the last partial wave's rows are split over the keys too (``tail``; see
+    attention_triton.py: two more launches, fp32 partials in scratch)."""
     import time
 
     import torch
     import triton
 
-    from ops.attention.attention_triton import attention_flash
+    from ops.attention.attention_triton import attention_flash, attention_flash_merge, attention_flash_part
 
     def halves(c) -> int:
         return c[4] if len(c) > 4 else 1
@@ -301,6 +307,7 @@ def triton_flash(be, case, cfgs=None):
         bm, bn = _TRITON_INTERPRET
         kern, meta = attention_flash, {"BLOCK_M": bm, "BLOCK_N": bn, "UPCAST": True,
                                        "HALVES": halves(cfgs[0]) if cfgs else 1}
+        cfg, opts = dict(meta), {}
     else:
         from backends.triton import fitting
 
@@ -313,10 +320,13 @@ def triton_flash(be, case, cfgs=None):
                                               num_warps=c[2], num_stages=c[3]) for c in cfgs],
                                key=["S"])(attention_flash)
         meta = {}
+    common = {"HEAD_DIM": d, "PRECISION": prec}
 
-    def launch(q, k, v, o):
-        grid = lambda mt: (triton.cdiv(s, mt["HALVES"] * mt["BLOCK_M"]), b * h)  # noqa: E731
-        kern[grid](q, k, v, o, s, qk, HEAD_DIM=d, CAUSAL=is_causal, PRECISION=prec, **meta)
+    def jobs_of(c) -> int:
+        return b * h * cdiv(s, c["HALVES"] * c["BLOCK_M"])
+
+    def launch(q, k, v, o, jobs=None):  # the first `jobs` jobs (all: None)
+        kern[lambda mt: (jobs or jobs_of(mt),)](q, k, v, o, s, qk, 0, CAUSAL=is_causal, **common, **meta)
 
     info = {}
     if not interp:  # tune once here on scratch tensors of the case's shape (out of the timed runs)
@@ -325,16 +335,51 @@ def triton_flash(be, case, cfgs=None):
         launch(x, x, x, torch.empty_like(x))
         be.synchronize()
         best = kern.best_config
-        info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}}
+        cfg, opts = best.kwargs, {"num_warps": best.num_warps, "num_stages": best.num_stages}
+        info = {"autotune_s": round(time.perf_counter() - t0, 3), "config": {**cfg, **opts}}
+        if wave is None and tail and not is_causal:
+            try:  # the tuned kernel, compiled (cached): its registers and shared memory
+                compiled = attention_flash.warmup(x, x, x, x, s, qk, 0, grid=(1,), CAUSAL=False, **common,
+                                                  **best.all_kwargs())
+            except Exception as e:  # no occupancy, no split: the run goes on as one launch
+                compiled, info["wave_error"] = None, f"{type(e).__name__}: {e}"[:300]
+            per_sm = compiled and be.programs_per_sm(compiled)
+            wave = info["wave"] = per_sm and per_sm * (be.device.compute_units or 0)
         del x
 
-    def run(ins, outs):
-        q, k, v = (_torch_view(ins[n], case.dtype) for n in ("Q", "K", "V"))
-        launch(q, k, v, _torch_view(outs["O"], case.dtype))
+    jobs = jobs_of(cfg)
+    rest = jobs % wave if wave else 0
+    if not (tail and not is_causal and wave and jobs > wave and 0 < rest <= wave // 2):
+        def run(ins, outs):
+            q, k, v = (_torch_view(ins[n], case.dtype) for n in ("Q", "K", "V"))
+            launch(q, k, v, _torch_view(outs["O"], case.dtype))
 
-    run.info = info
-    return run
+        run.info = info
+        return run
+
+    # split tail: whole waves as above, the last `rest` jobs' rows in BLOCK_M-row blocks × key chunks
+    rows = cfg["HALVES"] * cfg["BLOCK_M"]
+    tile = {"BLOCK_M": cfg["BLOCK_M"], "ROWS": rows, "UPCAST": interp}
+    blocks = rest * rows // cfg["BLOCK_M"]
+    bn = cfg["BLOCK_N"]
+    chunk = cdiv(cdiv(s, min(cdiv(wave, blocks), cdiv(s, bn))), bn) * bn  # keys per chunk
+    chunks = cdiv(s, chunk)
+    part = torch.empty((chunks, rest * rows, d), dtype=torch.float32, device=be.dev)
+    ml = torch.empty((chunks, rest * rows, 2), dtype=torch.float32, device=be.dev)
+    first = jobs - rest
+    info["tail"] = {"wave": wave, "jobs": rest, "blocks": blocks, "chunks": chunks, "keys_per_chunk": chunk}
+
+    def run_split(ins, outs):
+        q, k, v = (_torch_view(ins[n], case.dtype) for n in ("Q", "K", "V"))
+        o = _torch_view(outs["O"], case.dtype)
+        launch(q, k, v, o, first)
+        attention_flash_part[(blocks, chunks)](q, k, v, part, ml, s, qk, first, chunk, rest * rows,
+                                               BLOCK_N=bn, **common, **tile, **opts)
+        attention_flash_merge[(blocks,)](part, ml, o, s, first, chunks, rest * rows, HEAD_DIM=d, **tile,
+                                         **opts)
+
+    run_split.info = info
+    return run_split
 
 
 # ---- webgpu ---------------------------------------------------------------------------------

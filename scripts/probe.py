@@ -217,10 +217,12 @@ def _attention_cuda():
 def _attention_triton():
     import ops.attention.kernels as ak
 
-    # session 33: without the split tail (every job in one launch, the last wave partial) — first, so
-    # that the split rows of the same configs run on the warmer GPU
-    return [(f"flash whole cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t], tail=False))
-            for t in ((128, 64, 8, 3, 2), (128, 64, 8, 3))] + [
+    # SDPA through torch in this process (the baseline of --ab rounds: under the power cap the
+    # harness's rows sample each form at its own clock); session 33: without the split tail (every
+    # job in one launch, the last wave partial) — before the split rows, which then run warmer
+    return [("sdpa torch", ak.torch_sdpa)] + [
+        (f"flash whole cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t], tail=False))
+        for t in ((128, 64, 8, 3, 2), (128, 64, 8, 3))] + [
         # flash at one config each (BLOCK_M, BLOCK_N, warps, stages) of the autotune's tensor-core
         # list at head dim 128
         (f"flash cfg={t}", lambda be, c, t=t: ak.triton_flash(be, c, [t]))
@@ -277,6 +279,31 @@ CONFIGS = {("softmax", "opencl"): _softmax_opencl, ("matmul", "cuda"): _matmul_c
            ("attention", "triton"): _attention_triton}
 
 
+def interleaved(be, runs: dict, ins, outs, rounds: int) -> dict:
+    """``--ab``: ``rounds`` rounds timing each of ``runs`` once (L2 flushed before each), the
+    first of a round rotating; per configuration the median time and the median, first and third
+    quartiles of its per-round ratio to the first configuration's time (< 1: faster). Prints them."""
+    import numpy as np
+
+    labels = list(runs)
+    times = {k: [] for k in labels}
+    for r in range(rounds):
+        for i in range(len(labels)):
+            k = labels[(r + i) % len(labels)]
+            be.flush_l2()
+            be.synchronize()
+            times[k].append(be.time(lambda k=k: runs[k](ins, outs)))
+    base = np.asarray(times[labels[0]])
+    out = {}
+    print(f"# interleaved: {rounds} rounds, ratio to '{labels[0]}' per round", flush=True)
+    for k in labels:
+        q1, med, q3 = np.percentile(np.asarray(times[k]) / base, [25, 50, 75])
+        out[k] = {"median_s": float(np.median(times[k])), "ratio_median": float(med), "ratio_q1": float(q1),
+                  "ratio_q3": float(q3), "n": rounds}
+        print(f"{k:44s} {out[k]['median_s'] * 1e3:8.3f} ms  ratio {med:.4f} [{q1:.4f}, {q3:.4f}]", flush=True)
+    return {"rounds": rounds, "baseline": labels[0], "forms": out}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("op")
@@ -291,6 +318,11 @@ def main() -> None:
                     "|-separated texts (a text ending in $: the label ends with it)")
     ap.add_argument("--cap", type=float, default=2.0, help="seconds of samples per configuration")
     ap.add_argument("--batch", type=int, default=20, help="launches of the host-timed batch (no flush)")
+    ap.add_argument("--ab", type=int, default=0, metavar="ROUNDS",
+                    help="then ROUNDS rounds that time every checked configuration once each (cold, L2 "
+                    "flushed), in turn, the first of a round rotating: under a power cap each round's forms "
+                    "share its clock, so the median per-round ratio to the first configuration compares "
+                    "them where separate rows sampled different clocks")
     args = ap.parse_args()
 
     from suite.check import checked_launch
@@ -323,7 +355,7 @@ def main() -> None:
           f"ceiling {bw and bw / 1e9} GB/s; inputs+reference {time.perf_counter() - t0:.1f} s", flush=True)
     ins = {k: be.upload(x[k]) for k, a in sig.items() if a.role == "in"}
     outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
-    rows = []
+    rows, timed = [], {}
     extra = CONFIGS.get((args.op, args.backend), list)()
     for label, factory in registered(args.op, args.backend) + extra:
         if not selected(label, args.only):
@@ -364,6 +396,8 @@ def main() -> None:
                 row["counters"] = {**run.counters(), "launches": tm.n + tm.warmup_n + hot.n + hot.warmup_n
                                    + args.batch}
             rows.append(row)
+            if res is not None:
+                timed[label] = run
             pct = f"{row['pct_bw']:5.1f} %" if bw else ""
             tf = f"{row['tflops']:7.1f} TFLOP/s" if flops else ""
             sm = tm.clocks.get("sm_mhz_median")  # the SM clock while sampling (NVML; absent elsewhere)
@@ -375,13 +409,15 @@ def main() -> None:
         except Exception as e:  # noqa: BLE001 - a configuration that fails is a row
             rows.append({"label": label, "error": f"{type(e).__name__}: {e}"[:500]})
             print(f"{label:44s} ERROR {rows[-1]['error'][:150]}", flush=True)
+    ab = interleaved(be, timed, ins, outs, args.ab) if args.ab and len(timed) > 1 else None
     safe = "".join(ch if ch.isalnum() else "_" for ch in case.name)
     path = Path(args.out) / f"probe-{args.op}-{args.backend}-{safe}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, {"op": args.op, "backend": args.backend, "case": case.name, "device": dev.name,
                              "slug": dev.slug, "ceiling_gbs": bw and bw / 1e9, "bytes": nbytes,
                              "flops": flops,
-                             "method": "suite.timing.measure, cold (L2 flushed), median", "rows": rows})
+                             "method": "suite.timing.measure, cold (L2 flushed), median", "rows": rows,
+                             **({"ab": ab} if ab else {})})
     print(f"# wrote {path}")
 
 

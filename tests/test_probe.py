@@ -39,3 +39,21 @@ def test_only_selects_by_text_and_end():
     assert selected("mma_sync", "mma_sync$|PIPE") and selected("mma_sync BK=64 PIPE=1", "mma_sync$|PIPE")
     assert not selected("mma_sync BK=32 STAGES=4", "mma_sync$|PIPE")
     assert selected("register_blocked tiles=(64, 64, 16, 4, 4)", "tiles=(64") and selected("anything", "")
+
+
+def test_ab_rounds_time_every_checked_form(tmp_path):
+    """--ab: every checked configuration timed once per round, the rotation's ratios to the first
+    (its own ratio exactly 1) with their quartiles, in the JSON beside the rows."""
+    pytest.importorskip("pyopencl")
+    cmd = [sys.executable, str(ROOT / "scripts" / "probe.py"), "vector_add", "opencl", "--case",
+           "n=1025,fp16", "--out", str(tmp_path), "--cap", "0.05", "--batch", "1", "--ab", "5"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-2000:]
+    (path,) = tmp_path.glob("probe-*.json")
+    out = json.loads(path.read_text())
+    ab, labels = out["ab"], [r["label"] for r in out["rows"] if r.get("checked") == "ok"]
+    assert len(labels) == 3 and ab["baseline"] == labels[0] and list(ab["forms"]) == labels
+    assert ab["forms"][labels[0]]["ratio_median"] == 1.0
+    assert all(f["n"] == 5 and f["median_s"] > 0 and f["ratio_q1"] <= f["ratio_median"] <= f["ratio_q3"]
+               for f in ab["forms"].values())
+    assert "interleaved: 5 rounds" in res.stdout

@@ -131,6 +131,38 @@ def test_triton_matmul_compiles_for_hopper():
     check_in_process(_hopper_jobs)
 
 
+def _splitk_smem_jobs() -> dict:
+    """splitk's first config (the one a test shape runs) at every skinny (M ≤ 64) test and bench
+    case's BLOCK_M and precision, compiled for sm_90: its shared memory within an H100's / H200's
+    227 KiB (the fp32 / tf32 test cases at M 33-64 needed 256 KiB before the fitting)."""
+    if (skip := triton_missing()):
+        return skip
+    from backends.triton import compile_many_for_hopper
+    from ops.matmul import kernels as mk
+    from ops.matmul.matmul_triton import matmul_splitk
+    limit, keys, jobs = 227 * 1024, set(), []
+    for case in SPEC.test_cases + [c for cs in SPEC.bench_cases.values() for c in cs]:
+        key = (mk._splitk_bm(case["m"]), case.prec)
+        if case["m"] > 64 or key in keys:
+            continue
+        keys.add(key)
+        bn, bk, sp, w, st = mk.splitk_configs(case, limit)[0]
+        dt = {"fp32": "*fp32", "tf32": "*fp32", "fp16": "*fp16", "bf16": "*bf16"}[case.prec]
+        sig = {"a_ptr": dt, "b_ptr": dt, "ws_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+               "stride_am": "i32", "stride_bk": "i32"}
+        cx = {"BLOCK_M": key[0], "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT": sp,
+              "PRECISION": "tf32" if case.prec == "tf32" else "ieee", "UPCAST": False}
+        jobs.append((matmul_splitk, sig, cx, {"num_warps": w, "num_stages": st}))
+    fails = [f"{cx['BLOCK_M']} {sig['a_ptr']}: {o.get('error', '')[:500] or o['smem_bytes']} bytes"
+             for (_, sig, cx, _), o in zip(jobs, compile_many_for_hopper(jobs), strict=True)
+             if "error" in o or o["smem_bytes"] > limit]
+    return {"fails": fails, "jobs": len(jobs)}
+
+
+def test_triton_splitk_fits_shared_memory():
+    assert check_in_process(_splitk_smem_jobs)["jobs"] >= 6
+
+
 @pytest.mark.parametrize("bk,stages,bn,minb,pipe,even",
                          [(32, 4, 256, 1, 0, 1), (64, 3, 256, 1, 0, 1), (32, 3, 128, 2, 0, 1),
                           (32, 4, 128, 2, 1, 1), (64, 3, 128, 2, 1, 1), (64, 3, 128, 2, 1, 0),

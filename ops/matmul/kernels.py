@@ -512,7 +512,24 @@ def triton_persistent(be, case, subtile: bool = True):
 _SPLITK_CONFIGS = [(64, 128, 4, 4, 4), (64, 256, 4, 4, 3), (32, 256, 8, 4, 3), (128, 128, 2, 4, 4),
                    (64, 128, 8, 4, 4), (64, 256, 2, 4, 4), (128, 256, 2, 8, 3), (64, 512, 2, 4, 3),
                    (128, 128, 4, 4, 5)]
+#: ... where none of those fits the shared memory (4-byte fp32 / tf32 tiles at M up to 64: the
+#: first config's 4 stages of 64×128 and 128×64 tiles need 256 KiB, over an H100's 227)
+_SPLITK_SMALL = [(64, 64, 4, 4, 2), (32, 64, 8, 4, 2)]
 _SPLITK_MAX = 8
+
+
+def _splitk_bm(m: int) -> int:
+    """splitk's BLOCK_M: every one of the M rows in one tile (a power of two, at least 16)."""
+    return max(16, 1 << (m - 1).bit_length())
+
+
+def splitk_configs(case, limit: int) -> list:
+    """triton splitk's autotune configs (BLOCK_N, BLOCK_K, SPLIT, warps, stages) whose stages of A
+    and B tiles fit ``limit`` bytes of shared memory at the case's BLOCK_M (else _SPLITK_SMALL's)."""
+    from backends.triton import fitting
+
+    bm, tile = _splitk_bm(case["m"]), _tile_smem(case)
+    return fitting(_SPLITK_CONFIGS, lambda c: tile((bm, c[0], c[1], c[3], c[4])), limit, _SPLITK_SMALL)
 
 
 @kernel("matmul", "triton", "splitk")
@@ -529,11 +546,11 @@ def triton_splitk(be, case):
     m, n, k = case["m"], case["n"], case["k"]
     if m > 64:
         raise Unsupported(f"splitk is the skinny-M variant (M ≤ 64); M = {m}: use grouped/persistent")
-    bm = max(16, triton.next_power_of_2(m))
+    bm = _splitk_bm(m)
     prec = _triton_precision(case)
     interp = be.device.mode == "interpret"
     ws = torch.empty((_SPLITK_MAX, m, n), dtype=torch.float32, device=be.dev)
-    cfgs = [(64, 64, 2, 4, 1)] if interp else _SPLITK_CONFIGS
+    cfgs = [(64, 64, 2, 4, 1)] if interp else splitk_configs(case, be.smem_per_block())
     if not interp and m * n * k < _TRITON_TUNE_MIN:
         cfgs = cfgs[:1]
     kern = matmul_splitk if interp else triton.autotune(

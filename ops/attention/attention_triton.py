@@ -80,6 +80,20 @@ def _online(acc, l_i, m_i, qk, keys, offs_m, S, qk_scale, MASK: tl.constexpr, CA
 
 
 @triton.jit
+def _kv_ptrs(K, V, head, offs_n, offs_d, HEAD_DIM: tl.constexpr):
+    """Pointers of the Kᵀ block [D, BN] and the V block [BN, D] at key 0 of a head."""
+    return (K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None],
+            V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :])
+
+
+@triton.jit
+def _fresh(BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """An empty online-softmax state: (acc, l, m) with m at −FLT_MAX ("no score yet")."""
+    return (tl.zeros((BLOCK_M, HEAD_DIM), tl.float32), tl.zeros((BLOCK_M,), tl.float32),
+            tl.full((BLOCK_M,), NEG, tl.float32))
+
+
+@triton.jit
 def _pv(acc, p, v, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     """acc + P·V (P cast to V's type for the tensor cores; UPCAST: V to fp32 instead)."""
     if UPCAST:
@@ -127,11 +141,8 @@ def attention_flash(Q, K, V, Out, S, qk_scale, JOB0, HEAD_DIM: tl.constexpr, BLO
         offs_n = tl.arange(0, BLOCK_N)
         offs_d = tl.arange(0, HEAD_DIM)
         q = _q_tile(Q, head, offs_m, offs_d, S, HEAD_DIM, UPCAST)  # read Q tile once
-        k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ block [D, BN] at key 0
-        v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block [BN, D] at key 0
-        m_i = tl.full((BLOCK_M,), NEG, tl.float32)
-        l_i = tl.zeros((BLOCK_M,), tl.float32)
-        acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+        k_ptrs, v_ptrs = _kv_ptrs(K, V, head, offs_n, offs_d, HEAD_DIM)
+        acc, l_i, m_i = _fresh(BLOCK_M, HEAD_DIM)
         if CAUSAL:
             diag = pid_m * BLOCK_M  # keys below the block's first row: unmasked for every row
             acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, diag, S, qk_scale,
@@ -199,14 +210,9 @@ def _two_halves(Q, K, V, Out, S, qk_scale, JOB0, HEAD_DIM: tl.constexpr, BLOCK_M
     offs_d = tl.arange(0, HEAD_DIM)
     q_a = _q_tile(Q, head, offs_a, offs_d, S, HEAD_DIM, UPCAST)
     q_b = _q_tile(Q, head, offs_b, offs_d, S, HEAD_DIM, UPCAST)
-    k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]
-    v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
-    m_a = tl.full((BLOCK_M,), NEG, tl.float32)
-    l_a = tl.zeros((BLOCK_M,), tl.float32)
-    acc_a = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
-    m_b = tl.full((BLOCK_M,), NEG, tl.float32)
-    l_b = tl.zeros((BLOCK_M,), tl.float32)
-    acc_b = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    k_ptrs, v_ptrs = _kv_ptrs(K, V, head, offs_n, offs_d, HEAD_DIM)
+    acc_a, l_a, m_a = _fresh(BLOCK_M, HEAD_DIM)
+    acc_b, l_b, m_b = _fresh(BLOCK_M, HEAD_DIM)
     if CAUSAL:
         diag = pid_m * 2 * BLOCK_M
         acc_a, l_a, m_a, acc_b, l_b, m_b = _blocks_pp(
@@ -252,11 +258,8 @@ def attention_flash_part(Q, K, V, Part, ML, S, qk_scale, JOB0, CH, TAIL_ROWS, HE
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     q = _q_tile(Q, head, offs_m, offs_d, S, HEAD_DIM, UPCAST)
-    k_ptrs = K + head + offs_n[None, :] * HEAD_DIM + offs_d[:, None]
-    v_ptrs = V + head + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
-    m_i = tl.full((BLOCK_M,), NEG, tl.float32)
-    l_i = tl.zeros((BLOCK_M,), tl.float32)
-    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    k_ptrs, v_ptrs = _kv_ptrs(K, V, head, offs_n, offs_d, HEAD_DIM)
+    acc, l_i, m_i = _fresh(BLOCK_M, HEAD_DIM)
     lo = c * CH
     hi = tl.minimum(lo + CH, S)
     full = (S // BLOCK_N) * BLOCK_N  # whole blocks unmasked, then the ragged tail masked
@@ -278,9 +281,7 @@ def attention_flash_merge(Part, ML, Out, S, JOB0, C, TAIL_ROWS, HEAD_DIM: tl.con
     p = tl.program_id(0)
     offs_m, head = _tail_rows(p, S, JOB0, HEAD_DIM, BLOCK_M, ROWS)
     offs_d = tl.arange(0, HEAD_DIM)
-    m_i = tl.full((BLOCK_M,), NEG, tl.float32)
-    l_i = tl.zeros((BLOCK_M,), tl.float32)
-    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    acc, l_i, m_i = _fresh(BLOCK_M, HEAD_DIM)
     for c in range(0, C):
         rows = (c * TAIL_ROWS + p * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
         m_c = tl.load(ML + 2 * rows)

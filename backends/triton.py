@@ -93,25 +93,32 @@ class TritonBackend(TorchBackend):
         """How many programs of ``compiled`` (a Triton CompiledKernel, as ``JITFunction.warmup``
         returns it) one SM of this GPU holds at once: its registers (allocated per warp in units
         of 256), shared memory and threads against the SM's; None without a GPU or where torch or
-        Triton does not tell."""
-        if not self.gpu:
+        Triton does not tell, and on ROCm (64-wide wavefronts, another register file: not modelled)."""
+        if not self.gpu or torch.version.hip:
             return None
         p = torch.cuda.get_device_properties(self.dev)
         try:
             compiled._init_handles()
-            warps, regs, smem = compiled.metadata.num_warps, compiled.n_regs, compiled.metadata.shared
-            limits = (p.regs_per_multiprocessor // max(1, warps * -(-32 * regs // 256) * 256),
-                      p.shared_memory_per_multiprocessor // max(1, smem + SMEM_RESERVED),
-                      p.max_threads_per_multi_processor // (32 * warps))
+            return resident_programs(compiled.metadata.num_warps, compiled.n_regs, compiled.metadata.shared,
+                                     p.regs_per_multiprocessor, p.shared_memory_per_multiprocessor,
+                                     p.max_threads_per_multi_processor)
         except (AttributeError, TypeError):
             return None
-        return max(1, min(limits))
 
     def capability(self) -> tuple[int, int]:
         """Compute capability: this GPU's; without one sm_90's (as for ``smem_per_block``)."""
         if self.gpu:
             return tuple(torch.cuda.get_device_capability(self.dev))
         return (9, 0)
+
+
+def resident_programs(warps: int, regs: int, smem: int, sm_regs: int, sm_smem: int, sm_threads: int) -> int:
+    """Programs of ``warps`` warps, ``regs`` registers per thread and ``smem`` bytes of shared
+    memory one SM of ``sm_regs`` registers, ``sm_smem`` bytes and ``sm_threads`` threads holds
+    (registers allocated per warp in units of 256; SMEM_RESERVED bytes per resident block); at
+    least 1."""
+    return max(1, min(sm_regs // max(1, warps * -(-32 * regs // 256) * 256),
+                      sm_smem // max(1, smem + SMEM_RESERVED), sm_threads // (32 * warps)))
 
 
 #: shared memory a config's estimate leaves for what it does not count (barriers, scratch)

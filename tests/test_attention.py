@@ -291,6 +291,26 @@ def _split(ak, be, case, cfg, wave, fails):
     return run
 
 
+def _resident_child() -> dict:
+    """resident_programs (the split tail's wave) on an H100 / H200 SM (65536 registers, 233472
+    bytes of shared memory, 2048 threads) for the D128 and D64 flash winners' sm_90 compiles."""
+    from backends.triton import resident_programs
+
+    sm = (65536, 233472, 2048)
+    want = {(8, 255, 131072): 1,  # D128 two halves: the register file, one program
+            (4, 236, 65536): 2,  # D64 128×64: registers (7680 per warp) allow 2, memory 3
+            (4, 64, 16384): 8,  # small: registers allow 8, memory 13, threads 16
+            (16, 32, 0): 4,  # threads: 2048 / 512
+            (2, 170, 0): 5}  # 5440 registers a warp, allocated as 5632: 5 (6 unrounded)
+    fails = [f"{k}: {resident_programs(*k, *sm)} programs, want {v}" for k, v in want.items()
+             if resident_programs(*k, *sm) != v]
+    return {"fails": fails}
+
+
+def test_resident_programs():
+    check_in_process(_resident_child)
+
+
 def test_triton_flash_split_tail():
     assert check_in_process(_triton_split_tail_child)["forms"] == 7
 

@@ -105,6 +105,22 @@ class TritonBackend(TorchBackend):
         except (AttributeError, TypeError):
             return None
 
+    def occupancy(self, jit_fn, args: tuple, kwargs: dict, programs: int) -> dict:
+        """The waves a launch of ``programs`` programs of ``jit_fn`` makes on this GPU: {"per_sm",
+        "wave" (programs at once: SMs × per_sm), "waves"} from the compiled kernel
+        (``jit_fn.warmup(*args, **kwargs)``, the cached compile of a tuned launch); {} where not
+        known (no GPU, ROCm), {"occupancy_error": ...} where the lookup failed."""
+        if not self.gpu:
+            return {}
+        try:
+            per_sm = self.programs_per_sm(jit_fn.warmup(*args, grid=(1,), **kwargs))
+        except Exception as e:  # noqa: BLE001 - a row's extra information, never its failure
+            return {"occupancy_error": f"{type(e).__name__}: {e}"[:300]}
+        if not per_sm or not self.device.compute_units:
+            return {}
+        wave = per_sm * self.device.compute_units
+        return {"per_sm": per_sm, "wave": wave, "waves": round(programs / wave, 3)}
+
     def capability(self) -> tuple[int, int]:
         """Compute capability: this GPU's; without one sm_90's (as for ``smem_per_block``)."""
         if self.gpu:

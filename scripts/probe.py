@@ -388,7 +388,7 @@ def main() -> None:
                    "hot_median_s": hot.median_s, "host_batch_s": host_s,
                    "gbs": nbytes / tm.median_s / 1e9, "tflops": flops / tm.median_s / 1e12 if flops else None,
                    "clocks": be.clocks(), "sampling_clocks": tm.clocks,
-                   "warmup_extra_s": tm.warmup_extra_s}
+                   "warmup_extra_s": tm.warmup_extra_s, "info": getattr(run, "info", None) or None}
             row["pct_bw"] = 100 * nbytes / tm.median_s / bw if bw else None
             # a factory's own counters over every launch of this configuration (e.g. WebGPU split_row's
             # parts that gave up waiting), with the launches they cover (besides the check's few)
@@ -405,6 +405,7 @@ def main() -> None:
                   f"{hot.median_s * 1e3:.3f} ms, host batch {host_s * 1e3:.3f} ms"
                   + (f" | SM {sm:.0f} MHz" if sm else "")
                   + (f" (+{tm.warmup_extra_s:.1f} s warm-up)" if tm.warmup_extra_s >= 0.05 else "")
+                  + (f" | {row['info']['waves']} waves" if "waves" in (row["info"] or {}) else "")
                   + (f" | {row['counters']}" if "counters" in row else ""), flush=True)
         except Exception as e:  # noqa: BLE001 - a configuration that fails is a row
             rows.append({"label": label, "error": f"{type(e).__name__}: {e}"[:500]})

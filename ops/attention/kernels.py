@@ -337,14 +337,10 @@ def triton_flash(be, case, cfgs=None, wave: int | None = None, tail: bool = True
         best = kern.best_config
         cfg, opts = best.kwargs, {"num_warps": best.num_warps, "num_stages": best.num_stages}
         info = {"autotune_s": round(time.perf_counter() - t0, 3), "config": {**cfg, **opts}}
-        if wave is None and tail and not is_causal:
-            try:  # the tuned kernel, compiled (cached): its registers and shared memory
-                compiled = attention_flash.warmup(x, x, x, x, s, qk, 0, grid=(1,), CAUSAL=False, **common,
-                                                  **best.all_kwargs())
-            except Exception as e:  # no occupancy, no split: the run goes on as one launch
-                compiled, info["wave_error"] = None, f"{type(e).__name__}: {e}"[:300]
-            per_sm = compiled and be.programs_per_sm(compiled)
-            wave = info["wave"] = per_sm and per_sm * (be.device.compute_units or 0)
+        if wave is None and tail and not is_causal:  # (no occupancy known: no split, one launch)
+            info.update(be.occupancy(attention_flash, (x, x, x, x, s, qk, 0),
+                                     {"CAUSAL": False, **common, **best.all_kwargs()}, jobs_of(cfg)))
+            wave = info.get("wave")
         del x
 
     jobs = jobs_of(cfg)

@@ -337,9 +337,9 @@ def triton_flash(be, case, cfgs=None, wave: int | None = None, tail: bool = True
         best = kern.best_config
         cfg, opts = best.kwargs, {"num_warps": best.num_warps, "num_stages": best.num_stages}
         info = {"autotune_s": round(time.perf_counter() - t0, 3), "config": {**cfg, **opts}}
-        if wave is None and tail and not is_causal:  # (no occupancy known: no split, one launch)
+        if wave is None:  # the grid's waves, for the row (no occupancy known: no split, one launch)
             info.update(be.occupancy(attention_flash, (x, x, x, x, s, qk, 0),
-                                     {"CAUSAL": False, **common, **best.all_kwargs()}, jobs_of(cfg)))
+                                     {"CAUSAL": is_causal, **common, **best.all_kwargs()}, jobs_of(cfg)))
             wave = info.get("wave")
         del x
 

@@ -300,7 +300,8 @@ def interleaved(be, runs: dict, ins, outs, rounds: int) -> dict:
         q1, med, q3 = np.percentile(np.asarray(times[k]) / base, [25, 50, 75])
         out[k] = {"median_s": float(np.median(times[k])), "ratio_median": float(med), "ratio_q1": float(q1),
                   "ratio_q3": float(q3), "n": rounds}
-        print(f"{k:44s} {out[k]['median_s'] * 1e3:8.3f} ms  ratio {med:.4f} [{q1:.4f}, {q3:.4f}]", flush=True)
+        print(f"{k:44s} {out[k]['median_s'] * 1e3:8.3f} ms  ratio {med:.4f} [{q1:.4f}, {q3:.4f}]  "
+              f"({1 / med:.3f} × the first's speed)", flush=True)
     return {"rounds": rounds, "baseline": labels[0], "forms": out}
 
 

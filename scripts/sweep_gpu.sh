@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s34a | s33e | s33d | s33c | s33b | s33a | s32c | s32b | s32a | s31b | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s34a | s33e | s33d | s33c | s33b | s33a | s32c | s32b | s32a | s31b | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24c | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -27,6 +27,10 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
     timeout "$t" "$PY" -m suite.cli "$@" --json "$W/$name.json" > "$W/$name.txt" 2>&1
     echo "rc=$?" >> "$W/$name.txt"
     tail -n 40 "$W/$name.txt" >> "$OUT/log-$PART.txt"
+}
+test_cases() {  # test_cases SECONDS BACKEND: every test case of one backend checked (check only)
+    SOLBENCH_CACHE=/dev/shm/solbench-test cli "$1" "test_$2" run --size test --check-only --backend "$2" \
+        --timeout 60
 }
 simt_gemv_rows() {  # simt_gemv_rows SECONDS: OpenCL / WebGPU fused_vec GEMV beside tinygemm (issue 12's shapes)
     cli "$1" gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
@@ -322,12 +326,16 @@ s25b)  # ~2 min: s25a's second step, the OpenCL/WebGPU softmax test cases on the
     SOLBENCH_CACHE=/dev/shm/solbench-s25b cli 120 softmax_test run --size test --op softmax --backend opencl \
         --backend webgpu --check-only --timeout 60
     ;;
-s24b)  # ≤ 9.5 min, optional: every test case of every backend checked on the GPU (check only) after
-    # session 24 changed every case's inputs; one backend per invocation (torch apart from OpenCL)
-    for b in cuda opencl webgpu triton torch; do
-        SOLBENCH_CACHE=/dev/shm/solbench-s24b cli 110 "test_$b" run --size test --check-only --backend "$b" \
-            --timeout 60
-    done
+s24b)  # ≤ 7.5 min: every test case of cuda, opencl and webgpu checked on the GPU (check only); with
+    # s24c, every backend's (session 33 ran the first form, 110 s each: cuda stopped at row 493 of 557
+    # and triton at 133 of 301 — s33d checked the rest)
+    test_cases 200 cuda
+    test_cases 110 opencl
+    test_cases 110 webgpu
+    ;;
+s24c)  # ≤ 7 min: s24b's second half, every test case of triton and torch checked on the GPU
+    test_cases 300 triton
+    test_cases 110 torch
     ;;
 s24a)  # ~2 min: host time of a 2^28-element row after session 24's inputs/references on every core and
     # the pieced input comparison: the three OpenCL rows whose phases_s session 22 recorded (run 126950:

@@ -89,34 +89,27 @@ class TritonBackend(TorchBackend):
             return int(torch.cuda.get_device_properties(self.dev).shared_memory_per_block_optin)
         return 227 * 1024
 
-    def programs_per_sm(self, compiled) -> int | None:
-        """How many programs of ``compiled`` (a Triton CompiledKernel, as ``JITFunction.warmup``
-        returns it) one SM of this GPU holds at once: its registers (allocated per warp in units
-        of 256), shared memory and threads against the SM's; None without a GPU or where torch or
-        Triton does not tell, and on ROCm (64-wide wavefronts, another register file: not modelled)."""
-        if not self.gpu or torch.version.hip:
-            return None
+    def occupancy(self, jit_fn, args: tuple, kwargs: dict, programs: int) -> dict:
+        """The waves a launch of ``programs`` programs of ``jit_fn`` makes on this GPU: {"per_sm"
+        (programs one SM holds at once: the compiled kernel's registers, allocated per warp in
+        units of 256, shared memory and threads against the SM's — ``resident_programs``), "wave"
+        (SMs × per_sm), "waves"}, from ``jit_fn.warmup(*args, **kwargs)`` (the cached compile of a
+        tuned launch); {} where not known (no GPU; ROCm: 64-wide wavefronts and another register
+        file are not modelled; torch or Triton not telling), {"occupancy_error": ...} where the
+        lookup failed."""
+        if not self.gpu or torch.version.hip or not self.device.compute_units:
+            return {}
+        try:
+            compiled = jit_fn.warmup(*args, grid=(1,), **kwargs)
+        except Exception as e:  # noqa: BLE001 - a row's extra information, never its failure
+            return {"occupancy_error": f"{type(e).__name__}: {e}"[:300]}
         p = torch.cuda.get_device_properties(self.dev)
         try:
             compiled._init_handles()
-            return resident_programs(compiled.metadata.num_warps, compiled.n_regs, compiled.metadata.shared,
-                                     p.regs_per_multiprocessor, p.shared_memory_per_multiprocessor,
-                                     p.max_threads_per_multi_processor)
+            md = compiled.metadata
+            per_sm = resident_programs(md.num_warps, compiled.n_regs, md.shared, p.regs_per_multiprocessor,
+                                       p.shared_memory_per_multiprocessor, p.max_threads_per_multi_processor)
         except (AttributeError, TypeError):
-            return None
-
-    def occupancy(self, jit_fn, args: tuple, kwargs: dict, programs: int) -> dict:
-        """The waves a launch of ``programs`` programs of ``jit_fn`` makes on this GPU: {"per_sm",
-        "wave" (programs at once: SMs × per_sm), "waves"} from the compiled kernel
-        (``jit_fn.warmup(*args, **kwargs)``, the cached compile of a tuned launch); {} where not
-        known (no GPU, ROCm), {"occupancy_error": ...} where the lookup failed."""
-        if not self.gpu:
-            return {}
-        try:
-            per_sm = self.programs_per_sm(jit_fn.warmup(*args, grid=(1,), **kwargs))
-        except Exception as e:  # noqa: BLE001 - a row's extra information, never its failure
-            return {"occupancy_error": f"{type(e).__name__}: {e}"[:300]}
-        if not per_sm or not self.device.compute_units:
             return {}
         wave = per_sm * self.device.compute_units
         return {"per_sm": per_sm, "wave": wave, "waves": round(programs / wave, 3)}

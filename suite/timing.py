@@ -219,8 +219,8 @@ class ClockWait:
     (kept in ``sm``) and says whether to go on warming — while it is below its maximum and has
     risen by more than 1 % of it within ``proto.clock_settle_s``, for at most
     ``proto.clock_wait_s``. No reading: no wait. (Session 32, H100: with
-    the wait stopping at ``sm_floor`` of the maximum, rows began at 1740 MHz and the clock went on
-    to 1980 over the next rows.)"""
+    the wait stopping at 85 % of the maximum, rows began at 1740 MHz and the clock went on to 1980
+    over the next rows — hence the wait to the maximum.)"""
 
     def __init__(self, reader: Callable[[], dict], proto: Protocol, t_end: float):
         self.reader, self.proto, self.t_end = reader, proto, t_end

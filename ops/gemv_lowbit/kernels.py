@@ -937,8 +937,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
 
         sdt = torch.bfloat16 if out_bf16 else torch.float16
         t0 = time.perf_counter()
-        w, s = torch.zeros((n, k // 8), dtype=torch.int32, device=be.dev), torch.ones(
-            lowbit_scale_shape(case), dtype=sdt, device=be.dev)
+        w = torch.zeros((n, k // 8), dtype=torch.int32, device=be.dev)
+        s = torch.ones(lowbit_scale_shape(case), dtype=sdt, device=be.dev)
         y = torch.empty((b, n), dtype=sdt, device=be.dev)
         launch(w, s, torch.randn((b, k), device=be.dev).to(sdt), y)
         be.synchronize()

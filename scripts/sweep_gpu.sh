@@ -107,6 +107,18 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
+s34b)  # ~4 min: is GEMV w4a16 bound by its instructions or by memory? The registered kernels (and
+    # CUDA's memory-path-only forms) at N=16384, K=2048 and N=28672, K=1024 (15-17 MB: resident in
+    # the 50 MB L2, so the 'hot' column, no flush, is the kernel fed from L2) beside the bench shape
+    for nk in 16384:2048 28672:1024 16384:16384; do
+        n=${nk%:*}; k=${nk#*:}
+        for be in triton cuda torch; do
+            probe 100 "gemv_l2_${be}_n${n}_k${k}" gemv_lowbit "$be" --case "w4a16,n$n,k$k" \
+                --dims "n=$n,k=$k,b=1,bits=4" --dtype bf16 --cap 0.5 \
+                --only 'fused_dp4a$|fused_packed$|fused_vec$|tinygemm$|dense$|PMEMONLY|DMEMONLY RPT=2 WARPS=16'
+        done
+    done
+    ;;
 s34a)  # ~2 min, prepared in session 33 (not run): does Triton fused_dp4a lose to the grid's last
     # partial wave? Its registered shapes at K = 16384 for N from 1.5 to 3 waves (an sm_90 compile
     # holds 9 programs of (8, 1024, 2, 4) and 5 of (16, 1024, 4, 3) per SM: N = 16384 is 1.72 / 1.55

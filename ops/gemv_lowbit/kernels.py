@@ -888,7 +888,8 @@ TRITON_DP4A_INTERPRET = (64, 256, 4)
 TRITON_PLANES_GB = 8
 
 
-def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None):
+def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
+                alone: str = ""):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -899,7 +900,9 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (None: where the device has it — compiled CUDA on sm_90+): gemv_lowbit_dp4a as a programmatic
     dependent launch of gemv_x_planes, so its launch and first loads overlap the small kernel
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
-    a dependent launch against 69.7 / 71.2 % launched plainly)."""
+    a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
+    "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
+    planes of the first call's x)."""
     import torch
     import triton
 
@@ -924,12 +927,17 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
 
     # griddepcontrol is PTX for sm_90+: not in the interpreter, on ROCm or on older GPUs
     has_pdl = asm and gdc_wait is not None and be.capability() >= (9, 0)
-    pdl = has_pdl if pdl is None else pdl and has_pdl
+    pdl = (has_pdl if pdl is None else pdl and has_pdl) and not alone
     dependent = {"PDL": True, "launch_pdl": True} if pdl else {}
 
+    calls = [0]
+
     def launch(w, s, x, y):
-        gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
-        kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
+        if alone != "main" or not calls[0]:
+            gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
+        if alone != "planes":
+            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
+        calls[0] += alone == "main"
 
     info = {}
     if not interp:

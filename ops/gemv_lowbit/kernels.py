@@ -940,7 +940,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         calls[0] += alone == "main"
 
     info = {}
-    if not interp:
+    if not interp and alone != "planes":  # (planes alone: nothing to tune)
         import time
 
         sdt = torch.bfloat16 if out_bf16 else torch.float16

@@ -120,6 +120,11 @@ s34c)  # ~3 min: the fixed cost per call of GEMV w4a16 (s34a on an H100: time = 
         probe 60 "gemv_fixed_torch_n$n" gemv_lowbit torch --case "w4a16,n$n,k16384" --dims "$d" --dtype bf16 \
             --cap 0.5 --only 'tinygemm$'
     done
+    # the timer's floor: CUDA vector_add on 2^16 values (768 KiB) and on 2^22 (48 MiB)
+    for e in 16 22; do
+        probe 40 "floor_cuda_2e$e" vector_add cuda --case "n=2^$e" --dims "n=$(( 1 << e ))" --dtype fp32 \
+            --cap 0.5 --only 'vec4$'
+    done
     ;;
 s34b)  # ~4 min: is GEMV w4a16 bound by its instructions or by memory? The registered kernels (and
     # CUDA's memory-path-only forms) at N=16384, K=2048 and N=28672, K=1024 (15-17 MB: resident in

@@ -252,9 +252,6 @@ def _gemv_triton():
         # session 34: each of its two kernels alone (the fixed cost per call: s34c's sweep over N)
         (f"dp4a {a} alone UNCHECKED", lambda be, c, a=a: gk.triton_dp4a(be, c, [(16, 1024, 4, 3)], alone=a))
         for a in ("planes", "main")] + [
-        # and with the planes made inside the one launch by its first programs (IN_PLANES)
-        (f"dp4a inplanes shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], in_planes=True))
-        for t in ((16, 1024, 4, 3), (8, 1024, 2, 4), (16, 1024, 4), (32, 512, 8))] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
         # (its BK 1024 rings, registered since session 31, are the "dp4a plain" rows)

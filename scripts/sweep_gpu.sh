@@ -109,7 +109,8 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
     ;;
 s34d)  # ~2 min: Triton fused_dp4a with x's planes made inside its one launch (IN_PLANES: no second
     # launch, 3.5 us of its 9.3 us fixed cost in s34c) against the registered form in interleaved
-    # rounds at issue 12's shapes, then over N for its fixed cost
+    # rounds at issue 12's shapes, then over N for its fixed cost (lost: 1.08 / 1.11 x the registered
+    # form's time on an H100; removed after this run, it lives in commit 530412d)
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 60 "gemv_inplanes_ab_$c" gemv_lowbit triton --case "$c" --cap 0.5 --ab 60 \
             --only 'dp4a shape=(16, 1024, 4, 3)|dp4a shape=(8, 1024, 2, 4)|inplanes'

@@ -186,38 +186,6 @@ def test_triton_dp4a_staged_is_right_in_the_interpreter():
     check_in_process(_triton_dp4a_staged_child)
 
 
-def _triton_dp4a_in_planes_child():
-    """gemv_lowbit_dp4a with x's planes made by its first programs (IN_PLANES): odd N, K a
-    multiple of the tile and not, batch 1 and 4, unstaged and staged; then one factory launched
-    on three inputs in turn, each checked (its counters reset at the end of every launch: a launch
-    that found them stale would take tickets past the grid, make no planes and reuse the last x's)."""
-    from ops.gemv_lowbit import kernels as gk
-    from suite.check import checked_launch
-    from tests.spawn import open_backend
-
-    out = _triton_child("triton_dp4a", ((4, 37, 384, 1), (4, 70, 512, 4), (4, 13, 256, 1)), in_planes=True)
-    if "fails" not in out:
-        return out
-    fails = out["fails"] + _triton_child("triton_dp4a", ((4, 70, 640, 4),), in_planes=True,
-                                         shapes=[(16, 256, 4, 3)])["fails"]
-    be, _ = open_backend("triton")
-    dims = {"n": 40, "k": 384, "b": 4, "bits": 4}
-    cases = [Case("w4a16,n40,k384,b4,bf16", dims, "bf16", seed) for seed in (1, 2, 3)]
-    run = gk.triton_dp4a(be, cases[0], in_planes=True)
-    for case in cases:
-        x = SPEC.inputs(case)
-        ins = {name: be.upload(x[name]) for name in ("qweight", "scales", "x")}
-        res = checked_launch(be, SPEC, case, run, ins, {"y": be.empty((4, 40), x["x"].dtype)}, x,
-                             SPEC.reference(case, x), SPEC.tolerance(case))
-        if not res.ok:
-            fails.append(f"launch {case.seed} of one factory: {res.message[:300]}")
-    return {"fails": fails}
-
-
-def test_triton_dp4a_in_planes_is_right_in_the_interpreter():
-    check_in_process(_triton_dp4a_in_planes_child)
-
-
 def test_triton_row_is_right_in_the_interpreter():
     check_in_process(_triton_row_child)
 

@@ -410,14 +410,9 @@ def gemv_x_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, K, GB: tl.constexpr, PDL: tl.con
     start at once; it waits for this grid's writes itself (griddepcontrol)."""
     if PDL:
         gdc_launch_dependents()
-    _x_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, K, tl.program_id(1), tl.program_id(0), GB)
-
-
-@triton.jit
-def _x_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, K, b, chunk, GB: tl.constexpr):
-    """gemv_x_planes' work for its groups chunk·GB.. of batch row b."""
+    b = tl.program_id(1)
     G = K // 128
-    g = chunk * GB + tl.arange(0, GB)
+    g = tl.program_id(0) * GB + tl.arange(0, GB)
     gm = g < G
     k = g[:, None] * 128 + tl.arange(0, 128)[None, :]
     xv = tl.load(x_ptr + b * K + k, mask=gm[:, None], other=0.0).to(tl.float32)
@@ -495,47 +490,9 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
 
 
 @triton.jit
-def _ticket_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, cnt_ptr, K, b, PGB: tl.constexpr):
-    """IN_PLANES: this program's ticket t (start order) among batch row b's programs — its row
-    block; the first cdiv(K/128, PGB) tickets also make x's planes for their chunk of groups
-    (gemv_x_planes' work) and count it done (release): a program waits only on programs that
-    started before it, so every wait ends, whatever order the GPU starts programs in. Counters
-    per batch row: cnt[3b] tickets, cnt[3b + 1] chunks done, cnt[3b + 2] programs finished."""
-    t = tl.atomic_add(cnt_ptr + 3 * b, 1, sem="relaxed")
-    if t < tl.cdiv(K // 128, PGB):
-        _x_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, K, b, t, PGB)
-        tl.atomic_add(cnt_ptr + 3 * b + 1, 1, sem="release")
-    return t
-
-
-@triton.jit
-def _planes_wait(cnt_ptr, K, b, PGB: tl.constexpr, BACKOFF: tl.constexpr):
-    """IN_PLANES: wait (acquire) until every chunk of batch row b's planes is made, BACKOFF ns of
-    nanosleep between polls (0: none; PTX, so not in the interpreter, where the makers ran first)."""
-    want = tl.cdiv(K // 128, PGB)
-    ready = tl.atomic_add(cnt_ptr + 3 * b + 1, 0, sem="acquire")
-    while ready < want:
-        if BACKOFF > 0:
-            tl.inline_asm_elementwise("nanosleep.u32 $1;\n mov.u32 $0, $1;", "=r,r", [ready * 0 + BACKOFF],
-                                      dtype=tl.int32, is_pure=False, pack=1)
-        ready = tl.atomic_add(cnt_ptr + 3 * b + 1, 0, sem="acquire")
-
-
-@triton.jit
-def _planes_reset(cnt_ptr, b, nblk):
-    """IN_PLANES: the last program of batch row b to finish zeroes its three counters for the next
-    launch (every program took its ticket before it finished)."""
-    if tl.atomic_add(cnt_ptr + 3 * b + 2, 1, sem="acq_rel") == nblk - 1:
-        tl.atomic_xchg(cnt_ptr + 3 * b, 0, sem="relaxed")
-        tl.atomic_xchg(cnt_ptr + 3 * b + 1, 0, sem="relaxed")
-        tl.atomic_xchg(cnt_ptr + 3 * b + 2, 0, sem="relaxed")
-
-
-@triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
                      BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, x_ptr=None, cnt_ptr=None,
-                     IN_PLANES: tl.constexpr = False, PGB: tl.constexpr = 8, BACKOFF: tl.constexpr = 0):
+                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
     over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
@@ -545,18 +502,11 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     loads that feed a tl.dot) — more bytes in flight per SM without holding them in registers. PDL
     (registered where the GPU has it; launched with launch_pdl after gemv_x_planes with PDL): the
     program starts while gemv_x_planes runs, loads its first word tile (STAGES 1), then waits for
-    x's planes (griddepcontrol.wait). IN_PLANES (session 34; instead of gemv_x_planes' launch,
-    which costs 3.5 µs of the 9.3 µs fixed cost per call on an H100): the planes made inside this
-    launch by its first programs (``_ticket_planes``), the others waiting for them after their first
-    word tile (STAGES 1) or before the ring (``_planes_wait``); rows by ticket."""
-    b = tl.program_id(1)
-    if IN_PLANES:
-        blk = _ticket_planes(x_ptr, xp_ptr, sm_ptr, f_ptr, cnt_ptr, K, b, PGB)
-    else:
-        blk = tl.program_id(0)
-    rows = blk * BN + tl.arange(0, BN)
+    x's planes (griddepcontrol.wait)."""
+    rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
+    b = tl.program_id(1)
     BW: tl.constexpr = BK // 8
     GT: tl.constexpr = BK // 128
     W = K // 8
@@ -566,8 +516,6 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     if STAGES > 1:
         if PDL:
             gdc_wait()
-        if IN_PLANES:
-            _planes_wait(cnt_ptr, K, b, PGB, BACKOFF)
         for k0 in tl.range(0, K, BK, num_stages=STAGES):
             words = _words(wrow, k0, K, wi, 8, EVEN_K)
             acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
@@ -575,13 +523,9 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
         nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
         if PDL:
             gdc_wait()
-        if IN_PLANES:
-            _planes_wait(cnt_ptr, K, b, PGB, BACKOFF)
         for k0 in range(0, K, BK):
             words = nxt
             nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
             acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     out = tl.sum(acc, axis=1)
     tl.store(y_ptr + b * N + rows, _out(out, OUT_BF16).to(y_ptr.dtype.element_ty), mask=rmask)
-    if IN_PLANES:
-        _planes_reset(cnt_ptr, b, tl.num_programs(0))

@@ -884,14 +884,19 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4),
                        (16, 1024, 4, 3), (8, 1024, 2, 4)]
 TRITON_DP4A_INTERPRET = (64, 256, 4)
-#: groups of 128 k per program of gemv_x_planes (and per maker of triton_dp4a's in_planes)
+#: groups of 128 k per program of gemv_x_planes. Session 34 (H100s, `s34c`): time against N at
+#: K = 16384 is 9.3–9.6 µs + bytes at 2970–3045 GB/s for the registered form, 5.8 µs + the same
+#: for gemv_lowbit_dp4a alone: the planes' launch costs 3.5 µs of each call (PDL: none of it back
+#: at the ring configs, which wait before their first load). Making the planes inside the one
+#: launch instead (IN_PLANES, commit 530412d: the first programs by ticket make them, the others
+#: poll an acquire counter after their first tile; counters reset by the last program) lost:
+#: 1.080 / 1.105 × the registered form's time in interleaved rounds at K=N=16384 / K=8192,
+#: N=28672 (`s34d`), 1.25–2.1 × at other shapes; removed.
 TRITON_PLANES_GB = 8
-#: in_planes: ns of nanosleep between a waiting program's polls (GPU)
-TRITON_PLANES_BACKOFF_NS = 128
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = "", in_planes: bool = False):
+                alone: str = ""):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -904,8 +909,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
-    planes of the first call's x). ``in_planes``: one launch, x's planes made by its first programs
-    (gemv_lowbit_dp4a's IN_PLANES; instead of PDL)."""
+    planes of the first call's x)."""
     import torch
     import triton
 
@@ -930,18 +934,12 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
 
     # griddepcontrol is PTX for sm_90+: not in the interpreter, on ROCm or on older GPUs
     has_pdl = asm and gdc_wait is not None and be.capability() >= (9, 0)
-    pdl = (has_pdl if pdl is None else pdl and has_pdl) and not alone and not in_planes
+    pdl = (has_pdl if pdl is None else pdl and has_pdl) and not alone
     dependent = {"PDL": True, "launch_pdl": True} if pdl else {}
-    cnt = torch.zeros((3 * b,), dtype=torch.int32, device=be.dev)  # IN_PLANES' counters (self-resetting)
-    backoff = TRITON_PLANES_BACKOFF_NS if asm else 0
 
     calls = [0]
 
     def launch(w, s, x, y):
-        if in_planes:
-            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, x_ptr=x, cnt_ptr=cnt,
-                       IN_PLANES=True, PGB=TRITON_PLANES_GB, BACKOFF=backoff)
-            return
         if alone != "main" or not calls[0]:
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
         if alone != "planes":
@@ -957,17 +955,15 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         w = torch.zeros((n, k // 8), dtype=torch.int32, device=be.dev)
         s = torch.ones(lowbit_scale_shape(case), dtype=sdt, device=be.dev)
         y = torch.empty((b, n), dtype=sdt, device=be.dev)
-        x = torch.randn((b, k), device=be.dev).to(sdt)
-        launch(w, s, x, y)
+        launch(w, s, torch.randn((b, k), device=be.dev).to(sdt), y)
         be.synchronize()
         best = kern.best_config
         info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl, "in_planes": in_planes},
+                "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl},
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "x_ptr": x, "cnt_ptr": cnt,
-                                "IN_PLANES": in_planes, "PGB": TRITON_PLANES_GB, "BACKOFF": backoff,
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
                                 "EVEN_K": k % best.kwargs["BK"] == 0, **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}
 

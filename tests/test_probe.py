@@ -57,3 +57,24 @@ def test_ab_rounds_time_every_checked_form(tmp_path):
     assert all(f["n"] == 5 and f["median_s"] > 0 and f["ratio_q1"] <= f["ratio_median"] <= f["ratio_q3"]
                for f in ab["forms"].values())
     assert "interleaved: 5 rounds" in res.stdout
+
+
+def test_fixed_cost_fit_recovers_a_known_line(tmp_path):
+    """scripts/fixed_cost.py on probe files whose times are 5 µs + bytes at 3 TB/s (and a second
+    label 2 µs + bytes at 1 TB/s, one row failed, one label timed at one size): the fits give
+    those numbers back; the JSON holds them."""
+    for i, nbytes in enumerate((1e8, 2e8, 4e8)):
+        rows = [{"label": "a", "median_s": 5e-6 + nbytes / 3e12},
+                {"label": "b", "median_s": 2e-6 + nbytes / 1e12}, {"label": "failed", "median_s": None}]
+        if i == 0:
+            rows.append({"label": "once", "median_s": 1e-5})
+        (tmp_path / f"probe-{i}.json").write_text(json.dumps({"bytes": nbytes, "rows": rows}))
+    out = tmp_path / "fit.json"
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "fixed_cost.py"),
+                          *map(str, sorted(tmp_path.glob("probe-*.json"))), "--json", str(out)],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    fits = json.loads(out.read_text())
+    assert fits["a"]["fixed_s"] == pytest.approx(5e-6) and fits["a"]["marginal_bps"] == pytest.approx(3e12)
+    assert fits["b"]["fixed_s"] == pytest.approx(2e-6) and fits["b"]["marginal_bps"] == pytest.approx(1e12)
+    assert set(fits) == {"a", "b"} and "once" in res.stdout and "no fit" in res.stdout

@@ -178,8 +178,17 @@ def _triton_row_child():
 def _triton_dp4a_staged_child():
     """gemv_lowbit_dp4a with its word tiles through the tl.range ring (STAGES 3; a probe form):
     odd N, K a multiple of the tile and not (the masked path), batch 1 and 4."""
-    return _triton_child("triton_dp4a", ((4, 37, 384, 1), (4, 70, 512, 4), (4, 13, 256, 1)),
-                         shapes=[(16, 256, 4, 3)])
+    out = _triton_child("triton_dp4a", ((4, 37, 384, 1), (4, 70, 512, 4), (4, 13, 256, 1)),
+                        shapes=[(16, 256, 4, 3)])
+    if "fails" not in out:  # skipped
+        return out
+    # and with the first one or two tiles peeled off the ring (PEEL; K = 256: the second tile is
+    # past K, K = 640: the ring has 0 / 1 tile left, K = 384 masked)
+    for peel in (1, 2):
+        out["fails"] += [f"peel {peel}: {m}" for m in _triton_child(
+            "triton_dp4a", ((4, 37, 384, 1), (4, 13, 256, 1), (4, 20, 640, 4)), shapes=[(16, 256, 4, 3)],
+            peel=peel).get("fails", [])]
+    return out
 
 
 def test_triton_dp4a_staged_is_right_in_the_interpreter():

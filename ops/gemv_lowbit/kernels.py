@@ -896,7 +896,7 @@ TRITON_PLANES_GB = 8
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = ""):
+                alone: str = "", peel: int = 0):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -909,7 +909,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
-    planes of the first call's x)."""
+    planes of the first call's x). ``peel`` (probes): gemv_lowbit_dp4a's PEEL at the ring configs."""
     import torch
     import triton
 
@@ -943,7 +943,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         if alone != "main" or not calls[0]:
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
         if alone != "planes":
-            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
+            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, PEEL=peel, **dependent)
         calls[0] += alone == "main"
 
     info = {}
@@ -963,7 +963,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "PEEL": peel,
                                 "EVEN_K": k % best.kwargs["BK"] == 0, **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}
 

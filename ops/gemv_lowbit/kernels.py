@@ -937,14 +937,14 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     pdl = (has_pdl if pdl is None else pdl and has_pdl) and not alone
     dependent = {"PDL": True, "launch_pdl": True} if pdl else {}
 
-    calls = [0]
+    planes_made = [False]  # alone="main" makes the planes in its first call only
 
     def launch(w, s, x, y):
-        if alone != "main" or not calls[0]:
+        if not (alone == "main" and planes_made[0]):
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
+            planes_made[0] = True
         if alone != "planes":
             kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, PEEL=peel, **dependent)
-        calls[0] += alone == "main"
 
     info = {}
     if not interp and alone != "planes":  # (planes alone: nothing to tune)

@@ -292,14 +292,14 @@ def interleaved(be, runs: dict, ins, outs, rounds: int) -> dict:
     quartiles of its per-round ratio to the first configuration's time (< 1: faster). Prints them."""
     import numpy as np
 
+    from suite.timing import sample
+
     labels = list(runs)
     times = {k: [] for k in labels}
     for r in range(rounds):
         for i in range(len(labels)):
             k = labels[(r + i) % len(labels)]
-            be.flush_l2()
-            be.synchronize()
-            times[k].append(be.time(lambda k=k: runs[k](ins, outs)))
+            times[k].append(sample(be, lambda k=k: runs[k](ins, outs)))
     base = np.asarray(times[labels[0]])
     out = {}
     print(f"# interleaved: {rounds} rounds, ratio to '{labels[0]}' per round", flush=True)

@@ -243,6 +243,14 @@ class ClockWait:
                 and now < self.t_end + p.clock_wait_s)
 
 
+def sample(be, fn, hot: bool = False) -> float:
+    """One timed call of ``fn``: cold (the L2 flushed by a read, then synchronized) unless ``hot``."""
+    if not hot:
+        be.flush_l2()
+        be.synchronize()
+    return be.time(fn)
+
+
 def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dict] | None = None) -> Timing:
     """Time ``fn`` (which enqueues the kernel's work) on backend ``be``; clocks are read by
     ``clock_reader`` (default ``be.clocks``) during sampling and the timing is flagged."""
@@ -283,10 +291,7 @@ def measure(be, fn, proto: Protocol = Protocol(), clock_reader: Callable[[], dic
     want = proto.fixed_samples or proto.max_samples
     with ClockSampler(reader, proto.clock_interval_s) as clocks:
         while len(samples) < want:
-            if not proto.hot:
-                be.flush_l2()
-                be.synchronize()
-            samples.append(be.time(fn))
+            samples.append(sample(be, fn, proto.hot))
             if getattr(be, "outside_s", None) is not None:
                 outside.append(be.outside_s)
             if len(samples) >= proto.min_samples:

@@ -246,6 +246,13 @@ def _tail_rows(p, S, JOB0, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, ROWS: 
 
 
 @triton.jit
+def _part_rows(c, p, TAIL_ROWS, BLOCK_M: tl.constexpr):
+    """Rows of key chunk c's partials of tail block p in the scratch (chunk-major, then the
+    tail's rows from its first: p·BLOCK_M + i)."""
+    return (c * TAIL_ROWS + p * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+
+
+@triton.jit
 def attention_flash_part(Q, K, V, Part, ML, S, qk_scale, JOB0, CH, TAIL_ROWS, HEAD_DIM: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
                          PRECISION: tl.constexpr, UPCAST: tl.constexpr = False):
@@ -267,7 +274,7 @@ def attention_flash_part(Q, K, V, Part, ML, S, qk_scale, JOB0, CH, TAIL_ROWS, HE
                             qk_scale, HEAD_DIM, BLOCK_N, False, False, PRECISION, UPCAST)
     acc, l_i, m_i = _blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, tl.maximum(lo, full), hi, S,
                             qk_scale, HEAD_DIM, BLOCK_N, True, False, PRECISION, UPCAST)
-    rows = (c * TAIL_ROWS + p * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+    rows = _part_rows(c, p, TAIL_ROWS, BLOCK_M)
     tl.store(Part + rows[:, None] * HEAD_DIM + offs_d[None, :], acc)
     tl.store(ML + 2 * rows, m_i)
     tl.store(ML + 2 * rows + 1, l_i)
@@ -283,7 +290,7 @@ def attention_flash_merge(Part, ML, Out, S, JOB0, C, TAIL_ROWS, HEAD_DIM: tl.con
     offs_d = tl.arange(0, HEAD_DIM)
     acc, l_i, m_i = _fresh(BLOCK_M, HEAD_DIM)
     for c in range(0, C):
-        rows = (c * TAIL_ROWS + p * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+        rows = _part_rows(c, p, TAIL_ROWS, BLOCK_M)
         m_c = tl.load(ML + 2 * rows)
         m_new = tl.maximum(m_i, m_c)
         a = tl.exp2(m_i - m_new)

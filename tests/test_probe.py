@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,3 +79,49 @@ def test_fixed_cost_fit_recovers_a_known_line(tmp_path):
     assert fits["a"]["fixed_s"] == pytest.approx(5e-6) and fits["a"]["marginal_bps"] == pytest.approx(3e12)
     assert fits["b"]["fixed_s"] == pytest.approx(2e-6) and fits["b"]["marginal_bps"] == pytest.approx(1e12)
     assert set(fits) == {"a", "b"} and "once" in res.stdout and "no fit" in res.stdout
+
+
+def test_pk_timeline_summary_reads_a_known_record():
+    """scripts/pk_timeline.py's summary of a PTIMELINE record written by hand (two blocks, 1000 MHz
+    so a clock is a ns; block 1 enters 2 µs late; 10 chunks 1 µs apart, warp 0 computing 0.25 µs of
+    each in block 0 and 0.75 µs in block 1): skew, span, first chunk, gap, busy and drain come back;
+    a zeroed row (a block that did not run) is ignored."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from pk_timeline import summarize
+
+    from ops.gemv_lowbit.kernels import PK_TL_MAX, PK_TL_STRIDE
+
+    rec = np.zeros((3, PK_TL_STRIDE), np.uint64)
+    for b, (entry_ns, work) in enumerate(((0, 250), (2000, 750))):
+        clk0 = 10**6 * (b + 1)  # each SM's counter starts elsewhere
+        f = clk0 + 3000 + 1000 * np.arange(10)
+        rec[b, 0], rec[b, 2], rec[b, 3], rec[b, 5] = 5000 + entry_ns, clk0, clk0 + 1500, 10
+        rec[b, 32:42] = f
+        rec[b, 32 + PK_TL_MAX:42 + PK_TL_MAX] = f + work
+        rec[b, 4] = f[-1] + 400  # warp 0 ends 0.4 µs after the last chunk came
+        rec[b, 8:16] = f[-1] + 400 + np.arange(8) * 100  # the last warp 0.7 µs after warp 0
+        rec[b, 1] = 5000 + entry_ns + (int(rec[b, 4]) - clk0)  # globaltimer at warp 0's end
+    s = summarize(rec, kw=8, mhz=1000.0)
+    assert s["skew_us"] == pytest.approx(2.0) and s["span_us"] == pytest.approx(2.0 + 12.4)
+    assert s["first_med"] == pytest.approx(3.0) and s["x_med"] == pytest.approx(1.5)
+    assert s["gap_med"] == pytest.approx(1.0) and s["drain_max"] == pytest.approx(0.4)
+    assert s["lastw_max"] == pytest.approx(1.1) and s["clk_mhz"] == pytest.approx(1000.0)
+    # busy: 10 chunks × work over (last release − first arrival) = 9 µs + work
+    assert s["busy_med"] == pytest.approx(np.median([2.5 / 9.25, 7.5 / 9.75]))
+    assert s["busy_max"] == pytest.approx(7.5 / 9.75)
+
+
+def test_pk_timeline_forms_compile():
+    """scripts/pk_timeline.py builds every form of gemv_lowbit_pk with PTIMELINE for sm_90 through
+    NVRTC on a machine without a GPU."""
+    from backends.cuda import nvrtc_available
+
+    if nvrtc_available():
+        pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
+    r = subprocess.run([sys.executable, str(ROOT / "scripts/pk_timeline.py")], capture_output=True,
+                       text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from pk_timeline import FORMS
+
+    assert r.stdout.count(" compiled (") == len(FORMS)

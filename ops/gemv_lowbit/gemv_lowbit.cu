@@ -727,6 +727,28 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 #define PMEMONLY 0
 #endif
 
+#ifndef PTIMELINE
+#define PTIMELINE 0  // probe: per-block event clocks into a last argument tl (scripts/pk_timeline.py)
+#endif
+// PTIMELINE's record of block b at tl + b·PK_TL_STRIDE (u64): [0] %globaltimer at entry, [1] at the
+// end of consumer warp 0, [2] clock64 at entry, [3] warp 0's x ready, [4] warp 0's end, [5] the
+// range's chunks, [8 + w] consumer warp w's end (clock64); then per chunk i < PK_TL_MAX the clock64
+// when warp 0's wait for it ended (F), when warp 0 released it (C), when the producer issued it (P)
+#define PK_TL_MAX 96
+#define PK_TL_STRIDE (32 + 3 * PK_TL_MAX)
+#if PTIMELINE
+#define PK_TL_ARG , unsigned long long* __restrict__ tl
+#define PK_TL(slot, v) (tl[(size_t)blockIdx.x * PK_TL_STRIDE + (slot)] = (unsigned long long)(v))
+#else
+#define PK_TL_ARG
+#define PK_TL(slot, v) ((void)0)
+#endif
+__device__ __forceinline__ unsigned long long pk_gtime() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 #ifndef PMINB
 #define PMINB 1  // probe: 0 drops the launch bound's one-block minimum (ptxas: 71 registers, not 92)
 #endif
@@ -818,9 +840,10 @@ __device__ __forceinline__ void pk_init_barriers(unsigned long long* full, unsig
 extern "C" __global__ void PK_BOUNDS
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
-               int slots) {
+               int slots PK_TL_ARG) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[PSTAGES], empty[PSTAGES], xbar;
+    if (PTIMELINE && threadIdx.x == 0) PK_TL(0, pk_gtime()), PK_TL(2, clock64());
     constexpr int WB = PKW * PSPW * 1024;  // bytes of a chunk's weights
     constexpr int STB = WB + PKW * PSPW * 32;
     const uint4* xs = reinterpret_cast<const uint4*>(dyn + PSTAGES * STB);  // x, K/8 pieces
@@ -840,6 +863,7 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
             const int s = i % PSTAGES;
             const u32 fb = smem_u32(&full[s]);
             if (i >= PSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / PSTAGES) - 1) & 1);
+            if (PTIMELINE && i < PK_TL_MAX) PK_TL(32 + 2 * PK_TL_MAX + i, clock64());
             mbar_arrive_expect_tx(fb, STB);
             bulk_1d(smem_u32(dyn + s * STB), src + (start + i) * STB, STB, fb);
         }
@@ -847,6 +871,7 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     }
 
     mbar_wait_parity(smem_u32(&xbar), 0);
+    if (PTIMELINE && threadIdx.x == 0) PK_TL(3, clock64()), PK_TL(5, len);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     long long cur = start / cpg;  // the group acc belongs to
     // this warp's 16 sums of group grp, whose chunks lie in the blocks b0..b1 (the block holding
@@ -867,11 +892,17 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
             cur = grp;
         }
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
+        if (PTIMELINE && threadIdx.x == 0 && i < PK_TL_MAX) PK_TL(32 + i, clock64());
         pk_steps(dyn + s * STB, xs, kc, warp, lane, acc);
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
+        if (PTIMELINE && threadIdx.x == 0 && i < PK_TL_MAX) PK_TL(32 + PK_TL_MAX + i, clock64());
     }
     if (len > 0) flush(cur);
+    if (PTIMELINE && lane == 0) {
+        PK_TL(8 + warp, clock64());
+        if (warp == 0) PK_TL(4, clock64()), PK_TL(1, pk_gtime());
+    }
 }
 #endif
 

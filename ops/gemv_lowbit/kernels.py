@@ -305,6 +305,9 @@ TMA_KW, TMA_STAGES, TMA_CH = 8, 4, 2048
 #: steps 73.1 / 70.7, 4 warps × 8 steps 70.6 / 67.3; two blocks per SM and other shapes within a
 #: point of 3 stages (s20i, s20k)
 PK_KW, PK_STAGES, PK_SPW = 8, 3, 4
+#: gemv_lowbit_pk's PTIMELINE record (gemv_lowbit.cu: PK_TL_MAX, PK_TL_STRIDE)
+PK_TL_MAX = 96
+PK_TL_STRIDE = 32 + 3 * PK_TL_MAX
 
 
 def pack_groups(w, sc, n: int, k: int, kw: int = PK_KW, spw: int = PK_SPW):
@@ -389,7 +392,7 @@ def pk_geometry(n: int, k: int, sms: int, kw: int = PK_KW, spw: int = PK_SPW, pe
 
 
 def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, per_sm: int = 1,
-                **probe):
+                timeline=None, **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_pk over ``pack_groups``' stream, repacked on the
     first launch with each input set (the cache holds the input tensors, so a new set at a reused
     address is repacked). ``kw`` consumer warps (16 rows each per group), ``stages`` ring stages of
@@ -397,7 +400,8 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
     spanning several blocks finished by the last of them (``ws``/``cnt``, slot order). Unsupported
     off sm_90, for K not a multiple of 128·``spw``, or where the ring and x exceed a block's shared
     memory. ``per_sm``: blocks per SM (a probe: no gain, s20i). ``probe``: the PMEMONLY define
-    (scripts/probe.py)."""
+    (scripts/probe.py); ``timeline``: a uint64 buffer of blocks·PK_TL_STRIDE words, the PTIMELINE
+    record of every launch (scripts/pk_timeline.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % (GROUP * spw):
         raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
@@ -405,7 +409,8 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
     if smem * per_sm > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_pk needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")
-    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe}
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe,
+            **({"PTIMELINE": 1} if timeline is not None else {})}
     groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
     prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
     ws = be.empty((groups * slots * kw * 16,), np.float32)
@@ -421,8 +426,8 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
         return cache["stream"]
 
     return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
-                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns],
-                                       shared_mem=smem)
+                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns,
+                                        *([] if timeline is None else [timeline])], shared_mem=smem)
 
 
 #: gemv_lowbit_simt shape (rows per warp, warps per block; 128-thread blocks fit any CUDA GPU).

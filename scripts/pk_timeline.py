@@ -12,8 +12,9 @@ the blocks up). Per form this prints medians over cold launches (L2 flushed, as 
   near 1 the consumers set the pace, well below 1 the ring (memory) does;
 - ``drain``: warp 0's end − the last chunk's arrival; ``lastw``: the last warp's end − the same.
 
-Forms: the registered shape, its memory path alone (PMEMONLY: wrong by design, unchecked), and the
-ring depths and warp shapes ``ops/gemv_lowbit/kernels.py`` records as slower. The full kernel is
+Forms: the registered shape, the group finish it replaced (PEPOCH=0: a counter and fences), its
+memory path alone (PMEMONLY: wrong by design, unchecked), and the ring depths and warp shapes
+``ops/gemv_lowbit/kernels.py`` records as slower. The full kernel is
 checked against the reference first. One JSON file (atomic) under --out with the summaries and one
 launch's raw records per form.
 
@@ -36,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 #: label → cuda_packed keyword arguments
 FORMS = {
     "registered": {},
+    "PEPOCH=0": {"PEPOCH": 0},
     "PMEMONLY UNCHECKED": {"PMEMONLY": 1},
     "STAGES=4": {"stages": 4},
     "STAGES=5": {"stages": 5},

@@ -701,19 +701,23 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 // copies; every consumer warp takes its own part of every stage (PSPW steps of its 16 rows) and
 // keeps its rows' sums in registers across the whole range — no cross-warp sum. At a group change
 // a warp writes its 16 sums: to y if its block holds the whole group, else to ws slot (block −
-// first block of the group); the last of the group's P blocks to arrive (cnt[grp·PKW + w], reset
-// by it) adds the P slots in slot order (y does not depend on which block finishes last) and
-// writes y. Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32,
+// first block of the group), tagged with the launch's epoch; slot 0's block (the one that meets
+// the group last: at the end of its range) waits for the other slots' words of this epoch, adds
+// them in slot order (y does not depend on which block finishes last) and writes y (pk_finish;
+// scripts/pk_timeline.py, s35b: the counter-and-fence finish it replaces cost each block ~2 µs
+// after its last chunk). Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32,
 // times the group scale into fp32 accumulators; y rounded once.
 //
 // Defines: DT, PKW (consumer warps), PSTAGES, PSPW (steps per warp and chunk), PMEMONLY (probe:
-// the consumers XOR the stage's words, wrong by design). K a multiple of 128·PSPW. Launch: groups =
-// (B ≤ G·CPG: every block holds at least one chunk, which the group finish counts on — a block
-// without one would be counted among a group's parts and never arrive; s20l), block =
-// (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the packed
-// stream; ws: G·PKW·slots·16 floats (slots: the most blocks one group can span), cnt: G·PKW ints,
-// zero before the first launch (each launch leaves them zero). Needs sm_90 (bulk copies,
-// mbarrier transaction counts).
+// the consumers XOR the stage's words, wrong by design), PEPOCH, PTIMELINE (probes). K a multiple
+// of 128·PSPW. Launch: groups = (B ≤ G·CPG: every block holds at least one chunk, which the group
+// finish counts on — a block without one would be counted among a group's parts and never arrive;
+// s20l), block = (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the packed
+// stream; ws: G·PKW·slots·16 u64 (slots: the most blocks one group can span), cnt: G·PKW ints
+// (PEPOCH 0), both zero before the first launch; epoch: 1, 2, ... per launch (never 0 and never
+// repeated while ws lives). Slot 0 waits for later blocks: the grid is one wave of persistent
+// blocks, and a later block posts a group's tail at the start of its range. Needs sm_90 (bulk
+// copies, mbarrier transaction counts).
 #ifndef PKW
 #define PKW 8
 #endif
@@ -792,16 +796,49 @@ __device__ __forceinline__ void pk_steps(const unsigned char* stage, const uint4
 }
 
 // this warp's 16 sums of group grp (acc, as pk_steps leaves them) into y: directly when parts is 1,
-// else as slot `slot` of `parts` partials at `part` (16 floats apart); the last of them to arrive
-// (`counter`, reset by it) adds all in slot order, so y does not depend on which arrives last
+// else as slot `slot` of `parts` partials at `part` (16 apart).
+// PEPOCH 1: each partial is one 64-bit word, the value's bits under this launch's epoch (a store of
+// it is single-copy atomic, so a word carrying the epoch carries this launch's value): slots ≥ 1
+// post theirs and go on (no fence, no atomic: nothing waits), slot 0 — the block holding the
+// group's first chunk, which meets it at the end of its range, long after the next block passed
+// the group's tail at the start of its own — polls the others' words until they carry the epoch,
+// adds them in slot order and writes y. `pre`: slot 1's words of rows g and g + 8 as loaded before
+// the block's last chunk (kept when they already carry the epoch).
+// PEPOCH 0 (the form before it): every part stores its partial, fences and counts (`counter`); the
+// last to arrive (reset by it) adds all in slot order and writes y.
+#ifndef PEPOCH
+#define PEPOCH 1
+#endif
+__device__ __forceinline__ unsigned long long pk_ld_relaxed(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ float pk_wait_part(const unsigned long long* p, unsigned long long v, u32 epoch) {
+    while ((u32)(v >> 32) != epoch) v = pk_ld_relaxed(p);
+    return __uint_as_float((u32)v);
+}
+
 __device__ __forceinline__ void pk_finish(unsigned short* y, int N, long long grp, int warp, int lane,
-                                          const float (&acc)[4], float* part, int parts, int slot,
-                                          int* counter) {
+                                          const float (&acc)[4], unsigned long long* part, int parts, int slot,
+                                          int* counter, u32 epoch, const unsigned long long (&pre)[2]) {
     const int g = lane >> 2, t = lane & 3;
     const int row = (int)grp * 16 * PKW + 16 * warp + g;
     float v0 = acc[0], v8 = acc[2];
-    if (parts > 1) {
-        if (t == 0) part[slot * 16 + g] = v0, part[slot * 16 + 8 + g] = v8;
+    if (parts > 1 && PEPOCH) {
+        if (t != 0) return;
+        if (slot != 0) {
+            part[slot * 16 + g] = ((unsigned long long)epoch << 32) | __float_as_uint(v0);
+            part[slot * 16 + 8 + g] = ((unsigned long long)epoch << 32) | __float_as_uint(v8);
+            return;
+        }
+        for (int p = 1; p < parts; ++p) {  // slot order
+            v0 += pk_wait_part(part + p * 16 + g, p == 1 ? pre[0] : 0ull, epoch);
+            v8 += pk_wait_part(part + p * 16 + 8 + g, p == 1 ? pre[1] : 0ull, epoch);
+        }
+    } else if (parts > 1) {
+        float* fp = reinterpret_cast<float*>(part);
+        if (t == 0) fp[slot * 16 + g] = v0, fp[slot * 16 + 8 + g] = v8;
         __threadfence();
         __syncwarp();
         int old = 0;
@@ -811,8 +848,8 @@ __device__ __forceinline__ void pk_finish(unsigned short* y, int N, long long gr
         __threadfence();
         v0 = 0.0f, v8 = 0.0f;
         for (int p = 0; p < parts; ++p) {  // slot order
-            v0 += p == slot ? acc[0] : __ldcg(part + p * 16 + g);
-            v8 += p == slot ? acc[2] : __ldcg(part + p * 16 + 8 + g);
+            v0 += p == slot ? acc[0] : __ldcg(fp + p * 16 + g);
+            v8 += p == slot ? acc[2] : __ldcg(fp + p * 16 + 8 + g);
         }
         if (lane == 0) *counter = 0;
     }
@@ -839,8 +876,8 @@ __device__ __forceinline__ void pk_init_barriers(unsigned long long* full, unsig
 
 extern "C" __global__ void PK_BOUNDS
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
-               unsigned short* __restrict__ y, int N, int K, float* __restrict__ ws, int* __restrict__ cnt,
-               int slots PK_TL_ARG) {
+               unsigned short* __restrict__ y, int N, int K, unsigned long long* __restrict__ ws,
+               int* __restrict__ cnt, int slots, u32 epoch PK_TL_ARG) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[PSTAGES], empty[PSTAGES], xbar;
     if (PTIMELINE && threadIdx.x == 0) PK_TL(0, pk_gtime()), PK_TL(2, clock64());
@@ -876,12 +913,13 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     long long cur = start / cpg;  // the group acc belongs to
     // this warp's 16 sums of group grp, whose chunks lie in the blocks b0..b1 (the block holding
     // chunk c is ⌈(c + 1)·nb / total⌉ − 1): slot blockIdx.x − b0 of their b1 − b0 + 1 partials
+    auto first_block = [&](long long c) { return (int)(((c + 1) * nb + total - 1) / total - 1); };
+    auto part_of = [&](long long grp) { return ws + (grp * PKW + warp) * slots * 16; };
+    unsigned long long pre[2] = {0ull, 0ull};
     auto flush = [&](long long grp) {
-        const long long f0 = grp * cpg, f1 = f0 + cpg - 1;
-        const int b0 = (int)(((f0 + 1) * nb + total - 1) / total - 1);
-        const int b1 = (int)(((f1 + 1) * nb + total - 1) / total - 1);
-        pk_finish(y, N, grp, warp, lane, acc, ws + (grp * PKW + warp) * slots * 16, b1 - b0 + 1,
-                  blockIdx.x - b0, cnt + grp * PKW + warp);
+        const int b0 = first_block(grp * cpg), b1 = first_block(grp * cpg + cpg - 1);
+        pk_finish(y, N, grp, warp, lane, acc, part_of(grp), b1 - b0 + 1, blockIdx.x - b0,
+                  cnt + grp * PKW + warp, epoch, pre);
     };
     for (int i = 0; i < len; ++i) {
         const long long c = start + i, grp = c / cpg;
@@ -890,6 +928,11 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
             flush(cur);
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
             cur = grp;
+        }
+        if (PEPOCH && i == len - 1 && (lane & 3) == 0 && first_block(grp * cpg) == (int)blockIdx.x &&
+            first_block(grp * cpg + cpg - 1) > (int)blockIdx.x) {  // slot 0 of a split group: slot 1's
+            const unsigned long long* p1 = part_of(grp) + 16;    // words, loaded under the last chunk
+            pre[0] = pk_ld_relaxed(p1 + (lane >> 2)), pre[1] = pk_ld_relaxed(p1 + 8 + (lane >> 2));
         }
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
         if (PTIMELINE && threadIdx.x == 0 && i < PK_TL_MAX) PK_TL(32 + i, clock64());

@@ -35,6 +35,8 @@ batch row in registers); K a multiple of 128 (the spec rejects other K).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from backends.base import Unsupported
@@ -413,10 +415,12 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
             **({"PTIMELINE": 1} if timeline is not None else {})}
     groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
     prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
-    ws = be.empty((groups * slots * kw * 16,), np.float32)
-    cnt = be.empty((groups * kw,), np.int32)  # per (group, warp)
+    ws = be.empty((groups * slots * kw * 16,), np.uint64)  # epoch-tagged partials
+    cnt = be.empty((groups * kw,), np.int32)  # per (group, warp); PEPOCH=0 only
+    be.fill_bytes(ws, 0)  # epoch 0: no launch's
     be.fill_bytes(cnt, 0)  # each launch leaves them zero again
     nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
+    epochs = itertools.count(1)
     cache: dict = {}
 
     def stream(ins):  # the packed stream of this input set, made once per set
@@ -427,6 +431,7 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
 
     return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
                                        [stream(ins), ins["x"], outs["y"], nn, kk, ws, cnt, ns,
+                                        np.uint32(next(epochs) % 0xFFFFFFFF or 1),
                                         *([] if timeline is None else [timeline])], shared_mem=smem)
 
 

@@ -144,6 +144,7 @@ def _gemv_cuda():
                            (16, 3, 2), (4, 3, 8))] + [  # fused_packed
         ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1)),
         ("packed PEPOCH=0", lambda be, c: gk.cuda_packed(be, c, PEPOCH=0))] + [
+        (f"packed PPRE={pp}", lambda be, c, pp=pp: gk.cuda_packed(be, c, PPRE=pp)) for pp in (1, 4)] + [
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))
         for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM

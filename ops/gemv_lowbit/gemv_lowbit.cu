@@ -802,12 +802,15 @@ __device__ __forceinline__ void pk_steps(const unsigned char* stage, const uint4
 // post theirs and go on (no fence, no atomic: nothing waits), slot 0 — the block holding the
 // group's first chunk, which meets it at the end of its range, long after the next block passed
 // the group's tail at the start of its own — polls the others' words until they carry the epoch,
-// adds them in slot order and writes y. `pre`: slot 1's words of rows g and g + 8 as loaded before
-// the block's last chunk (kept when they already carry the epoch).
+// adds them in slot order and writes y. `pre`: slot 1's words of rows g and g + 8 as loaded PPRE
+// chunks before the block's range ends (kept when they already carry the epoch).
 // PEPOCH 0 (the form before it): every part stores its partial, fences and counts (`counter`); the
 // last to arrive (reset by it) adds all in slot order and writes y.
 #ifndef PEPOCH
 #define PEPOCH 1
+#endif
+#ifndef PPRE
+#define PPRE 2
 #endif
 __device__ __forceinline__ unsigned long long pk_ld_relaxed(const unsigned long long* p) {
     unsigned long long v;
@@ -916,6 +919,11 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     auto first_block = [&](long long c) { return (int)(((c + 1) * nb + total - 1) / total - 1); };
     auto part_of = [&](long long grp) { return ws + (grp * PKW + warp) * slots * 16; };
     unsigned long long pre[2] = {0ull, 0ull};
+    // slot 0 of a split last group loads slot 1's words PPRE chunks before its range ends (the next
+    // block posted them at the start of its range), so the finish rarely waits on a load
+    const long long last = (end - 1) / cpg;
+    const bool fin = first_block(last * cpg) == (int)blockIdx.x &&
+                     first_block(last * cpg + cpg - 1) > (int)blockIdx.x;
     auto flush = [&](long long grp) {
         const int b0 = first_block(grp * cpg), b1 = first_block(grp * cpg + cpg - 1);
         pk_finish(y, N, grp, warp, lane, acc, part_of(grp), b1 - b0 + 1, blockIdx.x - b0,
@@ -929,9 +937,8 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
             cur = grp;
         }
-        if (PEPOCH && i == len - 1 && (lane & 3) == 0 && first_block(grp * cpg) == (int)blockIdx.x &&
-            first_block(grp * cpg + cpg - 1) > (int)blockIdx.x) {  // slot 0 of a split group: slot 1's
-            const unsigned long long* p1 = part_of(grp) + 16;    // words, loaded under the last chunk
+        if (PEPOCH && i == (len > PPRE ? len - PPRE : 0) && (lane & 3) == 0 && fin) {
+            const unsigned long long* p1 = part_of(last) + 16;  // slot 1's words of the last group
             pre[0] = pk_ld_relaxed(p1 + (lane >> 2)), pre[1] = pk_ld_relaxed(p1 + 8 + (lane >> 2));
         }
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);

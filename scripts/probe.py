@@ -254,10 +254,6 @@ def _gemv_triton():
         # session 34: each of its two kernels alone (the fixed cost per call: s34c's sweep over N)
         (f"dp4a {a} alone UNCHECKED", lambda be, c, a=a: gk.triton_dp4a(be, c, [(16, 1024, 4, 3)], alone=a))
         for a in ("planes", "main")] + [
-        # and the ring configs with their first 1 or 2 tiles loaded before the dependent launch's wait
-        # (PEEL; sm_90 compile: 96 / 104 registers against 93, so PEEL 2 fits 4 programs per SM, not 5)
-        (f"dp4a peel{p} shape={t}", lambda be, c, t=t, p=p: gk.triton_dp4a(be, c, [t], peel=p))
-        for t in ((16, 1024, 4, 3), (8, 1024, 2, 4)) for p in (1, 2)] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
         # (its BK 1024 rings, registered since session 31, are the "dp4a plain" rows)

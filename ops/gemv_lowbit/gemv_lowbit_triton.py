@@ -492,7 +492,7 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
 @triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
                      BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PEEL: tl.constexpr = 0):
+                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
     over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
@@ -502,10 +502,8 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     loads that feed a tl.dot) — more bytes in flight per SM without holding them in registers. PDL
     (registered where the GPU has it; launched with launch_pdl after gemv_x_planes with PDL): the
     program starts while gemv_x_planes runs, loads its first word tile (STAGES 1), then waits for
-    x's planes (griddepcontrol.wait). PEEL (STAGES > 1; 1 or 2, a probe form of session 34): the
-    first PEEL word tiles loaded into registers before that wait and consumed after it, the ring
-    starting behind them — so a dependent launch streams weights while gemv_x_planes runs (at the
-    ring configs the wait otherwise comes before the first load: s34c, no gain from PDL there)."""
+    x's planes (griddepcontrol.wait). Tried and removed: the ring configs' first 1 or 2 tiles loaded
+    before that wait (PEEL, commit 64ca980; s35a, H100, 100 interleaved rounds): 1.2–16 % slower."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
@@ -517,17 +515,9 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     acc = tl.zeros((BN, BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
     if STAGES > 1:
-        if PEEL > 0:
-            w0 = _words(wrow, 0, K, wi, 8, EVEN_K)
-        if PEEL > 1:
-            w1 = _next_words(wrow, BK, K, wi, 8, BN, BW, EVEN_K)  # zeros past K: adds nothing
         if PDL:
             gdc_wait()
-        if PEEL > 0:
-            acc = _dp4a_tile(acc, w0, 0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
-        if PEEL > 1:
-            acc = _dp4a_tile(acc, w1, BK, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
-        for k0 in tl.range(PEEL * BK, K, BK, num_stages=STAGES):
+        for k0 in tl.range(0, K, BK, num_stages=STAGES):
             words = _words(wrow, k0, K, wi, 8, EVEN_K)
             acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     else:

@@ -906,7 +906,7 @@ TRITON_PLANES_GB = 8
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = "", peel: int = 0):
+                alone: str = ""):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -919,7 +919,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
-    planes of the first call's x). ``peel`` (probes): gemv_lowbit_dp4a's PEEL at the ring configs."""
+    planes of the first call's x)."""
     import torch
     import triton
 
@@ -954,7 +954,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
             planes_made[0] = True
         if alone != "planes":
-            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, PEEL=peel, **dependent)
+            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
 
     info = {}
     if not interp and alone != "planes":  # (planes alone: nothing to tune)
@@ -973,7 +973,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "PEEL": peel,
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
                                 "EVEN_K": k % best.kwargs["BK"] == 0, **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}
 

@@ -10,10 +10,11 @@ the blocks up). Per form this prints medians over cold launches (L2 flushed, as 
 - ``gap``: the median time between successive chunks' arrival (F) in the steady part;
 - ``busy``: the share of warp 0's time from its first chunk to its last spent computing (C − F):
   near 1 the consumers set the pace, well below 1 the ring (memory) does;
-- ``drain``: warp 0's end − the last chunk's arrival; ``lastw``: the last warp's end − the same.
+- ``drain``: warp 0's end − the last chunk's arrival; ``lastw``: the last warp's end − the same;
+- ``check after``: the full kernel checked again after the timed launches.
 
-Forms: the registered shape, the group finish it replaced (PEPOCH=0: a counter and fences), its
-memory path alone (PMEMONLY: wrong by design, unchecked), and the ring depths and warp shapes
+Forms: the registered shape, without its pool (POOL=0: static ranges alone) and with a larger
+one, its memory path alone (PMEMONLY: wrong by design, unchecked), and the ring depths and warp shapes
 ``ops/gemv_lowbit/kernels.py`` records as slower. The full kernel is
 checked against the reference first. One JSON file (atomic) under --out with the summaries and one
 launch's raw records per form.
@@ -37,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 #: label → cuda_packed keyword arguments
 FORMS = {
     "registered": {},
-    "PEPOCH=0": {"PEPOCH": 0},
+    "POOL=0": {"pool": 0},
+    "POOL=4": {"pool": 4},
     "PMEMONLY UNCHECKED": {"PMEMONLY": 1},
     "STAGES=4": {"stages": 4},
     "STAGES=5": {"stages": 5},
@@ -140,17 +142,21 @@ def main() -> None:
                 s = summarize(rec, kw, float(mhz))
                 stats.append({"event_us": t * 1e6, "sm_mhz": mhz, **s})
                 raws.append(rec)
+            again = "unchecked"
+            if "UNCHECKED" not in label:  # y after the timed launches too (tickets and epochs moved on)
+                res = checked_launch(be, spec, case, run, ins, outs, x, ref, spec.tolerance(case))
+                again = "ok" if res.ok else f"FAILED {res.message[:200]}"
             keys = [k for k in stats[0] if isinstance(stats[0][k], (int, float))]
             med = {k: float(np.median([s[k] for s in stats if s[k] is not None])) for k in keys}
             mid = int(np.argsort([s["event_us"] for s in stats])[len(stats) // 2])
-            doc["forms"][label] = {"kwargs": kv, "median": med, "launches": stats,
+            doc["forms"][label] = {"kwargs": kv, "median": med, "check_after": again, "launches": stats,
                                    "raw_median_launch": raws[mid].tolist()}
             print(f"{label:22s} event {med['event_us']:6.2f} span {med['span_us']:6.2f} skew "
                   f"{med['skew_us']:4.2f} end p50/max {med['end_p50_us']:6.2f}/{med['span_us']:6.2f} | x "
                   f"{med['x_med']:5.2f} first {med['first_med']:5.2f} gap {med['gap_med']:5.3f} busy "
                   f"{med['busy_med']:4.2f}/{med['busy_max']:4.2f} drain {med['drain_med']:5.2f} lastw "
                   f"{med['lastw_med']:5.2f}/{med['lastw_max']:5.2f} | SM {med['sm_mhz']:.0f} MHz (counters "
-                  f"{med['clk_mhz']:.0f})", flush=True)
+                  f"{med['clk_mhz']:.0f}) | check after: {again}", flush=True)
         except Exception as e:  # noqa: BLE001 - a form that fails is a row
             doc["forms"][label] = {"error": f"{type(e).__name__}: {e}"[:500]}
             print(f"{label:22s} ERROR {doc['forms'][label]['error'][:150]}", flush=True)

@@ -767,6 +767,9 @@ __device__ __forceinline__ unsigned long long pk_gtime() {
     return t;
 }
 
+#ifndef PDEFER
+#define PDEFER 1  // pool finishes after the block's last chunk (0: as soon as the group's last chunk is in)
+#endif
 #ifndef PMINB
 #define PMINB 1  // probe: 0 drops the launch bound's one-block minimum (ptxas: 71 registers, not 92)
 #endif
@@ -968,6 +971,8 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
         const int b0 = first_block(grp * cpg), b1 = first_block(grp * cpg + cpg - 1);
         pk_finish(y, N, grp, warp, lane, acc, part_of(grp), b1 - b0 + 1, blockIdx.x - b0, epoch, pre);
     };
+    long long pend[4];  // pool groups whose last chunk this warp took
+    int npend = 0;
     int i = 0;
     for (;; ++i) {
         const int s = i % PSTAGES;
@@ -1004,9 +1009,14 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
                 zp[kc * PKW * 16 + (lane >> 2)] = pk_tag(pa[0], epoch);
                 zp[kc * PKW * 16 + 8 + (lane >> 2)] = pk_tag(pa[2], epoch);
             }
-            if (kc == cpg - 1) pk_pool_finish(y, N, grp, warp, lane, zp, cpg, epoch);
+            if (kc == cpg - 1) {  // finished after the block's last chunk (PDEFER), so a finish
+                if (PDEFER && npend < 4) pend[npend++] = grp;  // never holds up a later chunk
+                else pk_pool_finish(y, N, grp, warp, lane, zp, cpg, epoch);
+            }
         }
     }
+    for (int q = 0; q < npend; ++q)
+        pk_pool_finish(y, N, pend[q], warp, lane, zs + ((pend[q] * cpg - total) * PKW + warp) * 16, cpg, epoch);
     if (PTIMELINE && lane == 0) {
         PK_TL(8 + warp, clock64());
         if (warp == 0) PK_TL(4, clock64()), PK_TL(1, pk_gtime()), PK_TL(5, i);

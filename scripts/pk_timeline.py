@@ -7,17 +7,17 @@ the blocks up). Per form this prints medians over cold launches (L2 flushed, as 
 - ``event``: the launch's event-timed duration; ``span``: last block end − first block entry;
 - ``skew``: last block entry − first; ``end p50 / max``: block ends after the first entry;
 - ``x`` / ``first``: x ready / first chunk in, after the block's entry;
-- ``gap``: the median time between successive chunks' arrival (F) in the steady part;
+- ``gap``: the mean time between successive chunks' arrival (F): the block's streaming rate
+  (arrivals come in bursts, so s35b–s35d printed a median that read 15–25 % low);
 - ``busy``: the share of warp 0's time from its first chunk to its last spent computing (C − F):
   near 1 the consumers set the pace, well below 1 the ring (memory) does;
 - ``drain``: warp 0's end − the last chunk's arrival; ``lastw``: the last warp's end − the same;
 - ``check after``: the full kernel checked again after the timed launches.
 
-Forms: the registered shape, without its pool (POOL=0: static ranges alone) and with a larger
-one, its memory path alone (PMEMONLY: wrong by design, unchecked), and the ring depths and warp shapes
-``ops/gemv_lowbit/kernels.py`` records as slower. The full kernel is
-checked against the reference first. One JSON file (atomic) under --out with the summaries and one
-launch's raw records per form.
+Forms: the registered shape, its memory path alone (PMEMONLY: wrong by design, unchecked), and
+the ring depths and warp shapes ``ops/gemv_lowbit/kernels.py`` records as slower. The full kernel is
+checked against the reference before and after its timed launches. One JSON file (atomic) under
+--out with the summaries and one launch's raw records per form.
 
     python scripts/pk_timeline.py --case w4a16,n16384,k16384,b1,bf16 [--repeats 30] [--out DIR]
 
@@ -38,8 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 #: label → cuda_packed keyword arguments
 FORMS = {
     "registered": {},
-    "POOL=0": {"pool": 0},
-    "POOL=4": {"pool": 4},
     "PMEMONLY UNCHECKED": {"PMEMONLY": 1},
     "STAGES=4": {"stages": 4},
     "STAGES=5": {"stages": 5},
@@ -66,8 +64,8 @@ def summarize(rec: np.ndarray, kw: int, mhz: float) -> dict:
         ends = rec[b, 8:8 + kw].astype(np.int64) - clk0[b]
         per["x"].append((int(rec[b, 3]) - clk0[b]) * us)
         per["first"].append(f[0] * us)
-        if n > 4:
-            per["gap"].append(float(np.median(np.diff(f[2:-1]))) * us)
+        if n > 1:
+            per["gap"].append(float(f[-1] - f[0]) / (n - 1) * us)
         span = c[-1] - f[0]
         per["busy"].append(float((c - f).sum()) / span if span > 0 else 1.0)
         per["drain"].append((int(rec[b, 4]) - clk0[b] - f[-1]) * us)
@@ -143,7 +141,7 @@ def main() -> None:
                 stats.append({"event_us": t * 1e6, "sm_mhz": mhz, **s})
                 raws.append(rec)
             again = "unchecked"
-            if "UNCHECKED" not in label:  # y after the timed launches too (tickets and epochs moved on)
+            if "UNCHECKED" not in label:  # y after the timed launches too (the epochs moved on)
                 res = checked_launch(be, spec, case, run, ins, outs, x, ref, spec.tolerance(case))
                 again = "ok" if res.ok else f"FAILED {res.message[:200]}"
             keys = [k for k in stats[0] if isinstance(stats[0][k], (int, float))]

@@ -143,8 +143,6 @@ def _gemv_cuda():
         for kw, st, sp in ((8, 4, 4), (8, 5, 4), (16, 4, 2), (4, 4, 8), (8, 3, 4), (8, 2, 4), (8, 2, 8),
                            (16, 3, 2), (4, 3, 8))] + [  # fused_packed
         ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1))] + [
-        (f"packed POOL={pl}", lambda be, c, pl=pl: gk.cuda_packed(be, c, pool=pl)) for pl in (0, 1, 3, 4)] + [
-        ("packed PDEFER=0", lambda be, c: gk.cuda_packed(be, c, PDEFER=0))] + [
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))
         for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM

@@ -695,43 +695,38 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 // [w][j][16 rows]. Lane (g, t)'s word h of a step holds the row's k piece 4h + t of the step (8 k),
 // nibbles (k0, k2, k1, k3, k4, k6, k5, k7) from the low nibble up, so unpack_pairs yields
 // consecutive pairs and x needs no fragment order: the producer copies x as it is (one bulk copy),
-// and a piece is one conflict-free LDS.128 whose four words are both mmas' B operands.
-//
-// The chunks (group-major) of all but the last PG groups (the pool) are split into gridDim.x
-// contiguous ranges (one block per SM, equal bytes ± one chunk); one producer thread streams a
-// block's range through a PSTAGES ring of 1-D bulk copies; every consumer warp takes its own part
-// of every stage (PSPW steps of its 16 rows) and keeps its rows' sums in registers across the
-// range — no cross-warp sum. At a group change a warp writes its 16 sums: to y if its block holds
-// the whole group, else to ws slot (block − first block of the group), tagged with the launch's
-// epoch; slot 0's block (the one that meets the group last: at the end of its range) waits for
-// the other slots' words of this epoch, adds them in slot order (y does not depend on which block
-// finishes last) and writes y (pk_finish).
-//
-// The pool evens out the blocks' finish: the SMs stream at different rates (scripts/pk_timeline.py,
-// s35b/s35c on an H100: 1.30–1.47 µs per chunk across blocks, so equal ranges ended 2.4 µs apart).
-// After its range the producer takes pool chunks one at a time in stream order — an atomicAdd on
-// `ticket`, asked one chunk ahead — and tells the consumers which (sid; −1: no more). A pool
-// chunk's partial goes to zs as its own epoch-tagged word per row (never summed with another
-// chunk's inside a block, so y does not depend on which block took which chunk); the warp that
-// took a group's last chunk (every other chunk of it was taken before) polls the group's words
-// and adds them in chunk order (pk_pool_finish). Tickets are never reset: every launch takes
-// exactly PG·CPG + gridDim.x (each producer asks once past the pool), so launch e's base is
-// (e − 1)·(PG·CPG + gridDim.x), passed in. No waits form a cycle: slot 0 waits for blocks that post
-// at the start of their ranges; a pool finish for chunks taken before its own.
-//
-// Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32, times the
-// group scale into a chunk's fp32 sums, added to the range's accumulators; y rounded once.
+// and a piece is one conflict-free LDS.128 whose four words are both mmas' B operands. The G·CPG
+// chunks (group-major) are split into gridDim.x contiguous ranges (one block per SM, equal bytes ±
+// one chunk); one producer thread streams a block's range through a PSTAGES ring of 1-D bulk
+// copies; every consumer warp takes its own part of every stage (PSPW steps of its 16 rows) and
+// keeps its rows' sums in registers across the whole range — no cross-warp sum. At a group change
+// a warp writes its 16 sums: to y if its block holds the whole group, else to ws slot (block −
+// first block of the group), tagged with the launch's epoch; slot 0's block (the one that meets
+// the group last: at the end of its range) waits for the other slots' words of this epoch, adds
+// them in slot order (y does not depend on which block finishes last) and writes y (pk_finish;
+// scripts/pk_timeline.py, s35b: the counter-and-fence finish it replaces cost each block ~2 µs
+// after its last chunk). Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32,
+// times the group scale into fp32 accumulators; y rounded once.
 //
 // Defines: DT, PKW (consumer warps), PSTAGES, PSPW (steps per warp and chunk), PMEMONLY (probe:
 // the consumers XOR the stage's words, wrong by design), PTIMELINE (probe). K a multiple of
-// 128·PSPW. Launch: groups = (B ≤ (G − PG)·CPG: every block's range holds a chunk, which the
-// group finish counts on — a block without one would be counted among a group's parts and never
-// post; s20l), block = (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the
-// packed stream; ws: (G − PG)·PKW·slots·16 u64 (slots: the most blocks one group can span), zs:
-// PG·CPG·PKW·16 u64, ticket: one u32, all zero before the first launch; epoch: 1, 2, ... per launch
-// (never 0 and never repeated while ws lives); base as above; pool_groups PG. Slot 0 and the pool
-// finish wait for other blocks: the grid is one wave of persistent blocks. Needs sm_90 (bulk
-// copies, mbarrier transaction counts).
+// 128·PSPW. Launch: groups = (B ≤ G·CPG: every block holds at least one chunk, which the group
+// finish counts on — a block without one would be counted among a group's parts and never post;
+// s20l), block = (32·(PKW + 1)); dynamic shared memory PSTAGES·STB + 2·K bytes; src the packed
+// stream; ws: G·PKW·slots·16 u64 (slots: the most blocks one group can span), zero before the
+// first launch; epoch: 1, 2, ... per launch (never 0 and never repeated while ws lives). Slot 0
+// waits for later blocks: the grid is one wave of persistent blocks, and a later block posts a
+// group's tail at the start of its range. Needs sm_90 (bulk copies, mbarrier transaction counts).
+//
+// Where the time goes (scripts/pk_timeline.py, per-block clocks; s35b–s35f on an H100, K=N=16384:
+// ~52 µs per call): ~3 µs between the launch's events and the blocks' lifetimes, ~2.7 µs from a
+// block's entry to its first chunk (x first, then DRAM latency under the whole grid's first
+// requests), the SMs streaming at 1.30–1.47 µs per chunk (so equal ranges end ~2 µs apart), and
+// ~1.1 µs from a block's last chunk to its end (warp 0 computes 58–69 % of the time: memory-bound
+// there). Tried and removed (s35e/s35f, commit 699ed9d): the last ~1–4 chunks per block as a pool
+// taken by ticket after each range, each chunk's partial epoch-tagged, a group added by the block
+// that took its last chunk — 1.5–12 % slower than equal ranges alone: a pool chunk's copy takes
+// 1.8–6.7 µs (median 3.5) from issue to arrival, coarser than the spread it was to even out.
 #ifndef PKW
 #define PKW 8
 #endif
@@ -767,9 +762,6 @@ __device__ __forceinline__ unsigned long long pk_gtime() {
     return t;
 }
 
-#ifndef PDEFER
-#define PDEFER 1  // pool finishes after the block's last chunk (0: as soon as the group's last chunk is in)
-#endif
 #ifndef PMINB
 #define PMINB 1  // probe: 0 drops the launch bound's one-block minimum (ptxas: 71 registers, not 92)
 #endif
@@ -820,16 +812,14 @@ __device__ __forceinline__ void pk_steps(const unsigned char* stage, const uint4
 // its range, long after the next block passed the group's tail at the start of its own — polls
 // the others' words until they carry the epoch, adds them in slot order and writes y. `pre`: slot
 // 1's words of rows g and g + 8 as loaded two chunks before the block's range ends (kept when they
-// already carry the epoch). Replaced (s35c/s35d, H100, 100 interleaved rounds each): every part
-// storing, fencing and counting, the last to arrive adding — 3.2–4.1 % slower (each block ~2 µs
-// from its last chunk to its end, against ~1.1 µs now).
+// already carry the epoch; one or four chunks before: the same time, s35d). Replaced (s35c/s35d,
+// H100, 100 interleaved rounds each): every part storing, fencing and counting, the last to
+// arrive adding — 3.2–4.1 % slower (each block ~2.7 µs from its last chunk to its end, against
+// ~1.1 µs now).
 __device__ __forceinline__ unsigned long long pk_ld_relaxed(const unsigned long long* p) {
     unsigned long long v;
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
-}
-__device__ __forceinline__ unsigned long long pk_tag(float v, u32 epoch) {
-    return ((unsigned long long)epoch << 32) | __float_as_uint(v);
 }
 __device__ __forceinline__ float pk_wait_part(const unsigned long long* p, unsigned long long v, u32 epoch) {
     while ((u32)(v >> 32) != epoch) v = pk_ld_relaxed(p);
@@ -845,7 +835,8 @@ __device__ __forceinline__ void pk_finish(unsigned short* y, int N, long long gr
     float v0 = acc[0], v8 = acc[2];
     if (parts > 1) {
         if (slot != 0) {
-            part[slot * 16 + g] = pk_tag(v0, epoch), part[slot * 16 + 8 + g] = pk_tag(v8, epoch);
+            part[slot * 16 + g] = ((unsigned long long)epoch << 32) | __float_as_uint(v0);
+            part[slot * 16 + 8 + g] = ((unsigned long long)epoch << 32) | __float_as_uint(v8);
             return;
         }
         for (int p = 1; p < parts; ++p) {  // slot order
@@ -855,29 +846,6 @@ __device__ __forceinline__ void pk_finish(unsigned short* y, int N, long long gr
     }
     if (row < N) y[row] = f2o(v0);
     if (row + 8 < N) y[row + 8] = f2o(v8);
-}
-
-// a pool group's finish (by the warp that took its last chunk, so every other chunk of it was
-// taken before): the group's cpg chunk partials of this warp's 16 rows, `zp` (chunk j at
-// zp + j·PKW·16), polled until they carry the epoch, summed in chunk order — lane r + 16h adds
-// rows r's chunks of half h, then half 0 + half 1 — and written to y (y the same whoever took
-// which chunk)
-__device__ __forceinline__ void pk_pool_finish(unsigned short* y, int N, long long grp, int warp, int lane,
-                                               const unsigned long long* zp, int cpg, u32 epoch) {
-    const int r = lane & 15, h = lane >> 4, half = (cpg + 1) / 2;
-    const int j1 = min(cpg, (h + 1) * half);
-    float v = 0.0f;
-    for (int j0 = h * half; j0 < j1; j0 += 8) {
-        unsigned long long w[8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) w[j] = j0 + j < j1 ? pk_ld_relaxed(zp + (j0 + j) * PKW * 16 + r) : 0ull;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (j0 + j < j1) v += pk_wait_part(zp + (j0 + j) * PKW * 16 + r, w[j], epoch);
-    }
-    const float other = __shfl_xor_sync(0xffffffffu, v, 16);
-    const int row = (int)grp * 16 * PKW + 16 * warp + r;
-    if (h == 0 && row < N) y[row] = f2o(v + other);
 }
 
 // the ring's barriers: full[s] (the producer's copy of stage s), empty[s] (the PKW consumer warps
@@ -898,63 +866,38 @@ __device__ __forceinline__ void pk_init_barriers(unsigned long long* full, unsig
 extern "C" __global__ void PK_BOUNDS
 gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __restrict__ x,
                unsigned short* __restrict__ y, int N, int K, unsigned long long* __restrict__ ws, int slots,
-               u32 epoch, u32* __restrict__ ticket, u32 base, unsigned long long* __restrict__ zs,
-               int pool_groups PK_TL_ARG) {
+               u32 epoch PK_TL_ARG) {
     extern __shared__ __align__(128) unsigned char dyn[];
     __shared__ __align__(8) unsigned long long full[PSTAGES], empty[PSTAGES], xbar;
-    __shared__ int sid[PSTAGES];  // the chunk in each stage past the block's range (−1: no more)
     if (PTIMELINE && threadIdx.x == 0) PK_TL(0, pk_gtime()), PK_TL(2, clock64());
     constexpr int WB = PKW * PSPW * 1024;  // bytes of a chunk's weights
     constexpr int STB = WB + PKW * PSPW * 32;
     const uint4* xs = reinterpret_cast<const uint4*>(dyn + PSTAGES * STB);  // x, K/8 pieces
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
     const int cpg = K / 128 / PSPW, groups = (N + 16 * PKW - 1) / (16 * PKW);
-    // the static chunks (groups before the pool, split into ranges) and the pool's (taken one at a
-    // time, in order, by whichever producer asks next)
-    const long long total = (long long)(groups - pool_groups) * cpg, nb = gridDim.x;
-    const u32 pool = (u32)pool_groups * cpg;
+    const long long total = (long long)groups * cpg, nb = gridDim.x;
     const long long start = total * blockIdx.x / nb, end = total * (blockIdx.x + 1) / nb;
     const int len = (int)(end - start);
     pk_init_barriers(full, empty, &xbar);
 
-    if (warp == PKW) {  // producer: lane 0 copies x, streams the range's chunks, then takes pool chunks
+    if (warp == PKW) {  // producer: lane 0 copies x, then streams the range's chunks through the ring
         if (lane != 0) return;
         mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
         bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
-        int i = 0;
-        auto wait_empty = [&]() {
-            if (i >= PSTAGES) mbar_wait_parity(smem_u32(&empty[i % PSTAGES]), ((i / PSTAGES) - 1) & 1);
-        };
-        auto issue = [&](long long c) {
+        for (int i = 0; i < len; ++i) {
             const int s = i % PSTAGES;
             const u32 fb = smem_u32(&full[s]);
-            wait_empty();
+            if (i >= PSTAGES) mbar_wait_parity(smem_u32(&empty[s]), ((i / PSTAGES) - 1) & 1);
             if (PTIMELINE && i < PK_TL_MAX) PK_TL(32 + 2 * PK_TL_MAX + i, clock64());
-            sid[s] = (int)c;  // seen by the consumers after full[s] completes (the arrive releases)
             mbar_arrive_expect_tx(fb, STB);
-            bulk_1d(smem_u32(dyn + s * STB), src + c * STB, STB, fb);
-            ++i;
-        };
-        u32 tk = ~0u;  // the next pool ticket (relative to this launch's base), asked one chunk ahead
-        for (; i < len;) {
-            if (pool && i == len - 1) tk = atomicAdd(ticket, 1u) - base;
-            issue(start + i);
-        }
-        if (pool) {
-            while (tk < pool) {  // one ticket past the pool ends it: P + gridDim.x tickets per launch
-                const u32 mine = tk;
-                tk = atomicAdd(ticket, 1u) - base;
-                issue(total + mine);
-            }
-            wait_empty();  // no more: an arrival without bytes completes the stage's phase
-            sid[i % PSTAGES] = -1;
-            mbar_arrive(smem_u32(&full[i % PSTAGES]));
+            bulk_1d(smem_u32(dyn + s * STB), src + (start + i) * STB, STB, fb);
         }
         return;
     }
 
     mbar_wait_parity(smem_u32(&xbar), 0);
-    if (PTIMELINE && threadIdx.x == 0) PK_TL(3, clock64()), PK_TL(6, len);
+    if (PTIMELINE && threadIdx.x == 0) PK_TL(3, clock64()), PK_TL(5, len);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     long long cur = start / cpg;  // the group acc belongs to
     // this warp's 16 sums of group grp, whose chunks lie in the blocks b0..b1 (the block holding
@@ -971,55 +914,29 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
         const int b0 = first_block(grp * cpg), b1 = first_block(grp * cpg + cpg - 1);
         pk_finish(y, N, grp, warp, lane, acc, part_of(grp), b1 - b0 + 1, blockIdx.x - b0, epoch, pre);
     };
-    long long pend[4];  // pool groups whose last chunk this warp took
-    int npend = 0;
-    int i = 0;
-    for (;; ++i) {
-        const int s = i % PSTAGES;
-        if (i == len && len > 0) flush(cur);  // the range's last group, before any pool chunk
-        if (i >= len && !pool) break;
-        if (i < len) {
-            const long long c = start + i, grp = c / cpg;
-            if (grp != cur) {
-                flush(cur);
-                acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-                cur = grp;
-            }
-            if (i == (len > 2 ? len - 2 : 0) && (lane & 3) == 0 && fin) {
-                const unsigned long long* p1 = part_of(last) + 16;  // slot 1's words of the last group
-                pre[0] = pk_ld_relaxed(p1 + (lane >> 2)), pre[1] = pk_ld_relaxed(p1 + 8 + (lane >> 2));
-            }
+    for (int i = 0; i < len; ++i) {
+        const long long c = start + i, grp = c / cpg;
+        const int kc = (int)(c - grp * cpg), s = i % PSTAGES;
+        if (grp != cur) {
+            flush(cur);
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+            cur = grp;
+        }
+        if (i == (len > 2 ? len - 2 : 0) && (lane & 3) == 0 && fin) {
+            const unsigned long long* p1 = part_of(last) + 16;  // slot 1's words of the last group
+            pre[0] = pk_ld_relaxed(p1 + (lane >> 2)), pre[1] = pk_ld_relaxed(p1 + 8 + (lane >> 2));
         }
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
         if (PTIMELINE && threadIdx.x == 0 && i < PK_TL_MAX) PK_TL(32 + i, clock64());
-        const long long c = i < len ? start + i : (long long)sid[s];
-        if (c < 0) break;
-        const long long grp = c / cpg;
-        const int kc = (int)(c - grp * cpg);
-        float pa[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // the chunk's sums (rows g, g + 8 in lanes (g, 0))
-        pk_steps(dyn + s * STB, xs, kc, warp, lane, pa);
+        pk_steps(dyn + s * STB, xs, kc, warp, lane, acc);
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
         if (PTIMELINE && threadIdx.x == 0 && i < PK_TL_MAX) PK_TL(32 + PK_TL_MAX + i, clock64());
-        if (i < len) {
-            acc[0] += pa[0], acc[2] += pa[2];
-        } else {  // post this chunk's partial; the warp that took the group's last chunk adds
-            unsigned long long* zp = zs + (c - total - kc) * PKW * 16 + warp * 16;  // the group's chunk 0
-            if ((lane & 3) == 0) {
-                zp[kc * PKW * 16 + (lane >> 2)] = pk_tag(pa[0], epoch);
-                zp[kc * PKW * 16 + 8 + (lane >> 2)] = pk_tag(pa[2], epoch);
-            }
-            if (kc == cpg - 1) {  // finished after the block's last chunk (PDEFER), so a finish
-                if (PDEFER && npend < 4) pend[npend++] = grp;  // never holds up a later chunk
-                else pk_pool_finish(y, N, grp, warp, lane, zp, cpg, epoch);
-            }
-        }
     }
-    for (int q = 0; q < npend; ++q)
-        pk_pool_finish(y, N, pend[q], warp, lane, zs + ((pend[q] * cpg - total) * PKW + warp) * 16, cpg, epoch);
+    if (len > 0) flush(cur);
     if (PTIMELINE && lane == 0) {
         PK_TL(8 + warp, clock64());
-        if (warp == 0) PK_TL(4, clock64()), PK_TL(1, pk_gtime()), PK_TL(5, i);
+        if (warp == 0) PK_TL(4, clock64()), PK_TL(1, pk_gtime());
     }
 }
 #endif

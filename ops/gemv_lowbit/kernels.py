@@ -383,42 +383,26 @@ def cuda_tma(be, case, kw: int = TMA_KW, stages: int = TMA_STAGES, ch: int = TMA
                                                            outs["y"], nn, kk, ws, cnt], shared_mem=smem)
 
 
-#: fused_packed's pool: about this many chunks per block (whole groups) at the end of the stream
-#: are taken one at a time by whichever block asks first, instead of being split into the ranges
-PK_POOL = 2
-
-
-def pk_geometry(n: int, k: int, sms: int, kw: int = PK_KW, spw: int = PK_SPW, per_sm: int = 1,
-                pool: int = PK_POOL):
-    """gemv_lowbit_pk's split: (groups, chunks per group, blocks, slots, pool groups). The last
-    ``pool groups`` (about ``pool`` chunks per block; none where the static ranges would hold fewer
-    than 4 chunks per block) form the pool; the chunks before them are split into one contiguous
-    range per block — at most one block per chunk, so every block's range holds one at least (the
-    group finish counts on it); ``slots`` the most blocks whose ranges one group's chunks can
-    span. (Session 20's pool of the last groups, claimed under the counter-and-fence finish, lost
-    twice: s20l, next21a.)"""
+def pk_geometry(n: int, k: int, sms: int, kw: int = PK_KW, spw: int = PK_SPW, per_sm: int = 1):
+    """gemv_lowbit_pk's split: (groups, chunks per group, blocks, slots) — at most one block per
+    chunk, so every block's contiguous range holds one at least (the group finish counts on it);
+    ``slots`` the most blocks whose ranges one group's chunks can span. (A pool of the last groups
+    claimed chunk by chunk, for the ranges' uneven finish, lost twice: s20l, next21a.)"""
     groups, cpg = cdiv(n, 16 * kw), k // GROUP // spw
-    pg = min(groups, cdiv(pool * per_sm * sms, cpg)) if pool else 0
-    if (groups - pg) * cpg < 4 * per_sm * sms:
-        pg = 0
-    static = (groups - pg) * cpg
-    blocks = min(static, per_sm * sms)
-    return groups, cpg, blocks, (cpg - 1) // max(1, static // blocks) + 2, pg
+    blocks = min(groups * cpg, per_sm * sms)
+    return groups, cpg, blocks, (cpg - 1) // max(1, groups * cpg // blocks) + 2
 
 
 def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = PK_SPW, per_sm: int = 1,
-                pool: int = PK_POOL, timeline=None, **probe):
+                timeline=None, **probe):
     """w4a16 at batch 1 on sm_90: gemv_lowbit_pk over ``pack_groups``' stream, repacked on the
     first launch with each input set (the cache holds the input tensors, so a new set at a reused
     address is repacked). ``kw`` consumer warps (16 rows each per group), ``stages`` ring stages of
-    ``kw``·``spw`` KiB + scales; the group-major chunks split evenly over one block per SM (a
-    group spanning several blocks finished by the one holding its first chunk, from the others'
-    epoch-tagged partials in ``ws``), except the last ``pool`` chunks per block or so (whole
-    groups), which the blocks take one at a time as they finish (``ticket``; each chunk's partial
-    in ``zs``, the group added by the block that took its last chunk). Each launch passes the next
-    epoch and its ticket base, so nothing is reset between launches. Unsupported off sm_90, for K
-    not a multiple of 128·``spw``, or where the ring and x exceed a block's shared memory.
-    ``per_sm``: blocks per SM (a probe: no gain, s20i). ``probe``: the PMEMONLY define
+    ``kw``·``spw`` KiB + scales; the group-major chunks split evenly over one block per SM, a group
+    spanning several blocks finished by the one holding its first chunk from the others'
+    epoch-tagged partials in ``ws`` (each launch passes the next epoch: nothing is reset). Unsupported
+    off sm_90, for K not a multiple of 128·``spw``, or where the ring and x exceed a block's shared
+    memory. ``per_sm``: blocks per SM (a probe: no gain, s20i). ``probe``: the PMEMONLY define
     (scripts/probe.py); ``timeline``: a uint64 buffer of blocks·PK_TL_STRIDE words, the PTIMELINE
     record of every launch (scripts/pk_timeline.py)."""
     n, k, b, bits = _dims(case)
@@ -430,23 +414,12 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
                           f"{be.smem_per_block()}")
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe,
             **({"PTIMELINE": 1} if timeline is not None else {})}
-    groups, cpg, blocks, slots, pg = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm, pool)
+    groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
     prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
-    ws = be.empty((max(1, (groups - pg) * slots * kw * 16),), np.uint64)  # epoch-tagged partials
-    zs = be.empty((max(1, pg * cpg * kw * 16),), np.uint64)  # the pool chunks' partials
-    ticket = be.empty((1,), np.uint32)  # pool tickets: pool + blocks per launch, never reset
-    for buf in (ws, zs, ticket):
-        be.fill_bytes(buf, 0)  # epoch 0: no launch's
-    nn, kk, ns, npg = np.int32(n), np.int32(k), np.int32(slots), np.int32(pg)
+    ws = be.empty((groups * slots * kw * 16,), np.uint64)  # epoch-tagged partials
+    be.fill_bytes(ws, 0)  # epoch 0: no launch's
+    nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
     epochs = itertools.count(1)
-    per_launch = pg * cpg + blocks
-
-    def args(ins, outs):
-        e = next(epochs)
-        return [stream(ins), ins["x"], outs["y"], nn, kk, ws, ns, np.uint32(e % 0xFFFFFFFF or 1), ticket,
-                np.uint32((e - 1) * per_launch & 0xFFFFFFFF), zs, npg,
-                *([] if timeline is None else [timeline])]
-
     cache: dict = {}
 
     def stream(ins):  # the packed stream of this input set, made once per set
@@ -455,7 +428,10 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
             cache["stream"] = pack_groups(ins["qweight"], ins["scales"], n, k, kw, spw)
         return cache["stream"]
 
-    return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),), args(ins, outs), shared_mem=smem)
+    return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
+                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, ns,
+                                        np.uint32(next(epochs) % 0xFFFFFFFF or 1),
+                                        *([] if timeline is None else [timeline])], shared_mem=smem)
 
 
 #: gemv_lowbit_simt shape (rows per warp, warps per block; 128-thread blocks fit any CUDA GPU).

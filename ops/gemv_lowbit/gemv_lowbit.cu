@@ -725,7 +725,7 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 // ~1.1 µs from a block's last chunk to its end (warp 0 computes 58–69 % of the time: memory-bound
 // there). Tried and removed (s35e/s35f, commit 699ed9d): the last ~1–4 chunks per block as a pool
 // taken by ticket after each range, each chunk's partial epoch-tagged, a group added by the block
-// that took its last chunk — 1.5–12 % slower than equal ranges alone: a pool chunk's copy takes
+// that took its last chunk — 1.5–19 % slower than equal ranges alone: a pool chunk's copy takes
 // 1.8–6.7 µs (median 3.5) from issue to arrival, coarser than the spread it was to even out.
 #ifndef PKW
 #define PKW 8

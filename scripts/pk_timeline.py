@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 FORMS = {
     "registered": {},
     "PIMMA=1": {"PIMMA": 1},
+    "PIMMA=1 STAGES=4": {"PIMMA": 1, "stages": 4},
     "PMEMONLY UNCHECKED": {"PMEMONLY": 1},
     "STAGES=4": {"stages": 4},
     "STAGES=5": {"stages": 5},

@@ -142,10 +142,7 @@ def _gemv_cuda():
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp))
         for kw, st, sp in ((8, 4, 4), (8, 5, 4), (16, 4, 2), (4, 4, 8), (8, 3, 4), (8, 2, 4), (8, 2, 8),
                            (16, 3, 2), (4, 3, 8))] + [  # fused_packed
-        ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1)),
-        ("packed PIMMA=1", lambda be, c: gk.cuda_packed(be, c, PIMMA=1))] + [
-        (f"packed PIMMA=1 STAGES={st}", lambda be, c, st=st: gk.cuda_packed(be, c, stages=st, PIMMA=1))
-        for st in (2, 4)] + [
+        ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1))] + [
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))
         for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM

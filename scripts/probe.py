@@ -141,7 +141,10 @@ def _gemv_cuda():
         (f"packed KW={kw} STAGES={st} SPW={sp}",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp))
         for kw, st, sp in ((8, 4, 4), (8, 5, 4), (16, 4, 2), (4, 4, 8), (8, 3, 4), (8, 2, 4), (8, 2, 8),
-                           (16, 3, 2), (4, 3, 8))] + [  # fused_packed
+                           (16, 3, 2), (4, 3, 8),
+                           # session 35: half-size chunks (SPW 2) with the same bytes in flight or
+                           # more — the last chunk's compute (the drain) and the range split halve
+                           (8, 4, 2), (8, 6, 2), (8, 8, 2))] + [  # fused_packed
         ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1))] + [
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))

@@ -45,15 +45,21 @@ FORMS = {
 }
 
 
-def summarize(rec: np.ndarray, kw: int, mhz: float) -> dict:
-    """One launch's PTIMELINE records [blocks, PK_TL_STRIDE] (uint64) → its statistics, in µs."""
+def summarize(rec: np.ndarray, kw: int, mhz: float | None = None) -> dict:
+    """One launch's PTIMELINE records [blocks, PK_TL_STRIDE] (uint64) → its statistics, in µs.
+    Clocks become µs at ``mhz``, else at the rate the blocks' own counters ran against %globaltimer
+    over their lifetimes (``clk_mhz``; NVML's reading between launches said 1980 MHz where the full
+    kernel's counters ran at ~1790 on an H100 — session 35's printed summaries used NVML's, so their
+    µs read ~10 % low for the full forms)."""
     from ops.gemv_lowbit.kernels import PK_TL_MAX
 
     rec = rec[rec[:, 0] > 0]  # the blocks that ran (the buffer is zeroed before each launch)
-    us = 1.0 / mhz  # µs per SM clock
     g0, g1 = rec[:, 0].astype(np.int64), rec[:, 1].astype(np.int64)
     t0 = int(g0.min())
     clk0 = rec[:, 2].astype(np.int64)
+    # the SM clock the block's own counters imply (globaltimer's resolution permitting)
+    clk_mhz = float(np.median((rec[:, 4].astype(np.int64) - clk0) / np.maximum(g1 - g0, 1) * 1e3))
+    us = 1.0 / (mhz or clk_mhz)  # µs per SM clock
     per = {"x": [], "first": [], "gap": [], "busy": [], "drain": [], "lastw": []}
     for b in range(rec.shape[0]):
         n = min(int(rec[b, 5]), PK_TL_MAX)
@@ -71,8 +77,6 @@ def summarize(rec: np.ndarray, kw: int, mhz: float) -> dict:
         per["drain"].append((int(rec[b, 4]) - clk0[b] - f[-1]) * us)
         per["lastw"].append((int(ends.max()) - f[-1]) * us)
     ends_us = (g1 - t0) / 1e3
-    # the SM clock the block's own counters imply (globaltimer's resolution permitting): a check on mhz
-    clk_mhz = float(np.median((rec[:, 4].astype(np.int64) - clk0) / np.maximum(g1 - g0, 1) * 1e3))
     out = {"span_us": float((g1.max() - t0) / 1e3), "skew_us": float((g0.max() - t0) / 1e3),
            "clk_mhz": clk_mhz, "end_p50_us": float(np.median(ends_us)), "end_min_us": float(ends_us.min())}
     for k, v in per.items():
@@ -136,9 +140,8 @@ def main() -> None:
                 be.fill_bytes(tl, 0)
                 t = sample(be, lambda run=run: run(ins, outs))
                 rec = be.download(tl).reshape(blocks, gk.PK_TL_STRIDE)
-                mhz = be.clocks().get("sm_mhz") or 1980.0
-                s = summarize(rec, kw, float(mhz))
-                stats.append({"event_us": t * 1e6, "sm_mhz": mhz, **s})
+                s = summarize(rec, kw)
+                stats.append({"event_us": t * 1e6, "sm_mhz": be.clocks().get("sm_mhz"), **s})
                 raws.append(rec)
             again = "unchecked"
             if "UNCHECKED" not in label:  # y after the timed launches too (the epochs moved on)
@@ -153,8 +156,8 @@ def main() -> None:
                   f"{med['skew_us']:4.2f} end p50/max {med['end_p50_us']:6.2f}/{med['span_us']:6.2f} | x "
                   f"{med['x_med']:5.2f} first {med['first_med']:5.2f} gap {med['gap_med']:5.3f} busy "
                   f"{med['busy_med']:4.2f}/{med['busy_max']:4.2f} drain {med['drain_med']:5.2f} lastw "
-                  f"{med['lastw_med']:5.2f}/{med['lastw_max']:5.2f} | SM {med['sm_mhz']:.0f} MHz (counters "
-                  f"{med['clk_mhz']:.0f}) | check after: {again}", flush=True)
+                  f"{med['lastw_med']:5.2f}/{med['lastw_max']:5.2f} | SM {med['clk_mhz']:.0f} MHz by its "
+                  f"counters (NVML after: {med.get('sm_mhz', 0):.0f}) | check after: {again}", flush=True)
         except Exception as e:  # noqa: BLE001 - a form that fails is a row
             doc["forms"][label] = {"error": f"{type(e).__name__}: {e}"[:500]}
             print(f"{label:22s} ERROR {doc['forms'][label]['error'][:150]}", flush=True)

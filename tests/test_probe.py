@@ -83,7 +83,7 @@ def test_fixed_cost_fit_recovers_a_known_line(tmp_path):
 
 def test_pk_timeline_summary_reads_a_known_record():
     """scripts/pk_timeline.py's summary of a PTIMELINE record written by hand (two blocks, 1000 MHz
-    so a clock is a ns; block 1 enters 2 µs late; 10 chunks 1 µs apart, warp 0 computing 0.25 µs of
+    — given, or read off the counters against %globaltimer — so a clock is a ns; block 1 enters 2 µs late; 10 chunks 1 µs apart, warp 0 computing 0.25 µs of
     each in block 0 and 0.75 µs in block 1): skew, span, first chunk, gap, busy and drain come back;
     a zeroed row (a block that did not run) is ignored."""
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -109,6 +109,8 @@ def test_pk_timeline_summary_reads_a_known_record():
     # busy: 10 chunks × work over (last release − first arrival) = 9 µs + work
     assert s["busy_med"] == pytest.approx(np.median([2.5 / 9.25, 7.5 / 9.75]))
     assert s["busy_max"] == pytest.approx(7.5 / 9.75)
+    # without a clock given, the counters' own rate against %globaltimer (here 1000 MHz) converts
+    assert summarize(rec, kw=8)["first_med"] == pytest.approx(3.0)
 
 
 def test_pk_timeline_forms_compile():

@@ -705,8 +705,8 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 // the group last: at the end of its range) waits for the other slots' words of this epoch, adds
 // them in slot order (y does not depend on which block finishes last) and writes y (pk_finish;
 // scripts/pk_timeline.py, s35b: the counter-and-fence finish it replaces cost each block ~2 µs
-// after its last chunk). Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per group in fp32,
-// times the group scale into fp32 accumulators; y rounded once.
+// after its last chunk). Arithmetic as gemv_lowbit_tc (w4a16): exact q·x products summed per
+// group in fp32, times the group scale into fp32 accumulators; y rounded once.
 //
 // Defines: DT, PKW (consumer warps), PSTAGES, PSPW (steps per warp and chunk), PMEMONLY (probe:
 // the consumers XOR the stage's words, wrong by design), PTIMELINE (probe). K a multiple of

@@ -95,6 +95,20 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
     done
 }
 
+pk_timeline() {  # pk_timeline CASE: scripts/pk_timeline.py (CUDA fused_packed's per-block timeline)
+    step "pk_timeline $1"
+    timeout 100 "$PY" scripts/pk_timeline.py --case "$1" --out "$W" > "$W/pk_timeline_$1.txt" 2>&1
+    cat "$W/pk_timeline_$1.txt" >> "$OUT/log-$PART.txt"
+}
+pk_ab() {  # pk_ab NAME FILTER: at both w4a16 bf16 batch-1 cases, fused_packed's timeline, then the
+    # CUDA GEMV configurations matching FILTER in 100 interleaved rounds
+    local c
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        pk_timeline "$c"
+        probe 60 "${1}_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 --only "$2"
+    done
+}
+
 case "$PART" in
 s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 90 wanted), the registered
     # form beside session 28's softmax_split_tma (parts moved as TMA boxes: 59 registers and 64 KiB of
@@ -128,24 +142,12 @@ s35j)  # ~2 min: on the card at hand, how far is CUDA fused_packed (epoch finish
 s35i)  # ~2 min: s35h's PIMMA with x's planes made four groups at a time (s35h: 5.7 us to make them at
     # K = 16384, one group at a time, so the first chunk waited until 7.5 us; in the steady part it
     # was ~2 % faster than the bf16 mma form): timelines, interleaved rounds
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-        probe 60 "gemv_imma_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 \
-            --only 'fused_packed$|packed PIMMA|PMEMONLY'
-    done
+    pk_ab gemv_imma_ab 'fused_packed$|packed PIMMA|PMEMONLY'
     ;;
 s35h)  # ~2 min: CUDA fused_packed's consumers through 8-bit integer mma (PIMMA: x as three byte planes
     # per block, u8 nibbles straight into m16n8k32, no unpack to bf16; ~45 % fewer instructions per
     # step) against the registered bf16 mma form: timelines (checked again after), interleaved rounds
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-        probe 60 "gemv_imma_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 \
-            --only 'fused_packed$|packed PIMMA|PMEMONLY'
-    done
+    pk_ab gemv_imma_ab 'fused_packed$|packed PIMMA|PMEMONLY'
     probe 60 "gemv_imma_fp16" gemv_lowbit cuda --case w4a16,n16384,k16384,b1 --cap 0.5 --only 'fused_packed$|packed PIMMA=1$'
     ;;
 s35g)  # ~2 min: issue 12's GEMV w4a16 bf16 rows with CUDA fused_packed's epoch finish (e734185; s35c/d:
@@ -154,34 +156,19 @@ s35g)  # ~2 min: issue 12's GEMV w4a16 bf16 rows with CUDA fused_packed's epoch 
     cli 200 gemv_w4 run --op gemv_lowbit --backend cuda --backend torch --variant fused_packed \
         --variant fused_dp4a --variant tinygemm --variant dense --timeout 60 \
         --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-    done
+    pk_timeline w4a16,n16384,k16384,b1,bf16
+    pk_timeline w4a16,n28672,k8192,b1,bf16
     ;;
 s35f)  # ~2 min: s35e's pool lost (1.04-1.12 x POOL=0's time, H100): a pool group's finish held up the
     # warp's later chunks (chains of waits). Finishes deferred to after the block's last chunk
     # (PDEFER=1) against them inline, pool sizes 0 / 1 / 2: timelines, interleaved rounds
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-        probe 60 "gemv_defer_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 \
-            --only 'fused_packed$|packed POOL=0|packed POOL=1|PDEFER'
-    done
+    pk_ab gemv_defer_ab 'fused_packed$|packed POOL=0|packed POOL=1|PDEFER'
     ;;
 s35e)  # ~4 min: CUDA fused_packed with a pool (the last ~2 chunks per block, whole groups, taken one
     # at a time by whichever block asks first; s35c/s35d: equal ranges ended 2.4 us apart on an H100):
     # timelines (each form checked again after its timed launches), interleaved rounds against pool
     # sizes 0 (static ranges alone) / 1 / 3 / 4, then harness rows beside tinygemm (issue 12)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-        probe 60 "gemv_pool_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 \
-            --only 'fused_packed$|packed POOL='
-    done
+    pk_ab gemv_pool_ab 'fused_packed$|packed POOL='
     cli 150 gemv_packed run --op gemv_lowbit --backend cuda --backend torch --variant fused_packed \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
         --case w4a16,n1000,k8192,b1 --case w4a16,n8192,k8192,b1
@@ -189,35 +176,20 @@ s35e)  # ~4 min: CUDA fused_packed with a pool (the last ~2 chunks per block, wh
 s35d)  # ~4 min: CUDA fused_packed with the epoch finish (s35c: 3.2 / 4.0 % faster than the counter
     # form, H100) and slot 1's words loaded PPRE = 2 chunks before the end: the timeline, interleaved
     # rounds against PPRE 1 / 4 and the counter form, then harness rows beside tinygemm (issue 12)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-        probe 60 "gemv_ppre_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 \
-            --only 'fused_packed$|packed PEPOCH=0|packed PPRE'
-    done
+    pk_ab gemv_ppre_ab 'fused_packed$|packed PEPOCH=0|packed PPRE'
     cli 150 gemv_packed run --op gemv_lowbit --backend cuda --backend torch --variant fused_packed \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
     ;;
 s35c)  # ~3 min: CUDA fused_packed's group finish with epoch-tagged partials (slot 0 polls, the others
     # post: s35b's timeline showed ~2 us per block from its last chunk to its end under the counter
     # and fences) against the counter form (PEPOCH=0): timelines, then interleaved rounds
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-        probe 60 "gemv_epoch_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 \
-            --only 'fused_packed$|packed PEPOCH=0|PMEMONLY'
-    done
+    pk_ab gemv_epoch_ab 'fused_packed$|packed PEPOCH=0|PMEMONLY'
     ;;
 s35b)  # ~1.5 min: where inside one launch CUDA fused_packed loses time (scripts/pk_timeline.py:
     # per-block clocks of each chunk's arrival and release, the producer's issues, x ready, ends),
     # registered shape, its memory path alone, and the ring depths / warp shapes recorded as slower
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        step "pk_timeline $c"
-        timeout 100 "$PY" scripts/pk_timeline.py --case "$c" --out "$W" > "$W/pk_timeline_$c.txt" 2>&1
-        cat "$W/pk_timeline_$c.txt" >> "$OUT/log-$PART.txt"
-    done
+    pk_timeline w4a16,n16384,k16384,b1,bf16
+    pk_timeline w4a16,n28672,k8192,b1,bf16
     ;;
 s35a)  # ~1 min, prepared in session 34 (not run): Triton fused_dp4a's ring configs with their first 1
     # or 2 word tiles loaded before the dependent launch's wait (PEEL), so weights stream while

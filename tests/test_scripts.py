@@ -113,20 +113,22 @@ def test_cl_window_runs_on_the_cpu(tmp_path):
         assert all(row[k] > 0 for k in ("window_us", "events_us", "ungated_us", "host_batch_us")), row
 
 
-def test_read_ceiling_forms_compile():
-    """scripts/read_ceiling.py's read kernels (the GEMV limiter probe) all compile for sm_90 through
-    NVRTC on a machine without a GPU, the TMA bulk forms included."""
+@pytest.mark.parametrize("script", ["read_ceiling", "pk_timeline"])
+def test_cuda_probe_forms_compile(script):
+    """Every form of the CUDA probe scripts compiles for sm_90 through NVRTC on a machine without a
+    GPU: scripts/read_ceiling.py's read kernels (the GEMV limiter probe, TMA bulk forms included)
+    and scripts/pk_timeline.py's gemv_lowbit_pk builds with PTIMELINE."""
+    import importlib
+
     from backends.cuda import nvrtc_available
 
     if nvrtc_available():
         pytest.skip(f"NVRTC unavailable: {nvrtc_available()}")
-    r = subprocess.run([sys.executable, str(ROOT / "scripts/read_ceiling.py")], capture_output=True,
+    r = subprocess.run([sys.executable, str(ROOT / f"scripts/{script}.py")], capture_output=True,
                        text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     sys.path.insert(0, str(ROOT / "scripts"))
-    from read_ceiling import FORMS
-
-    assert r.stdout.count(" compiled (") == len(FORMS)
+    assert r.stdout.count(" compiled (") == len(importlib.import_module(script).FORMS)
 
 
 def test_dot4_probe_runs_on_the_cpu(tmp_path):

@@ -189,7 +189,13 @@ def _gemv_opencl():
         for m, d in ((None, {"US": 1}), (128, {"US": 2}), (96, {}), (128, {"RT": 1}), (128, {"KW": 2}),
                      (128, {"KW": 8}))] + [
         (f"dp4a RPT={r} TEAMS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.opencl_dp4a(be, c, r, w, m))
-        for r, w, m in DP4A_SHAPES]
+        for r, w, m in DP4A_SHAPES] + [
+        # fused_packed (NVIDIA sm_90: gemv_lowbit_pk in OpenCL C): consumer warps, ring stages, steps
+        # per warp and chunk, work-groups per SM, beside the registered (8, 5, 1, 2)
+        (f"packed KW={kw} STAGES={st} SPW={sp} x{m}/SM",
+         lambda be, c, kw=kw, st=st, sp=sp, m=m: gk.opencl_packed(be, c, kw, st, sp, m))
+        for kw, st, sp, m in ((8, 5, 1, 1), (8, 5, 1, 3), (8, 2, 2, 2), (8, 2, 2, 3), (4, 5, 2, 2),
+                              (4, 5, 2, 3), (4, 4, 1, 4), (16, 2, 1, 1))]
 
 
 def _gemv_webgpu():

@@ -304,9 +304,11 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // removed); steps left over (< US) go one per warp; the warps' partial sums meet in local memory
 // and warp 0 stores.
 // Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
-#ifdef MMA
+#if defined(MMA) || defined(PKW)
 // h2fma, mma16816, unpack_pairs, tc_step (shared with gemv_lowbit.cu); TC_VPL, TC_STEPK, TC_XU
 #include "tc_pairs.h"
+#endif
+#ifdef MMA
 
 __kernel __attribute__((reqd_work_group_size(32 * KW, 1, 1)))
 void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* restrict scales,
@@ -405,6 +407,181 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
                 if (n < N && b < NB) store_total(acc[r][2 * h + j], n, b, N, scales, y);
             }
         }
+}
+#endif
+
+// ---- gemv_lowbit_pk: fused_packed in OpenCL C (NVIDIA sm_90 only: bulk copies through inline PTX) ----
+//
+// gemv_lowbit.cu's gemv_lowbit_pk (read its comment: the repacked stream of kernels.pack_groups,
+// the contiguous range of chunks per work-group, the ring of 1-D bulk copies filled by one
+// producer work-item, each consumer warp's own 16 rows per group and the epoch-tagged group
+// finish) in OpenCL C, the PTX (cp.async.bulk, mbarrier, mma.sync, prmt, relaxed loads) through
+// inline asm as gemv_lowbit_mma's is. A __local pointer's value is its shared-window offset on
+// NVIDIA, the address those instructions take. Differences, all from NVIDIA's OpenCL giving a
+// work-group at most 48 KiB of local memory: x is read from global memory (L1 hits after the
+// first warp; CUDA copies it into shared memory, 2·K bytes), the ring is PSTAGES smaller chunks,
+// and PER_SM work-groups share an SM (the factory caps the registers so they are co-resident:
+// the group finish needs every work-group of the grid running at once, as CUDA's one block per SM).
+// Defines: DT, PKW, PSTAGES, PSPW (as CUDA's). Launch: groups = (B) as kernels.pk_geometry, block
+// = (32·(PKW + 1)); src the packed stream; ws: G·PKW·slots·16 ulong, zero before the first launch;
+// epoch 1, 2, ... per launch.
+#ifdef PKW
+#define PK_WB (PKW * PSPW * 1024)           // bytes of a chunk's weights
+#define PK_STB (PK_WB + PKW * PSPW * 32)    // and its scales
+
+inline uint pk_lds(__local const void* p) { return (uint)(size_t)p; }
+inline void pk_mbar_init(uint bar, uint count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+inline void pk_mbar_arrive(uint bar) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}" ::"r"(bar) : "memory");
+}
+inline void pk_mbar_expect(uint bar, uint bytes) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}" ::"r"(bar),
+                 "r"(bytes) : "memory");
+}
+inline void pk_mbar_wait(uint bar, uint parity) {
+    uint done = 0;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+inline void pk_bulk(uint dst, __global const uchar* src, uint bytes, uint bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+inline ulong pk_ld_relaxed(__global const ulong* p) {
+    ulong v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+inline float pk_wait_part(__global const ulong* p, ulong v, uint epoch) {
+    while ((uint)(v >> 32) != epoch) v = pk_ld_relaxed(p);
+    return as_float((uint)v);
+}
+inline float pk_scale(__local const ushort* s, int i) {
+#if DT == 2
+    return as_float((uint)s[i] << 16);
+#else
+    return vload_half(i, (__local const half*)s);
+#endif
+}
+// the work-group holding chunk c of `total` split over nb: ⌈(c + 1)·nb / total⌉ − 1
+inline int pk_first_block(long c, long nb, long total) { return (int)(((c + 1) * nb + total - 1) / total - 1); }
+
+// a stage (chunk kc of a group) → this warp's PSPW steps of its 16 rows (lane (g, 0): rows g in
+// acc[0], g + 8 in acc[2]); x piece 4h + t of a step from global memory
+inline void pk_steps(__local const uchar* stage, __global const uint4* xs, int kc, int warp, int lane,
+                     float* acc) {
+    const int g = lane >> 2, t = lane & 3;
+    __local const uint4* st = (__local const uint4*)stage + warp * PSPW * 64;
+    __local const ushort* ss = (__local const ushort*)(stage + PK_WB) + warp * PSPW * 16;
+    for (int j = 0; j < PSPW; ++j) {
+        const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
+        __global const uint4* xp = xs + (kc * PSPW + j) * 16 + t;
+        const uint wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+        float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int h = 0; h < 4; ++h) {
+            const uint4 xv = xp[4 * h];
+            uint pa[4], pb[4];
+            unpack_pairs(wa[h], pa);
+            unpack_pairs(wb[h], pb);
+            mma16816(d0, pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
+            mma16816(d1, pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
+        }
+        acc[0] = fma(d0[0] + d1[0], pk_scale(ss, 16 * j + g), acc[0]);
+        acc[2] = fma(d0[2] + d1[2], pk_scale(ss, 16 * j + 8 + g), acc[2]);
+    }
+}
+
+// this warp's 16 sums of group grp into y, or as slot `slot` of `parts` epoch-tagged partials at
+// `part` (CUDA's pk_finish: slots ≥ 1 post, slot 0 adds the others in slot order and stores)
+inline void pk_finish(__global ushort* y, int N, long grp, int warp, int lane, const float* acc,
+                      __global ulong* part, int parts, int slot, uint epoch, const ulong* pre) {
+    const int g = lane >> 2;
+    if ((lane & 3) != 0) return;
+    const int row = (int)grp * 16 * PKW + 16 * warp + g;
+    float v0 = acc[0], v8 = acc[2];
+    if (parts > 1) {
+        if (slot != 0) {
+            part[slot * 16 + g] = ((ulong)epoch << 32) | as_uint(v0);
+            part[slot * 16 + 8 + g] = ((ulong)epoch << 32) | as_uint(v8);
+            return;
+        }
+        for (int p = 1; p < parts; ++p) {
+            v0 += pk_wait_part(part + p * 16 + g, p == 1 ? pre[0] : 0ul, epoch);
+            v8 += pk_wait_part(part + p * 16 + 8 + g, p == 1 ? pre[1] : 0ul, epoch);
+        }
+    }
+    if (row < N) st16(v0, row, y);
+    if (row + 8 < N) st16(v8, row + 8, y);
+}
+
+__kernel __attribute__((reqd_work_group_size(32 * (PKW + 1), 1, 1)))
+void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* restrict x,
+                    __global ushort* restrict y, int N, int K, __global ulong* restrict ws, int slots,
+                    uint epoch) {
+    __local uint4 ring[PSTAGES * PK_STB / 16];
+    __local ulong full[PSTAGES], empty[PSTAGES];
+    __local const uchar* dyn = (__local const uchar*)ring;
+    const int lane = get_local_id(0) & 31, warp = get_local_id(0) >> 5;
+    const int cpg = K / 128 / PSPW, groups = (N + 16 * PKW - 1) / (16 * PKW);
+    const long total = (long)groups * cpg, nb = get_num_groups(0), bid = get_group_id(0);
+    const long start = total * bid / nb, end = total * (bid + 1) / nb;
+    const int len = (int)(end - start);
+    if (get_local_id(0) == 0) {
+        for (int s = 0; s < PSTAGES; ++s) {
+            pk_mbar_init(pk_lds(&full[s]), 1);
+            pk_mbar_init(pk_lds(&empty[s]), PKW);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;" ::: "memory");
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    if (warp == PKW) {  // producer: lane 0 streams the range's chunks through the ring
+        if (lane != 0) return;
+        for (int i = 0; i < len; ++i) {
+            const int s = i % PSTAGES;
+            const uint fb = pk_lds(&full[s]);
+            if (i >= PSTAGES) pk_mbar_wait(pk_lds(&empty[s]), ((i / PSTAGES) - 1) & 1);
+            pk_mbar_expect(fb, PK_STB);
+            pk_bulk(pk_lds(dyn + s * PK_STB), src + (start + i) * PK_STB, PK_STB, fb);
+        }
+        return;
+    }
+
+    __global const uint4* xs = (__global const uint4*)x;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    long cur = start / cpg;  // the group acc belongs to
+    ulong pre[2] = {0ul, 0ul};
+    const long last = (end - 1) / cpg;
+    const bool fin = pk_first_block(last * cpg, nb, total) == (int)bid &&
+                     pk_first_block(last * cpg + cpg - 1, nb, total) > (int)bid;
+    for (int i = 0; i < len; ++i) {
+        const long c = start + i, grp = c / cpg;
+        const int kc = (int)(c - grp * cpg), s = i % PSTAGES;
+        if (grp != cur) {
+            const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);
+            pk_finish(y, N, cur, warp, lane, acc, ws + (cur * PKW + warp) * slots * 16, b1 - b0 + 1,
+                      (int)bid - b0, epoch, pre);
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+            cur = grp;
+        }
+        if (i == (len > 2 ? len - 2 : 0) && (lane & 3) == 0 && fin) {  // slot 1's words of the last group
+            __global const ulong* p1 = ws + (last * PKW + warp) * slots * 16 + 16;
+            pre[0] = pk_ld_relaxed(p1 + (lane >> 2)), pre[1] = pk_ld_relaxed(p1 + 8 + (lane >> 2));
+        }
+        pk_mbar_wait(pk_lds(&full[s]), (uint)(i / PSTAGES) & 1);
+        pk_steps(dyn + s * PK_STB, xs, kc, warp, lane, acc);
+        asm volatile("bar.warp.sync 0xffffffff;" ::: "memory");
+        if (lane == 0) pk_mbar_arrive(pk_lds(&empty[s]));
+    }
+    if (len > 0) {
+        const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);
+        pk_finish(y, N, cur, warp, lane, acc, ws + (cur * PKW + warp) * slots * 16, b1 - b0 + 1, (int)bid - b0,
+                  epoch, pre);
+    }
 }
 #endif
 

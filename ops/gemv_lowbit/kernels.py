@@ -672,6 +672,66 @@ def opencl_fused_mma(be, case, maxrreg: int | None = MMA_MAXRREG, **defines):
                                                            nn, kk])
 
 
+#: OpenCL fused_packed (gemv_lowbit.cl: gemv_lowbit_pk): consumer warps, ring stages, steps per warp
+#: and chunk, work-groups per SM — 5 stages of 8.25 KiB fit the 48 KiB NVIDIA's OpenCL gives a
+#: work-group, two work-groups per SM keep 82.5 KiB in flight (CUDA's one block: 3 × 33 KiB).
+#: Not yet measured on a GPU.
+PK_CL_KW, PK_CL_STAGES, PK_CL_SPW, PK_CL_PER_SM = 8, 5, 1, 2
+#: registers per SM of the sm_90 parts the kernel runs on (the co-residency cap below)
+SM90_REGS = 65536
+
+
+def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw: int = PK_CL_SPW,
+                  per_sm: int = PK_CL_PER_SM):
+    """w4a16 at batch 1 on NVIDIA sm_90 from OpenCL C: gemv_lowbit.cl's gemv_lowbit_pk over the
+    stream of ``pack_groups`` (repacked once per input set, outside the timed calls, as CUDA's
+    ``cuda_packed``). ``per_sm`` work-groups per SM, their registers capped
+    (-cl-nv-maxrregcount) so all of them are resident at once, which the group finish needs.
+    Unsupported off NVIDIA's OpenCL at compute capability 9, without its compiler options (the
+    cap), for K not a multiple of 128·``spw``, or where the ring exceeds the local memory."""
+    feats = set(be.device.features)
+    dev = getattr(be, "cl_device", None)
+    if "cl_nv_device_attribute_query" not in feats or int(dev.compute_capability_major_nv) < 9:
+        raise Unsupported("gemv_lowbit_pk: NVIDIA OpenCL, compute capability 9.0+ only (PTX bulk copies)")
+    if "cl_nv_compiler_options" not in feats:
+        raise Unsupported("gemv_lowbit_pk: needs cl_nv_compiler_options (the register cap for co-residency)")
+    n, k, b, bits = _dims(case)
+    if bits != 4 or b != 1 or k % (GROUP * spw):
+        raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
+    lmem = stages * kw * spw * 1056 + 16 * stages  # ring, barriers
+    if lmem > int(dev.local_mem_size):
+        raise Unsupported(f"gemv_lowbit_pk needs {lmem} bytes of local memory; the device allows "
+                          f"{int(dev.local_mem_size)}")
+    maxrreg = SM90_REGS // (per_sm * 32 * (kw + 1)) // 8 * 8
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw}
+    prog = be.compile(_CL, "gemv_lowbit_pk", defs, (f"-cl-nv-maxrregcount={min(255, maxrreg)}",))
+    groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
+    ws = be.empty((groups * slots * kw * 16,), np.uint64)  # epoch-tagged partials
+    be.fill_bytes(ws, 0)
+    nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
+    epochs = itertools.count(1)
+    cache: dict = {}
+
+    def stream(ins):  # the packed stream of this input set, made once per set (on the host)
+        if not _same_inputs(cache, ins):
+            cache.pop("stream", None)
+            cache["stream"] = be.upload(pack_groups(be.download(ins["qweight"]), be.download(ins["scales"]),
+                                                    n, k, kw, spw))
+        return cache["stream"]
+
+    return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
+                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, ns,
+                                        np.uint32(next(epochs) % 0xFFFFFFFF or 1)])
+
+
+@kernel("gemv_lowbit", "opencl", "fused_packed")
+def opencl_fused_packed(be, case):
+    """CUDA's fused_packed in OpenCL C (``opencl_packed``; gemv_lowbit.cl: gemv_lowbit_pk): the
+    repacked stream through a ring of 1-D bulk copies (inline PTX), each consumer warp's own rows,
+    mma.sync consumers, x from global memory. NVIDIA sm_90 only; elsewhere unsupported."""
+    return opencl_packed(be, case)
+
+
 # ---- triton ---------------------------------------------------------------------------------
 
 #: K tile of every Triton kernel: one w4a16 scale group

@@ -194,8 +194,8 @@ def _gemv_opencl():
         # per warp and chunk, work-groups per SM, beside the registered (8, 5, 1, 2)
         (f"packed KW={kw} STAGES={st} SPW={sp} x{m}/SM",
          lambda be, c, kw=kw, st=st, sp=sp, m=m: gk.opencl_packed(be, c, kw, st, sp, m))
-        for kw, st, sp, m in ((8, 5, 1, 1), (8, 5, 1, 3), (8, 2, 2, 2), (8, 2, 2, 3), (4, 5, 2, 2),
-                              (4, 5, 2, 3), (4, 4, 1, 4), (16, 2, 1, 1))]
+        for kw, st, sp, m in ((8, 5, 1, 1), (8, 5, 1, 3), (8, 2, 2, 2), (8, 2, 2, 3), (4, 8, 1, 3),
+                              (4, 10, 1, 3), (4, 4, 1, 4), (4, 2, 2, 4), (16, 2, 1, 1))]
 
 
 def _gemv_webgpu():

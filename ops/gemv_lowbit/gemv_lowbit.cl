@@ -470,20 +470,25 @@ inline float pk_scale(__local const ushort* s, int i) {
 // the work-group holding chunk c of `total` split over nb: ⌈(c + 1)·nb / total⌉ − 1
 inline int pk_first_block(long c, long nb, long total) { return (int)(((c + 1) * nb + total - 1) / total - 1); }
 
-// a stage (chunk kc of a group) → this warp's PSPW steps of its 16 rows (lane (g, 0): rows g in
-// acc[0], g + 8 in acc[2]); x piece 4h + t of a step from global memory
-inline void pk_steps(__local const uchar* stage, __global const uint4* xs, int kc, int warp, int lane,
-                     float* acc) {
-    const int g = lane >> 2, t = lane & 3;
+// the lane's x pieces 4h + t of chunk kc's PSPW steps, from global memory (loaded a chunk ahead:
+// an L1 or L2 round trip per step in the consumers' path otherwise)
+inline void pk_ldx(__global const uint4* xs, int kc, int t, uint4* xr) {
+    for (int j = 0; j < PSPW; ++j)
+        for (int h = 0; h < 4; ++h) xr[4 * j + h] = xs[(kc * PSPW + j) * 16 + 4 * h + t];
+}
+
+// a stage → this warp's PSPW steps of its 16 rows (lane (g, 0): rows g in acc[0], g + 8 in acc[2]),
+// with the chunk's x pieces xr (pk_ldx)
+inline void pk_steps(__local const uchar* stage, const uint4* xr, int warp, int lane, float* acc) {
+    const int g = lane >> 2;
     __local const uint4* st = (__local const uint4*)stage + warp * PSPW * 64;
     __local const ushort* ss = (__local const ushort*)(stage + PK_WB) + warp * PSPW * 16;
     for (int j = 0; j < PSPW; ++j) {
         const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
-        __global const uint4* xp = xs + (kc * PSPW + j) * 16 + t;
         const uint wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
         float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         for (int h = 0; h < 4; ++h) {
-            const uint4 xv = xp[4 * h];
+            const uint4 xv = xr[4 * j + h];
             uint pa[4], pb[4];
             unpack_pairs(wa[h], pa);
             unpack_pairs(wb[h], pb);
@@ -558,9 +563,13 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
     const long last = (end - 1) / cpg;
     const bool fin = pk_first_block(last * cpg, nb, total) == (int)bid &&
                      pk_first_block(last * cpg + cpg - 1, nb, total) > (int)bid;
+    uint4 xr[4 * PSPW];
+    if (len > 0) pk_ldx(xs, (int)(start % cpg), lane & 3, xr);
     for (int i = 0; i < len; ++i) {
         const long c = start + i, grp = c / cpg;
-        const int kc = (int)(c - grp * cpg), s = i % PSTAGES;
+        const int s = i % PSTAGES;
+        uint4 xn[4 * PSPW];  // the next chunk's x (this one's again at the end: L1 hits, unused)
+        pk_ldx(xs, (int)((i + 1 < len ? c + 1 : c) % cpg), lane & 3, xn);
         if (grp != cur) {
             const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);
             pk_finish(y, N, cur, warp, lane, acc, ws + (cur * PKW + warp) * slots * 16, b1 - b0 + 1,
@@ -573,9 +582,10 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
             pre[0] = pk_ld_relaxed(p1 + (lane >> 2)), pre[1] = pk_ld_relaxed(p1 + 8 + (lane >> 2));
         }
         pk_mbar_wait(pk_lds(&full[s]), (uint)(i / PSTAGES) & 1);
-        pk_steps(dyn + s * PK_STB, xs, kc, warp, lane, acc);
+        pk_steps(dyn + s * PK_STB, xr, warp, lane, acc);
         asm volatile("bar.warp.sync 0xffffffff;" ::: "memory");
         if (lane == 0) pk_mbar_arrive(pk_lds(&empty[s]));
+        for (int e = 0; e < 4 * PSPW; ++e) xr[e] = xn[e];
     }
     if (len > 0) {
         const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);

@@ -195,7 +195,10 @@ def _gemv_opencl():
         (f"packed KW={kw} STAGES={st} SPW={sp} x{m}/SM",
          lambda be, c, kw=kw, st=st, sp=sp, m=m: gk.opencl_packed(be, c, kw, st, sp, m))
         for kw, st, sp, m in ((8, 5, 1, 1), (8, 5, 1, 3), (8, 2, 2, 2), (8, 2, 2, 3), (4, 8, 1, 3),
-                              (4, 10, 1, 3), (4, 4, 1, 4), (4, 2, 2, 4), (16, 2, 1, 1))]
+                              (4, 10, 1, 3), (4, 4, 1, 4), (4, 2, 2, 4), (16, 2, 1, 1))] + [
+        # ptxas's registers and spills in the build log (PYOPENCL_COMPILER_OUTPUT=1)
+        (f"packed verbose x{m}/SM",
+         lambda be, c, m=m: gk.opencl_packed(be, c, per_sm=m, options=("-cl-nv-verbose",))) for m in (2, 3)]
 
 
 def _gemv_webgpu():

@@ -128,18 +128,20 @@ s36d)  # ~6 min: OpenCL fused_packed's harness rows beside fused_mma and tinygem
         --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 --timeout 90
     OUT="$OUT" bash "$0" s36a; cat "$OUT/log-s36a.txt" >> "$OUT/log-$PART.txt"
     ;;
-s36c)  # ~8 min: s36b, then s36a
+s36c)  # ~5 min: s36b, then s36a
     for q in s36b s36a; do
         OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
     done
     ;;
-s36b)  # ~3.5 min: OpenCL fused_packed (session 36: CUDA's gemv_lowbit_pk in OpenCL C, bulk copies and
-    # mbarriers through inline PTX; never run before) — every gemv_lowbit test case it takes checked on
+s36b)  # ~1 min: OpenCL fused_packed (session 36: CUDA's gemv_lowbit_pk in OpenCL C, bulk copies and
+    # mbarriers through inline PTX; first run: s36b-1) — every gemv_lowbit test case it takes checked on
     # the GPU, then beside fused_mma at both w4a16 bf16 batch-1 bench cases with its probe shapes
     SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_opencl_packed run --size test --check-only \
         --backend opencl --op gemv_lowbit --variant fused_packed --timeout 60
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 150 "gemv_opencl_$c" gemv_lowbit opencl --case "$c" --only 'fused_mma$|fused_packed$|packed ' --cap 1
+        export PYOPENCL_COMPILER_OUTPUT=1  # NVIDIA's build logs (the verbose shapes: registers, spills)
+        probe 150 "gemv_opencl_$c" gemv_lowbit opencl --case "$c" \
+            --only 'fused_mma$|fused_packed$|packed ' --cap 1
     done
     ;;
 s36a)  # ~4 min, prepared in session 35 for an H200 (any Hopper card runs it; only an H200's rows count

@@ -473,7 +473,9 @@ inline int pk_first_block(long c, long nb, long total) { return (int)(((c + 1) *
 // the lane's x pieces 4h + t of chunk kc's PSPW steps, from global memory (loaded a chunk ahead:
 // an L1 or L2 round trip per step in the consumers' path otherwise)
 inline void pk_ldx(__global const uint4* xs, int kc, int t, uint4* xr) {
+#pragma unroll
     for (int j = 0; j < PSPW; ++j)
+#pragma unroll
         for (int h = 0; h < 4; ++h) xr[4 * j + h] = xs[(kc * PSPW + j) * 16 + 4 * h + t];
 }
 
@@ -483,10 +485,12 @@ inline void pk_steps(__local const uchar* stage, const uint4* xr, int warp, int 
     const int g = lane >> 2;
     __local const uint4* st = (__local const uint4*)stage + warp * PSPW * 64;
     __local const ushort* ss = (__local const ushort*)(stage + PK_WB) + warp * PSPW * 16;
+#pragma unroll
     for (int j = 0; j < PSPW; ++j) {
         const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
         const uint wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
         float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
         for (int h = 0; h < 4; ++h) {
             const uint4 xv = xr[4 * j + h];
             uint pa[4], pb[4];
@@ -585,6 +589,7 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
         pk_steps(dyn + s * PK_STB, xr, warp, lane, acc);
         asm volatile("bar.warp.sync 0xffffffff;" ::: "memory");
         if (lane == 0) pk_mbar_arrive(pk_lds(&empty[s]));
+#pragma unroll
         for (int e = 0; e < 4 * PSPW; ++e) xr[e] = xn[e];
     }
     if (len > 0) {

@@ -682,13 +682,14 @@ SM90_REGS = 65536
 
 
 def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw: int = PK_CL_SPW,
-                  per_sm: int = PK_CL_PER_SM):
+                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = ()):
     """w4a16 at batch 1 on NVIDIA sm_90 from OpenCL C: gemv_lowbit.cl's gemv_lowbit_pk over the
     stream of ``pack_groups`` (repacked once per input set, outside the timed calls, as CUDA's
     ``cuda_packed``). ``per_sm`` work-groups per SM, their registers capped
     (-cl-nv-maxrregcount) so all of them are resident at once, which the group finish needs.
     Unsupported off NVIDIA's OpenCL at compute capability 9, without its compiler options (the
-    cap), for K not a multiple of 128·``spw``, or where the ring exceeds the local memory."""
+    cap), for K not a multiple of 128·``spw``, or where the ring exceeds the local memory.
+    ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills)."""
     feats = set(be.device.features)
     dev = getattr(be, "cl_device", None)
     if "cl_nv_device_attribute_query" not in feats or int(dev.compute_capability_major_nv) < 9:
@@ -704,7 +705,7 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
                           f"{int(dev.local_mem_size)}")
     maxrreg = SM90_REGS // (per_sm * 32 * (kw + 1)) // 8 * 8
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw}
-    prog = be.compile(_CL, "gemv_lowbit_pk", defs, (f"-cl-nv-maxrregcount={min(255, maxrreg)}",))
+    prog = be.compile(_CL, "gemv_lowbit_pk", defs, (f"-cl-nv-maxrregcount={min(255, maxrreg)}", *options))
     groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
     ws = be.empty((groups * slots * kw * 16,), np.uint64)  # epoch-tagged partials
     be.fill_bytes(ws, 0)

@@ -567,13 +567,16 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
     const long last = (end - 1) / cpg;
     const bool fin = pk_first_block(last * cpg, nb, total) == (int)bid &&
                      pk_first_block(last * cpg + cpg - 1, nb, total) > (int)bid;
+    // chunk i's group and place in it, counted on (no 64-bit division per chunk: at one step per
+    // warp and chunk, three of them cost more than the step's arithmetic)
+    long grp = cur;
+    int kc = (int)(start - cur * cpg);
     uint4 xr[4 * PSPW];
-    if (len > 0) pk_ldx(xs, (int)(start % cpg), lane & 3, xr);
+    if (len > 0) pk_ldx(xs, kc, lane & 3, xr);
     for (int i = 0; i < len; ++i) {
-        const long c = start + i, grp = c / cpg;
-        const int s = i % PSTAGES;
+        const int s = i % PSTAGES, kn = kc + 1 == cpg ? 0 : kc + 1;
         uint4 xn[4 * PSPW];  // the next chunk's x (this one's again at the end: L1 hits, unused)
-        pk_ldx(xs, (int)((i + 1 < len ? c + 1 : c) % cpg), lane & 3, xn);
+        pk_ldx(xs, i + 1 < len ? kn : kc, lane & 3, xn);
         if (grp != cur) {
             const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);
             pk_finish(y, N, cur, warp, lane, acc, ws + (cur * PKW + warp) * slots * 16, b1 - b0 + 1,
@@ -591,6 +594,8 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
         if (lane == 0) pk_mbar_arrive(pk_lds(&empty[s]));
 #pragma unroll
         for (int e = 0; e < 4 * PSPW; ++e) xr[e] = xn[e];
+        grp += kn == 0;
+        kc = kn;
     }
     if (len > 0) {
         const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);

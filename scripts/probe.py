@@ -145,7 +145,8 @@ def _gemv_cuda():
                            # session 35: half-size chunks (SPW 2) with the same bytes in flight or
                            # more — the last chunk's compute (the drain) and the range split halve
                            (8, 4, 2), (8, 6, 2), (8, 8, 2))] + [  # fused_packed
-        ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1))] + [
+        ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1)),
+        ("packed PKDIV", lambda be, c: gk.cuda_packed(be, c, PKDIV=1))] + [  # the per-chunk division
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))
         for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM

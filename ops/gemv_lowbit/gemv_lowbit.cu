@@ -746,6 +746,9 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 #define PMEMONLY 0
 #endif
 
+#ifndef PKDIV
+#define PKDIV 0  // probe: 1 finds each chunk's group by a 64-bit division (the form before session 36)
+#endif
 #ifndef PTIMELINE
 #define PTIMELINE 0  // probe: per-block event clocks into a last argument tl (scripts/pk_timeline.py)
 #endif
@@ -920,9 +923,16 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
         const int b0 = first_block(grp * cpg), b1 = first_block(grp * cpg + cpg - 1);
         pk_finish(y, N, grp, warp, lane, acc, part_of(grp), b1 - b0 + 1, blockIdx.x - b0, epoch, pre);
     };
+#if PKDIV  // probe: the group and place of each chunk by a 64-bit division (before session 36)
     for (int i = 0; i < len; ++i) {
         const long long c = start + i, grp = c / cpg;
         const int kc = (int)(c - grp * cpg), s = i % PSTAGES;
+#else  // counted on from the range's start (OpenCL's port ran 8-10 % faster without its divisions)
+    long long grp = cur;
+    int kc = (int)(start - cur * cpg);
+    for (int i = 0; i < len; ++i, kc = kc + 1 == cpg ? 0 : kc + 1, grp += kc == 0) {
+        const int s = i % PSTAGES;
+#endif
         if (grp != cur) {
             flush(cur);
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;

@@ -675,7 +675,10 @@ def opencl_fused_mma(be, case, maxrreg: int | None = MMA_MAXRREG, **defines):
 #: OpenCL fused_packed (gemv_lowbit.cl: gemv_lowbit_pk): consumer warps, ring stages, steps per warp
 #: and chunk, work-groups per SM — 5 stages of 8.25 KiB fit the 48 KiB NVIDIA's OpenCL gives a
 #: work-group, two work-groups per SM keep 82.5 KiB in flight (CUDA's one block: 3 × 33 KiB).
-#: Not yet measured on a GPU.
+#: H100 only so far (probes-20261206-session36, s36b-3; K=N=16384 / K=8192 N=28672, % of that
+#: card's ceiling): 72.1 / 71.6 registered, (16, 2, 1, 1) 73.4 / 71.4, (4, 4, 1, 4) 71.4 / 70.3,
+#: (4, 8, 1, 3) 70.5 / 65.5, (8, 2, 2, 2) 69.8 / 67.4, three per SM 58–61 (their 72-register cap
+#: not taken: 96 in the build log); fused_mma 77.1 / 74.7 in the same probe.
 PK_CL_KW, PK_CL_STAGES, PK_CL_SPW, PK_CL_PER_SM = 8, 5, 1, 2
 #: registers per SM of the sm_90 parts the kernel runs on (the co-residency cap below)
 SM90_REGS = 65536

@@ -420,8 +420,9 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 // NVIDIA, the address those instructions take. Differences, all from NVIDIA's OpenCL giving a
 // work-group at most 48 KiB of local memory: x is read from global memory (L1 hits after the
 // first warp; CUDA copies it into shared memory, 2·K bytes), the ring is PSTAGES smaller chunks,
-// and PER_SM work-groups share an SM (the factory caps the registers so they are co-resident:
-// the group finish needs every work-group of the grid running at once, as CUDA's one block per SM).
+// and several work-groups share an SM (the factory caps the registers so the whole grid can be
+// resident, as CUDA's one block per SM is; one that is not waits for a slot — slower, not stuck: a
+// work-group waits only at the end of its range and only on later ones, which post at their start).
 // Measured on an H100 only (session 36): 72 % of its ceiling against fused_mma's 74–76 %; three 64-bit
 // divisions per chunk (its group and place) had cost 7–9 points at one step per warp and chunk.
 // Defines: DT, PKW, PSTAGES, PSPW (as CUDA's). Launch: groups = (B) as kernels.pk_geometry, block

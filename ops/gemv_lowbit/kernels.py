@@ -680,7 +680,7 @@ def opencl_fused_mma(be, case, maxrreg: int | None = MMA_MAXRREG, **defines):
 #: (4, 8, 1, 3) 70.5 / 65.5, (8, 2, 2, 2) 69.8 / 67.4, three per SM 58–61 (their 72-register cap
 #: not taken: 96 in the build log); fused_mma 77.1 / 74.7 in the same probe.
 PK_CL_KW, PK_CL_STAGES, PK_CL_SPW, PK_CL_PER_SM = 8, 5, 1, 2
-#: registers per SM of the sm_90 parts the kernel runs on (the co-residency cap below)
+#: registers per SM of the sm_90 parts the kernel runs on (the residency cap below)
 SM90_REGS = 65536
 
 
@@ -689,7 +689,8 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     """w4a16 at batch 1 on NVIDIA sm_90 from OpenCL C: gemv_lowbit.cl's gemv_lowbit_pk over the
     stream of ``pack_groups`` (repacked once per input set, outside the timed calls, as CUDA's
     ``cuda_packed``). ``per_sm`` work-groups per SM, their registers capped
-    (-cl-nv-maxrregcount) so all of them are resident at once, which the group finish needs.
+    (-cl-nv-maxrregcount) so the whole grid can be resident at once (s36b: the three-per-SM
+    shapes' 72-register cap did not hold, and they ran 10 points slower, not stuck).
     Unsupported off NVIDIA's OpenCL at compute capability 9, without its compiler options (the
     cap), for K not a multiple of 128·``spw``, or where the ring exceeds the local memory.
     ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills)."""
@@ -698,7 +699,7 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     if "cl_nv_device_attribute_query" not in feats or int(dev.compute_capability_major_nv) < 9:
         raise Unsupported("gemv_lowbit_pk: NVIDIA OpenCL, compute capability 9.0+ only (PTX bulk copies)")
     if "cl_nv_compiler_options" not in feats:
-        raise Unsupported("gemv_lowbit_pk: needs cl_nv_compiler_options (the register cap for co-residency)")
+        raise Unsupported("gemv_lowbit_pk: needs cl_nv_compiler_options (the register cap for residency)")
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % (GROUP * spw):
         raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")

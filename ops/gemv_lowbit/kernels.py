@@ -414,24 +414,32 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
                           f"{be.smem_per_block()}")
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, **probe,
             **({"PTIMELINE": 1} if timeline is not None else {})}
-    groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
     prog = be.compile(_CU, "gemv_lowbit_pk", defs, options=("-arch=sm_90",))
-    ws = be.empty((groups * slots * kw * 16,), np.uint64)  # epoch-tagged partials
-    be.fill_bytes(ws, 0)  # epoch 0: no launch's
+    return _pk_run(be, prog, n, k, kw, spw, per_sm,
+                   lambda ins: pack_groups(ins["qweight"], ins["scales"], n, k, kw, spw),
+                   smem, () if timeline is None else (timeline,))
+
+
+def _pk_run(be, prog, n: int, k: int, kw: int, spw: int, per_sm: int, pack, smem: int = 0, tail=()):
+    """The run of gemv_lowbit_pk in either dialect: its geometry, the zeroed epoch-tagged
+    partials ``ws`` (epoch 0: no launch's; each launch passes the next), and the packed stream
+    ``pack(ins)`` made once per input set (the old set's copy freed first)."""
+    groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
+    ws = be.empty((groups * slots * kw * 16,), np.uint64)
+    be.fill_bytes(ws, 0)
     nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
     epochs = itertools.count(1)
     cache: dict = {}
 
-    def stream(ins):  # the packed stream of this input set, made once per set
+    def stream(ins):
         if not _same_inputs(cache, ins):
-            cache.pop("stream", None)  # free the old set's copy first
-            cache["stream"] = pack_groups(ins["qweight"], ins["scales"], n, k, kw, spw)
+            cache.pop("stream", None)
+            cache["stream"] = pack(ins)
         return cache["stream"]
 
     return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
                                        [stream(ins), ins["x"], outs["y"], nn, kk, ws, ns,
-                                        np.uint32(next(epochs) % 0xFFFFFFFF or 1),
-                                        *([] if timeline is None else [timeline])], shared_mem=smem)
+                                        np.uint32(next(epochs) % 0xFFFFFFFF or 1), *tail], shared_mem=smem)
 
 
 #: gemv_lowbit_simt shape (rows per warp, warps per block; 128-thread blocks fit any CUDA GPU).
@@ -710,23 +718,9 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     maxrreg = SM90_REGS // (per_sm * 32 * (kw + 1)) // 8 * 8
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw}
     prog = be.compile(_CL, "gemv_lowbit_pk", defs, (f"-cl-nv-maxrregcount={min(255, maxrreg)}", *options))
-    groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
-    ws = be.empty((groups * slots * kw * 16,), np.uint64)  # epoch-tagged partials
-    be.fill_bytes(ws, 0)
-    nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
-    epochs = itertools.count(1)
-    cache: dict = {}
-
-    def stream(ins):  # the packed stream of this input set, made once per set (on the host)
-        if not _same_inputs(cache, ins):
-            cache.pop("stream", None)
-            cache["stream"] = be.upload(pack_groups(be.download(ins["qweight"]), be.download(ins["scales"]),
-                                                    n, k, kw, spw))
-        return cache["stream"]
-
-    return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
-                                       [stream(ins), ins["x"], outs["y"], nn, kk, ws, ns,
-                                        np.uint32(next(epochs) % 0xFFFFFFFF or 1)])
+    return _pk_run(be, prog, n, k, kw, spw, per_sm,  # the stream packed on the host
+                   lambda ins: be.upload(pack_groups(be.download(ins["qweight"]), be.download(ins["scales"]),
+                                                     n, k, kw, spw)))
 
 
 @kernel("gemv_lowbit", "opencl", "fused_packed")

@@ -150,8 +150,8 @@ s36b)  # ~1 min: OpenCL fused_packed (session 36: CUDA's gemv_lowbit_pk in OpenC
     # the GPU, then beside fused_mma at both w4a16 bf16 batch-1 bench cases with its probe shapes
     SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_opencl_packed run --size test --check-only \
         --backend opencl --op gemv_lowbit --variant fused_packed --timeout 60
+    export PYOPENCL_COMPILER_OUTPUT=1  # NVIDIA's build logs (the verbose shapes: registers, spills)
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        export PYOPENCL_COMPILER_OUTPUT=1  # NVIDIA's build logs (the verbose shapes: registers, spills)
         probe 150 "gemv_opencl_$c" gemv_lowbit opencl --case "$c" \
             --only 'fused_mma$|fused_packed$|packed ' --cap 1
     done

@@ -471,7 +471,9 @@ inline float pk_scale(__local const ushort* s, int i) {
 #endif
 }
 // the work-group holding chunk c of `total` split over nb: ⌈(c + 1)·nb / total⌉ − 1
-inline int pk_first_block(long c, long nb, long total) { return (int)(((c + 1) * nb + total - 1) / total - 1); }
+inline int pk_first_block(long c, long nb, long total) {
+    return (int)(((c + 1) * nb + total - 1) / total - 1);
+}
 
 // the lane's x pieces 4h + t of chunk kc's PSPW steps, from global memory (loaded a chunk ahead:
 // an L1 or L2 round trip per step in the consumers' path otherwise)
@@ -507,12 +509,17 @@ inline void pk_steps(__local const uchar* stage, const uint4* xr, int warp, int 
     }
 }
 
-// this warp's 16 sums of group grp into y, or as slot `slot` of `parts` epoch-tagged partials at
-// `part` (CUDA's pk_finish: slots ≥ 1 post, slot 0 adds the others in slot order and stores)
+// this warp's 16 sums of group grp into y, or as this work-group's slot of the group's epoch-tagged
+// partials in ws — one per work-group b0..b1 holding its chunks (CUDA's pk_finish and flush: slots
+// ≥ 1 post, slot 0 adds the others in slot order and stores)
 inline void pk_finish(__global ushort* y, int N, long grp, int warp, int lane, const float* acc,
-                      __global ulong* part, int parts, int slot, uint epoch, const ulong* pre) {
+                      __global ulong* ws, int slots, int cpg, long nb, long total, long bid, uint epoch,
+                      const ulong* pre) {
     const int g = lane >> 2;
     if ((lane & 3) != 0) return;
+    const int b0 = pk_first_block(grp * cpg, nb, total), slot = (int)bid - b0;
+    const int parts = pk_first_block(grp * cpg + cpg - 1, nb, total) - b0 + 1;
+    __global ulong* part = ws + (grp * PKW + warp) * slots * 16;
     const int row = (int)grp * 16 * PKW + 16 * warp + g;
     float v0 = acc[0], v8 = acc[2];
     if (parts > 1) {
@@ -581,9 +588,7 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
         uint4 xn[4 * PSPW];  // the next chunk's x (this one's again at the end: L1 hits, unused)
         pk_ldx(xs, i + 1 < len ? kn : kc, lane & 3, xn);
         if (grp != cur) {
-            const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);
-            pk_finish(y, N, cur, warp, lane, acc, ws + (cur * PKW + warp) * slots * 16, b1 - b0 + 1,
-                      (int)bid - b0, epoch, pre);
+            pk_finish(y, N, cur, warp, lane, acc, ws, slots, cpg, nb, total, bid, epoch, pre);
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
             cur = grp;
         }
@@ -600,11 +605,7 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
         grp += kn == 0;
         kc = kn;
     }
-    if (len > 0) {
-        const int b0 = pk_first_block(cur * cpg, nb, total), b1 = pk_first_block(cur * cpg + cpg - 1, nb, total);
-        pk_finish(y, N, cur, warp, lane, acc, ws + (cur * PKW + warp) * slots * 16, b1 - b0 + 1, (int)bid - b0,
-                  epoch, pre);
-    }
+    if (len > 0) pk_finish(y, N, cur, warp, lane, acc, ws, slots, cpg, nb, total, bid, epoch, pre);
 }
 #endif
 

@@ -121,6 +121,15 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
+s37a)  # ~2 min: Triton fused_dp4a with the first 1 / 2 / 4 word tiles of each program's rows prefetched
+    # into L2 before the dependent launch's wait (PREF: DRAM streams while gemv_x_planes runs; s34c on
+    # H100s: that launch is 3.5 us of the 9.3 us fixed cost per call, and PEEL, the same tiles loaded
+    # into registers, lost 1.2-16 % in s35a), 100 interleaved rounds at issue 12's shapes
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 90 "gemv_pref_ab_$c" gemv_lowbit triton --case "$c" --cap 0.5 --ab 100 \
+            --only 'dp4a shape=(16, 1024, 4, 3)|dp4a shape=(8, 1024, 2, 4)|dp4a pref='
+    done
+    ;;
 s36f)  # ~1.5 min: CUDA fused_packed with each chunk's group counted on against the 64-bit division per
     # chunk it had before (PKDIV), interleaved rounds at both w4a16 bf16 batch-1 cases; its test cases first
     SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_cuda_packed run --size test --check-only \

@@ -527,16 +527,18 @@ def _hopper_dp4a_job() -> dict:
             "divisible_by_16": ("w_ptr", "s_ptr", "xp_ptr", "sm_ptr", "f_ptr", "y_ptr", "K", "W_STRIDE")}
     sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
            "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
-    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False}
+    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False, "PREF": 0}
     psig = {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"}
     planes = (gemv_x_planes, psig, {"GB": 8, "PDL": False},
               {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})
-    names = ("dp4a", "planes", "staged", "pdl", "planes pdl")
+    names = ("dp4a", "planes", "staged", "pdl", "planes pdl", "pref")
     out = compile_many_for_hopper([
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1}, opts), planes,
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 32, "STAGES": 4}, {**opts, "num_warps": 4}),
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1, "PDL": True}, opts),
-        (planes[0], planes[1], {"GB": 8, "PDL": True}, planes[3])])
+        (planes[0], planes[1], {"GB": 8, "PDL": True}, planes[3]),
+        (gemv_lowbit_dp4a, sig, {**cx, "BN": 16, "BK": 1024, "STAGES": 3, "PDL": True, "PREF": 2},
+         {**opts, "num_warps": 4})])
     fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
     if fails:
         return {"fails": fails}
@@ -556,12 +558,17 @@ def _hopper_dp4a_job() -> dict:
         fails.append("gemv_lowbit_dp4a PDL: the first word tile is not loaded before griddepcontrol.wait")
     if "griddepcontrol.launch_dependents" not in out[4]["ptx"]:
         fails.append("gemv_x_planes PDL: no griddepcontrol.launch_dependents")
+    pref, wait = out[5]["ptx"], out[5]["ptx"].find("griddepcontrol.wait")
+    if not 0 <= pref.find("prefetch.global.L2") < wait or out[5]["spill_bytes"] != 0:
+        fails.append("gemv_lowbit_dp4a PREF 2: no L2 prefetch before griddepcontrol.wait, or spills "
+                     f"({out[5]['spill_bytes']})")
     return {"fails": fails}
 
 
 def test_triton_dp4a_compiles_for_hopper():
     """Triton fused_dp4a's kernels compile for sm_90 with PTX dp4a (the interpreter runs the plain
     integer form through test_kernels), 16-byte word loads and no spills; its staged form (a probe)
-    with the word tiles in a 16-byte cp.async ring, and its PDL form (the first word tile loaded
-    before waiting for the planes kernel)."""
+    with the word tiles in a 16-byte cp.async ring, its PDL form (the first word tile loaded
+    before waiting for the planes kernel) and PREF (a ring config's first tiles asked into L2
+    before that wait)."""
     check_in_process(_hopper_dp4a_job)

@@ -490,9 +490,21 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
 
 
 @triton.jit
+def _prefetch_l2(w_ptr, rows, W_STRIDE, K, BN: tl.constexpr, LINES: tl.constexpr):
+    """The first LINES 128-byte lines (32 int32 words each) of each of the rows, at most the row's
+    K/8 words, asked into L2 (prefetch.global.L2: nothing returns, nothing waits)."""
+    li = tl.arange(0, LINES)
+    live = (li * 256 < K)[None, :] & (rows >= 0)[:, None]
+    addr = (w_ptr + rows[:, None] * W_STRIDE + li[None, :] * 32).to(tl.int64, bitcast=True)
+    addr = tl.where(live, addr, (w_ptr + rows[:, None] * W_STRIDE).to(tl.int64, bitcast=True))
+    tl.inline_asm_elementwise("prefetch.global.L2 [$1];\nmov.u32 $0, 0;", "=r,l", [addr], dtype=tl.int32,
+                              is_pure=False, pack=1)
+
+
+@triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
                      BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False):
+                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PREF: tl.constexpr = 0):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
     over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
@@ -503,7 +515,11 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     (registered where the GPU has it; launched with launch_pdl after gemv_x_planes with PDL): the
     program starts while gemv_x_planes runs, loads its first word tile (STAGES 1), then waits for
     x's planes (griddepcontrol.wait). Tried and removed: the ring configs' first 1 or 2 tiles loaded
-    before that wait (PEEL, commit 64ca980; s35a, H100, 100 interleaved rounds): 1.2–16 % slower."""
+    before that wait (PEEL, commit 64ca980; s35a, H100, 100 interleaved rounds): 1.2–16 % slower.
+    PREF (with PDL and ASM; probe form, session 37): before that wait, the first PREF word tiles of
+    the program's rows are asked into L2 (prefetch.global.L2, one 128-byte line per element: no
+    registers held, the loop unchanged), so DRAM streams while gemv_x_planes runs and the first
+    tiles' loads hit L2."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
@@ -514,6 +530,8 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     wi = tl.arange(0, BW)
     acc = tl.zeros((BN, BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
+    if PDL and ASM and PREF > 0:
+        _prefetch_l2(w_ptr, rows_ld, W_STRIDE, K, BN, PREF * BK // 256)
     if STAGES > 1:
         if PDL:
             gdc_wait()

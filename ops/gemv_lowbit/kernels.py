@@ -964,7 +964,7 @@ TRITON_PLANES_GB = 8
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = ""):
+                alone: str = "", pref: int = 0):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -977,7 +977,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
-    planes of the first call's x)."""
+    planes of the first call's x). ``pref`` (probes, with the dependent launch): the first ``pref``
+    word tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF)."""
     import torch
     import triton
 
@@ -1003,7 +1004,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     # griddepcontrol is PTX for sm_90+: not in the interpreter, on ROCm or on older GPUs
     has_pdl = asm and gdc_wait is not None and be.capability() >= (9, 0)
     pdl = (has_pdl if pdl is None else pdl and has_pdl) and not alone
-    dependent = {"PDL": True, "launch_pdl": True} if pdl else {}
+    dependent = {"PDL": True, "launch_pdl": True, **({"PREF": pref} if pref else {})} if pdl else {}
 
     planes_made = [False]  # alone="main" makes the planes in its first call only
 
@@ -1031,7 +1032,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "PREF": pref if pdl else 0,
                                 "EVEN_K": k % best.kwargs["BK"] == 0, **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}
 

@@ -266,9 +266,10 @@ def _gemv_triton():
         (f"dp4a {a} alone UNCHECKED", lambda be, c, a=a: gk.triton_dp4a(be, c, [(16, 1024, 4, 3)], alone=a))
         for a in ("planes", "main")] + [
         # session 37: the first P word tiles of each program's rows prefetched into L2 before the
-        # dependent launch's wait (gemv_lowbit_dp4a's PREF), so DRAM streams while the planes are made
+        # dependent launch's wait (gemv_lowbit_dp4a's PREF; registered: TRITON_DP4A_PREF, the
+        # "dp4a shape" rows), so DRAM streams while the planes are made; P 0 the form before
         (f"dp4a pref={p} shape={t}", lambda be, c, t=t, p=p: gk.triton_dp4a(be, c, [t], pref=p))
-        for t in ((16, 1024, 4, 3), (8, 1024, 2, 4)) for p in (1, 2, 4)] + [
+        for t in ((16, 1024, 4, 3), (8, 1024, 2, 4)) for p in (0, 1, 4)] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
         # (its BK 1024 rings, registered since session 31, are the "dp4a plain" rows)

@@ -121,7 +121,13 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s37a)  # ~2 min: Triton fused_dp4a with the first 1 / 2 / 4 word tiles of each program's rows prefetched
+s37b)  # ~2.5 min: Triton fused_dp4a with PREF 2 registered (s37a) — every gemv_lowbit test case of it
+    # checked on the GPU, then its harness rows beside tinygemm and dense bf16 GEMV
+    SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_triton_dp4a run --size test --check-only \
+        --backend triton --op gemv_lowbit --variant fused_dp4a --timeout 60
+    triton_dp4a_rows 200
+    ;;
+s37a)  # (ran at commit 2d857d3 on an H100: PREF 2 registered after it) ~2 min: Triton fused_dp4a with the first 1 / 2 / 4 word tiles of each program's rows prefetched
     # into L2 before the dependent launch's wait (PREF: DRAM streams while gemv_x_planes runs; s34c on
     # H100s: that launch is 3.5 us of the 9.3 us fixed cost per call, and PEEL, the same tiles loaded
     # into registers, lost 1.2-16 % in s35a), 100 interleaved rounds at issue 12's shapes

@@ -961,10 +961,16 @@ TRITON_DP4A_INTERPRET = (64, 256, 4)
 #: 1.080 / 1.105 × the registered form's time in interleaved rounds at K=N=16384 / K=8192,
 #: N=28672 (`s34d`), 1.25–2.1 × at other shapes; removed.
 TRITON_PLANES_GB = 8
+#: word tiles of each program's rows prefetched into L2 before the dependent launch's wait
+#: (gemv_lowbit_dp4a's PREF). Session 37 (H100, `s37a`, 100 interleaved rounds, K=N=16384 /
+#: K=8192, N=28672): PREF 2 took 0.993 / 0.992 × the time of none at (16, 1024, 4, 3) and 0.990 /
+#: 0.982 × at (8, 1024, 2, 4); PREF 1 0.993 / 0.993 and 0.994 / 0.988 ×; PREF 4 lost (1.017 / 1.014
+#: and 1.005 / 0.986 ×) — DRAM was less idle during gemv_x_planes than its 3.5 µs suggested
+TRITON_DP4A_PREF = 2
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = "", pref: int = 0):
+                alone: str = "", pref: int = TRITON_DP4A_PREF):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -977,8 +983,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
-    planes of the first call's x). ``pref`` (probes, with the dependent launch): the first ``pref``
-    word tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF)."""
+    planes of the first call's x). ``pref`` (with the dependent launch): the first ``pref`` word
+    tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF)."""
     import torch
     import triton
 
@@ -1004,7 +1010,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     # griddepcontrol is PTX for sm_90+: not in the interpreter, on ROCm or on older GPUs
     has_pdl = asm and gdc_wait is not None and be.capability() >= (9, 0)
     pdl = (has_pdl if pdl is None else pdl and has_pdl) and not alone
-    dependent = {"PDL": True, "launch_pdl": True, **({"PREF": pref} if pref else {})} if pdl else {}
+    dependent = {"PDL": True, "launch_pdl": True, "PREF": pref} if pdl else {}
 
     planes_made = [False]  # alone="main" makes the planes in its first call only
 

@@ -964,8 +964,8 @@ TRITON_PLANES_GB = 8
 #: word tiles of each program's rows prefetched into L2 before the dependent launch's wait
 #: (gemv_lowbit_dp4a's PREF). Session 37 (H100, `s37a`, 100 interleaved rounds, K=N=16384 /
 #: K=8192, N=28672): PREF 2 took 0.993 / 0.992 × the time of none at (16, 1024, 4, 3) and 0.990 /
-#: 0.982 × at (8, 1024, 2, 4); PREF 1 0.993 / 0.993 and 0.994 / 0.988 ×; PREF 4 lost (1.017 / 1.014
-#: and 1.005 / 0.986 ×) — DRAM was less idle during gemv_x_planes than its 3.5 µs suggested
+#: 0.982 × at (8, 1024, 2, 4); PREF 1 0.993 / 0.993 and 0.994 / 0.988 ×; PREF 4 1.017 / 1.014 and
+#: 1.005 / 0.986 × — small gains: DRAM was less idle during gemv_x_planes than its 3.5 µs suggested
 TRITON_DP4A_PREF = 2
 
 

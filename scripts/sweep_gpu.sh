@@ -121,6 +121,13 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
+s37c)  # ~5 min, for an H200 (issue 12's card): the GEMV w4a16 bf16 harness rows of every kernel changed
+    # since the last H200 run — CUDA fused_packed (epoch finish) and fused_dp4a beside tinygemm and dense
+    # (s35g), OpenCL fused_packed / fused_mma (s36e), Triton fused_dp4a with PREF 2 (s37b)
+    for q in s35g s36e s37b; do
+        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
 s37b)  # ~2.5 min: Triton fused_dp4a with PREF 2 registered (s37a) — every gemv_lowbit test case of it
     # checked on the GPU, then its harness rows beside tinygemm and dense bf16 GEMV
     SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_triton_dp4a run --size test --check-only \

@@ -121,6 +121,13 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
+s37d)  # ~2.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.0–88.6 % on the H200, 90 wanted)
+    # with a later program's part asked into L2 while each program waits for its siblings (AHEAD:
+    # one 512-thread program per SM, so its wait leaves the SM's loads idle), 0.5 / 1 / 2 / 4 waves
+    # ahead, against the registered form: each configuration checked first, then interleaved rounds
+    probe 200 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
+        --only 'split_row$|split_row ahead='
+    ;;
 s37c)  # ~5 min, for an H200 (issue 12's card): the GEMV w4a16 bf16 harness rows of every kernel changed
     # since the last H200 run — CUDA fused_packed (epoch finish) and fused_dp4a beside tinygemm and dense
     # (s35g), OpenCL fused_packed / fused_mma (s36e), Triton fused_dp4a with PREF 2 (s37b)

@@ -162,11 +162,13 @@ def _hopper_jobs() -> dict:
             names.append(f"{fn.fn.__name__ if hasattr(fn, 'fn') else fn.__name__}/{dt}/{block}")
         split_io = {**io, "slot_ptr": "*i64", "ticket_ptr": "*i64", "chunk": "i32", "n_blocks": "i64",
                     "epoch": "i64"}
-        jobs.append((st.softmax_split, split_io,
-                     {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
-                      "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS},
-                     {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}))
+        split_cx = {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
+                    "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS}
+        split_opts = {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}
+        jobs.append((st.softmax_split, split_io, {**split_cx, "AHEAD": 0}, split_opts))
         names.append(f"softmax_split/{dt}/phase0")
+        jobs.append((st.softmax_split, split_io, {**split_cx, "AHEAD": 132}, split_opts))  # a probe form
+        names.append(f"softmax_split/{dt}/phase0 ahead")
         box = f"tensordesc<{dt}[1,64,256]>"  # 16384-value parts on 16 warps, the probe's shape
         jobs.append((st.softmax_split_tma, {"x_desc": box, "y_desc": box, "slot_ptr": "*i64",
                                             "ticket_ptr": "*i64", "n_blocks": "i64", "epoch": "i64"},
@@ -189,6 +191,8 @@ def _hopper_jobs() -> dict:
             fails.append(f"{name}: the ticket is not a relaxed add (acq_rel: a fence, an L1 invalidate)")
         elif name.startswith("softmax_split") and "nanosleep.u32" not in out["ptx"]:
             fails.append(f"{name}: no nanosleep between the polls")
+        elif ("ahead" in name) != (0 <= out["ptx"].find("prefetch.global.L2") < out["ptx"].find("nanosleep")):
+            fails.append(f"{name}: an L2 prefetch before the polls only where AHEAD asks for one")
     return {"fails": fails}
 
 

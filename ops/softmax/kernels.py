@@ -449,7 +449,7 @@ def _triton_split_tma(case, fn, chunk, g, nblk, slots, ticket, epoch, phases, kw
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, tma: bool = False):
+                     backoff: int | None = None, tma: bool = False, ahead: float = 0):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
@@ -457,7 +457,9 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
     TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``tma``
     (probes): softmax_split_tma, the parts moved as TMA boxes (rows whose parts are whole
-    multiples of 256 values only; Unsupported otherwise)."""
+    multiples of 256 values only; Unsupported otherwise); ``ahead`` (probes, session 37): while
+    its siblings' partials come, each program asks into L2 the part of the ticket ``ahead`` × the
+    SM count after its own (softmax_split's AHEAD; compiled GPU only)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split, softmax_split_tma
@@ -478,6 +480,8 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
         backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
           "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
+    if ahead and not (interp or torch.version.hip or tma):  # (PTX prefetch)
+        kw["AHEAD"] = int(ahead * _units(be))
     phases = (1, 2) if interp else (0,)
     if tma:
         return _triton_split_tma(case, softmax_split_tma, chunk, g, nblk, slots, ticket, epoch, phases,

@@ -21,6 +21,8 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
+  AHEAD (a probe form, session 37): after publishing, the part of ticket t + AHEAD is asked into
+  L2 (``_prefetch_part``), so DRAM has work while the program waits.
 """
 
 import triton
@@ -177,11 +179,25 @@ def _ticket(ticket_ptr, n_blocks, epoch, G: tl.constexpr, PHASE: tl.constexpr, T
     return t, t // G, t % G
 
 
+@triton.jit
+def _prefetch_part(x_ptr, t, n_blocks, N, chunk, G: tl.constexpr, LINES: tl.constexpr,
+                   PER_LINE: tl.constexpr):
+    """The part of ticket t asked into L2 (past the last ticket: the last part again), one 128-byte
+    line (PER_LINE values) per element: prefetch.global.L2, nothing returns, nothing waits."""
+    t = tl.minimum(t, n_blocks - 1)
+    cols = tl.arange(0, LINES) * PER_LINE
+    offs = (t % G) * chunk + cols
+    live = (cols < chunk) & (offs < N)
+    addr = (x_ptr + t // G * N + tl.where(live, offs, 0)).to(tl.int64, bitcast=True)
+    tl.inline_asm_elementwise("prefetch.global.L2 [$1];\nmov.u32 $0, 0;", "=r,l", [addr], dtype=tl.int32,
+                              is_pure=False, pack=1)
+
+
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)
 @triton.jit(do_not_specialize=["epoch", "n_blocks"])
 def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
                   G: tl.constexpr, GP: tl.constexpr, BLOCK: tl.constexpr, PHASE: tl.constexpr,
-                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0):
+                  TICKET_SEM: tl.constexpr = "relaxed", BACKOFF: tl.constexpr = 0, AHEAD: tl.constexpr = 0):
     t, row, part = _ticket(ticket_ptr, n_blocks, epoch, G, PHASE, TICKET_SEM)
     cols = tl.arange(0, BLOCK)
     offs = part * chunk + cols
@@ -189,6 +205,9 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
     x = _load_row(x_ptr + row * N, offs, mask)
     if PHASE != 2:
         _publish(slot_ptr, row, part, x, epoch, G)
+    if PHASE == 0 and AHEAD > 0:  # while the siblings' partials come: a later program's part into L2
+        PER_LINE: tl.constexpr = 1024 // x_ptr.dtype.element_ty.primitive_bitwidth
+        _prefetch_part(x_ptr, t + AHEAD, n_blocks, N, chunk, G, BLOCK // PER_LINE, PER_LINE)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
         _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))
 

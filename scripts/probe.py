@@ -116,9 +116,10 @@ def _softmax_triton():
     return [(f"split_row backoff={b}", lambda be, c, b=b: sk.triton_split_row(be, c, backoff=b))
             for b in (0, 500, 2000)] + [
         # session 37: while a program waits for its siblings' partials, the part of the ticket
-        # `ahead` × SM count after its own asked into L2 (softmax_split's AHEAD)
+        # `ahead` × SM count after its own asked into L2 (softmax_split's AHEAD; registered:
+        # TRITON_SPLIT_AHEAD, the "split_row" row; 0: the form before)
         (f"split_row ahead={a}", lambda be, c, a=a: sk.triton_split_row(be, c, ahead=a))
-        for a in (0.5, 1, 2, 4)] + [
+        for a in (0, 0.5, 2)] + [
         (f"split_row tma part={p} warps={w} backoff={b}",
          lambda be, c, p=p, w=w, b=b: sk.triton_split_row(be, c, part=p, warps=w, backoff=b, tma=True))
         for p, w, b in ((16384, 16, 1000), (16384, 16, 500), (16384, 16, 0), (16384, 8, 1000),

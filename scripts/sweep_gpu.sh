@@ -121,7 +121,14 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s37d)  # ~2.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.0–88.6 % on the H200, 90 wanted)
+s37e)  # ~2 min: Triton softmax split_row with AHEAD 1 registered (s37d) — every softmax test case of
+    # Triton checked on the GPU, then the 4096×131072 fp32 harness rows beside torch (eager, compile)
+    SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_softmax_triton run --size test --check-only \
+        --backend triton --op softmax --timeout 60
+    cli 150 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
+        --variant eager --variant compile --case 4096x131072 --timeout 90
+    ;;
+s37d)  # (ran at commit da07115 on an H100: AHEAD 1 registered after it) ~2.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.0–88.6 % on the H200, 90 wanted)
     # with a later program's part asked into L2 while each program waits for its siblings (AHEAD:
     # one 512-thread program per SM, so its wait leaves the SM's loads idle), 0.5 / 1 / 2 / 4 waves
     # ahead, against the registered form: each configuration checked first, then interleaved rounds

@@ -337,6 +337,13 @@ TRITON_PART = 16384
 #: 87.8 / 88.2 / 87.9 / 76.2 % against 86.1 % without (one probe, 4096×131072 fp32); polls on
 #: one value per thread with all but G lanes masked (one warp loads) crash the H200's Triton.
 TRITON_SPLIT_BACKOFF_NS = 1000
+#: split_row: after publishing its partial, each program asks into L2 the part of the ticket this
+#: many waves (× the SM count) after its own (softmax_split's AHEAD), so DRAM has work while it
+#: waits for its siblings (one 512-thread program per SM). Session 37 (H100, `s37d`, 40
+#: interleaved rounds at 4096×131072 fp32): 0.5 / 1 / 2 / 4 waves took 0.993 / 0.989 / 1.197 /
+#: 1.454 × the time without (95.6 % of that card's ceiling without, 96.7 % at 1 wave): past one
+#: wave the prefetched parts no longer wait in L2 for their programs
+TRITON_SPLIT_AHEAD = 1
 #: session 10 (probes-20261202-session10/5decb2e): persistent programs that load and publish their
 #: next part while waiting for the current one's siblings (softmax_split_pipe, commit 5decb2e; two
 #: parts in registers, 127-128 registers): 76.9 % (16384 values, 16 warps, one program per SM),
@@ -449,7 +456,7 @@ def _triton_split_tma(case, fn, chunk, g, nblk, slots, ticket, epoch, phases, kw
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, tma: bool = False, ahead: float = 0):
+                     backoff: int | None = None, tma: bool = False, ahead: float = TRITON_SPLIT_AHEAD):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
@@ -457,9 +464,9 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     instead of one warp per 512 values, ``backoff``: ns of nanosleep between polls (default
     TRITON_SPLIT_BACKOFF_NS; 0 in the interpreter and on ROCm: no PTX nanosleep); ``tma``
     (probes): softmax_split_tma, the parts moved as TMA boxes (rows whose parts are whole
-    multiples of 256 values only; Unsupported otherwise); ``ahead`` (probes, session 37): while
+    multiples of 256 values only; Unsupported otherwise); ``ahead`` (TRITON_SPLIT_AHEAD): while
     its siblings' partials come, each program asks into L2 the part of the ticket ``ahead`` × the
-    SM count after its own (softmax_split's AHEAD; compiled GPU only)."""
+    SM count after its own (softmax_split's AHEAD; compiled GPU only, not with ``tma``)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split, softmax_split_tma

@@ -21,8 +21,8 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
   make a program wait only for siblings that have started or will start next). The interpreter
   runs programs one after another, so a program cannot wait for a later one: there the same
   kernel runs as two launches, PHASE 1 (publish) then PHASE 2 (gather, re-read the part, write).
-  AHEAD (a probe form, session 37): after publishing, the part of ticket t + AHEAD is asked into
-  L2 (``_prefetch_part``), so DRAM has work while the program waits.
+  AHEAD (session 37, kernels.TRITON_SPLIT_AHEAD): after publishing, the part of ticket t + AHEAD
+  is asked into L2 (``_prefetch_part``), so DRAM has work while the program waits.
 """
 
 import triton

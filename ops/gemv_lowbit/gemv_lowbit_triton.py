@@ -25,6 +25,8 @@ vector loads of the word tiles. Bytes: packed W + scales + x + y; 2·N·K·B flo
 import triton
 import triton.language as tl
 
+from ops.common.triton_ptx import prefetch_l2
+
 try:  # griddepcontrol (programmatic dependent launch, sm_90+); absent from some builds (ROCm)
     from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 except ImportError:  # pragma: no cover - only PDL (a probe option) needs them
@@ -495,10 +497,7 @@ def _prefetch_l2(w_ptr, rows, W_STRIDE, K, BN: tl.constexpr, LINES: tl.constexpr
     K/8 words, asked into L2 (prefetch.global.L2: nothing returns, nothing waits)."""
     li = tl.arange(0, LINES)
     live = (li * 256 < K)[None, :] & (rows >= 0)[:, None]
-    addr = (w_ptr + rows[:, None] * W_STRIDE + li[None, :] * 32).to(tl.int64, bitcast=True)
-    addr = tl.where(live, addr, (w_ptr + rows[:, None] * W_STRIDE).to(tl.int64, bitcast=True))
-    tl.inline_asm_elementwise("prefetch.global.L2 [$1];\nmov.u32 $0, 0;", "=r,l", [addr], dtype=tl.int32,
-                              is_pure=False, pack=1)
+    prefetch_l2(w_ptr + rows[:, None] * W_STRIDE + tl.where(live, li[None, :] * 32, 0))
 
 
 @triton.jit

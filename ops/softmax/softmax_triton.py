@@ -28,6 +28,8 @@ no −inf − (−inf) = NaN); masked lanes load −inf, whose exp2 is 0.
 import triton
 import triton.language as tl
 
+from ops.common.triton_ptx import prefetch_l2
+
 LOG2E = tl.constexpr(1.4426950408889634)
 NEG = tl.constexpr(-3.4028234663852886e38)
 
@@ -188,9 +190,7 @@ def _prefetch_part(x_ptr, t, n_blocks, N, chunk, G: tl.constexpr, LINES: tl.cons
     cols = tl.arange(0, LINES) * PER_LINE
     offs = (t % G) * chunk + cols
     live = (cols < chunk) & (offs < N)
-    addr = (x_ptr + t // G * N + tl.where(live, offs, 0)).to(tl.int64, bitcast=True)
-    tl.inline_asm_elementwise("prefetch.global.L2 [$1];\nmov.u32 $0, 0;", "=r,l", [addr], dtype=tl.int32,
-                              is_pure=False, pack=1)
+    prefetch_l2(x_ptr + t // G * N + tl.where(live, offs, 0))
 
 
 # epoch and n_blocks are not specialised (an int argument equal to 1 becomes a constant)

@@ -121,6 +121,12 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
+s37f)  # ~7.5 min, for an H200: every pending issue-8/12 row in one call — s37c (the GEMV w4a16 rows of
+    # every kernel changed since the last H200 run), then s37e (Triton softmax split_row with AHEAD)
+    for q in s37c s37e; do
+        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
+    done
+    ;;
 s37e)  # ~2 min: Triton softmax split_row with AHEAD 1 registered (s37d) — every softmax test case of
     # Triton checked on the GPU, then the 4096×131072 fp32 harness rows beside torch (eager, compile)
     SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_softmax_triton run --size test --check-only \

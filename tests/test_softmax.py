@@ -165,10 +165,11 @@ def _hopper_jobs() -> dict:
         split_cx = {"G": 8, "GP": 8, "BLOCK": 16384, "PHASE": 0, "TICKET_SEM": ticket_sem,
                     "BACKOFF": sk.TRITON_SPLIT_BACKOFF_NS}
         split_opts = {"num_warps": 16, "divisible_by_16": ("x_ptr", "y_ptr", "N", "chunk")}
+        ahead = int(sk.TRITON_SPLIT_AHEAD * 132)  # as registered on a 132-SM card
+        jobs.append((st.softmax_split, split_io, {**split_cx, "AHEAD": ahead}, split_opts))
+        names.append(f"softmax_split/{dt}/phase0 ahead")
         jobs.append((st.softmax_split, split_io, {**split_cx, "AHEAD": 0}, split_opts))
         names.append(f"softmax_split/{dt}/phase0")
-        jobs.append((st.softmax_split, split_io, {**split_cx, "AHEAD": 132}, split_opts))  # a probe form
-        names.append(f"softmax_split/{dt}/phase0 ahead")
         box = f"tensordesc<{dt}[1,64,256]>"  # 16384-value parts on 16 warps, the probe's shape
         jobs.append((st.softmax_split_tma, {"x_desc": box, "y_desc": box, "slot_ptr": "*i64",
                                             "ticket_ptr": "*i64", "n_blocks": "i64", "epoch": "i64"},

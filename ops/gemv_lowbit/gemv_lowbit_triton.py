@@ -492,7 +492,7 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
 
 
 @triton.jit
-def _prefetch_l2(w_ptr, rows, W_STRIDE, K, BN: tl.constexpr, LINES: tl.constexpr):
+def _prefetch_rows(w_ptr, rows, W_STRIDE, K, LINES: tl.constexpr):
     """The first LINES 128-byte lines (32 int32 words each) of each of the rows, at most the row's
     K/8 words, asked into L2 (prefetch.global.L2: nothing returns, nothing waits)."""
     li = tl.arange(0, LINES)
@@ -530,7 +530,7 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     acc = tl.zeros((BN, BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
     if PDL and ASM and PREF > 0:
-        _prefetch_l2(w_ptr, rows_ld, W_STRIDE, K, BN, PREF * BK // 256)
+        _prefetch_rows(w_ptr, rows_ld, W_STRIDE, K, PREF * BK // 256)
     if STAGES > 1:
         if PDL:
             gdc_wait()

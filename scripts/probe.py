@@ -152,6 +152,8 @@ def _gemv_cuda():
                            (8, 4, 2), (8, 6, 2), (8, 8, 2))] + [  # fused_packed
         ("packed PMEMONLY UNCHECKED", lambda be, c: gk.cuda_packed(be, c, PMEMONLY=1)),
         ("packed PKDIV", lambda be, c: gk.cuda_packed(be, c, PKDIV=1))] + [  # the per-chunk division
+        # session 37: the successor's last chunks asked into L2 after a block's last copy (PNEXT)
+        (f"packed PNEXT={p}", lambda be, c, p=p: gk.cuda_packed(be, c, PNEXT=p)) for p in (2, 4, 8)] + [
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))
         for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM

@@ -121,6 +121,13 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
+s38a)  # ~1.5 min, prepared in session 37 (not run; any Hopper card): CUDA fused_packed with each block's
+    # producer asking its successor's last 2 / 4 / 8 chunks into L2 after its own last copy (PNEXT:
+    # equal ranges end ~2 us apart, s35b), 100 interleaved rounds against the registered form
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe 60 "gemv_pnext_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 --only 'fused_packed$|packed PNEXT='
+    done
+    ;;
 s37f)  # ~7.5 min, for an H200: every pending issue-8/12 row in one call — s37c (the GEMV w4a16 rows of
     # every kernel changed since the last H200 run), then s37e (Triton softmax split_row with AHEAD)
     for q in s37c s37e; do

@@ -39,6 +39,12 @@ __device__ __forceinline__ void tma_2d(unsigned dst, const void* tmap, int c0, i
                  ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+// `bytes` (a multiple of 16, src 16-byte aligned) of global memory at src asked into L2 (nothing
+// waits on it)
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
+}
+
 // `bytes` (a multiple of 16; both addresses 16-byte aligned) from src (global memory) into shared
 // memory at dst, completing on bar
 __device__ __forceinline__ void bulk_1d(unsigned dst, const void* src, unsigned bytes, unsigned bar) {

@@ -749,6 +749,9 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 #ifndef PKDIV
 #define PKDIV 0  // probe: 1 finds each chunk's group by a 64-bit division (the form before session 36)
 #endif
+#ifndef PNEXT
+#define PNEXT 0  // probe: after its last copy, the producer asks the next block's last PNEXT chunks into L2
+#endif
 #ifndef PTIMELINE
 #define PTIMELINE 0  // probe: per-block event clocks into a last argument tl (scripts/pk_timeline.py)
 #endif
@@ -902,6 +905,12 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
             mbar_arrive_expect_tx(fb, STB);
             bulk_1d(smem_u32(dyn + s * STB), src + (start + i) * STB, STB, fb);
         }
+        // PNEXT (probe, session 37): equal ranges end ~2 µs apart (s35b: the SMs stream at 1.30-1.47
+        // µs per chunk); a block done issuing asks its successor's last chunks into L2, so a slower
+        // successor finds them there (its copies then come from L2, not DRAM)
+        const long long next_end = total * (blockIdx.x + 2) / nb;
+        for (int j = 1; j <= PNEXT && blockIdx.x + 1 < nb && next_end - j >= end; ++j)
+            bulk_prefetch_l2(src + (next_end - j) * STB, STB);
         return;
     }
 

@@ -1038,8 +1038,9 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "PREF": pref if pdl else 0,
-                                "EVEN_K": k % best.kwargs["BK"] == 0, **best.all_kwargs()},
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
+                                "PREF": dependent.get("PREF", 0), "EVEN_K": k % best.kwargs["BK"] == 0,
+                                **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}
 
     def run(ins, outs):

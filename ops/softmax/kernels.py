@@ -481,13 +481,14 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     ticket = torch.zeros(1, dtype=torch.int64, device=be.dev)
     epoch = _Epoch()
     interp = be.device.mode == "interpret"
-    if interp or torch.version.hip:  # (no PTX nanosleep in the interpreter or on ROCm)
+    ptx = not (interp or torch.version.hip)  # (nanosleep, prefetch: PTX, not in the interpreter or on ROCm)
+    if not ptx:
         backoff = 0
     elif backoff is None:
         backoff = TRITON_SPLIT_BACKOFF_NS
     kw = {"G": g, "GP": max(2, pow2(g)), "BLOCK": block, "num_warps": warps or _warps(block),
           "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
-    if ahead and not (interp or torch.version.hip or tma):  # (PTX prefetch)
+    if ahead and ptx and not tma:
         kw["AHEAD"] = int(ahead * _units(be))
     phases = (1, 2) if interp else (0,)
     if tma:

@@ -207,7 +207,8 @@ def softmax_split(x_ptr, y_ptr, slot_ptr, ticket_ptr, N, chunk, n_blocks, epoch,
         _publish(slot_ptr, row, part, x, epoch, G)
     if PHASE == 0 and AHEAD > 0:  # while the siblings' partials come: a later program's part into L2
         PER_LINE: tl.constexpr = 1024 // x_ptr.dtype.element_ty.primitive_bitwidth
-        _prefetch_part(x_ptr, t + AHEAD, n_blocks, N, chunk, G, BLOCK // PER_LINE, PER_LINE)
+        LINES: tl.constexpr = (BLOCK + PER_LINE - 1) // PER_LINE  # ≥ 1 (a 7-value part: one line)
+        _prefetch_part(x_ptr, t + AHEAD, n_blocks, N, chunk, G, LINES, PER_LINE)
     if PHASE != 1:  # PHASE 2 (interpreter) waits for nothing: every part was published
         _finish(y_ptr, slot_ptr, x, t, row, offs, mask, N, epoch, G, GP, BACKOFF * (PHASE == 0))
 

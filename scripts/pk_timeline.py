@@ -14,10 +14,11 @@ the blocks up). Per form this prints medians over cold launches (L2 flushed, as 
 - ``drain``: warp 0's end − the last chunk's arrival; ``lastw``: the last warp's end − the same;
 - ``check after``: the full kernel checked again after the timed launches.
 
-Forms: the registered shape, its memory path alone (PMEMONLY: wrong by design, unchecked), and
-the ring depths and warp shapes ``ops/gemv_lowbit/kernels.py`` records as slower. The full kernel is
-checked against the reference before and after its timed launches. One JSON file (atomic) under
---out with the summaries and one launch's raw records per form.
+Forms: the registered shape, its integer-mma consumer (PIMMA), its memory path alone (PMEMONLY:
+wrong by design, unchecked), and the ring depths and warp shapes ``ops/gemv_lowbit/kernels.py``
+records as slower. The full kernel is checked against the reference before and after its timed
+launches. One JSON file (atomic) under --out with the summaries and one launch's raw records per
+form.
 
     python scripts/pk_timeline.py --case w4a16,n16384,k16384,b1,bf16 [--repeats 30] [--out DIR]
 
@@ -38,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 #: label → cuda_packed keyword arguments
 FORMS = {
     "registered": {},
+    "PIMMA=1": {"PIMMA": 1},
+    "PIMMA=1 STAGES=4": {"PIMMA": 1, "stages": 4},
     "PMEMONLY UNCHECKED": {"PMEMONLY": 1},
     "STAGES=4": {"stages": 4},
     "STAGES=5": {"stages": 5},

@@ -154,6 +154,10 @@ def _gemv_cuda():
         ("packed PKDIV", lambda be, c: gk.cuda_packed(be, c, PKDIV=1))] + [  # the per-chunk division
         # session 37: the successor's last chunks asked into L2 after a block's last copy (PNEXT)
         (f"packed PNEXT={p}", lambda be, c, p=p: gk.cuda_packed(be, c, PNEXT=p)) for p in (2, 4, 8)] + [
+        # session 35 (H100: 0.996-1.005 x, removed), again in session 38 for the H200 (consumers
+        # busy 77 % there): the consumers on 8-bit integer mma
+        ("packed PIMMA=1", lambda be, c: gk.cuda_packed(be, c, PIMMA=1)),
+        ("packed PIMMA=1 STAGES=4", lambda be, c: gk.cuda_packed(be, c, stages=4, PIMMA=1))] + [
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))
         for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM

@@ -130,14 +130,13 @@ s38b)  # ~2.5 min, for an H200: Triton softmax split_row after session 38's narr
     probe 150 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
         --only 'split_row$|split_row ahead=0'
     ;;
-s38a)  # ~1.5 min, prepared in session 37 (not run; any Hopper card): CUDA fused_packed with each block's
+s38a)  # ~3 min, prepared in session 37 (not run; any Hopper card): CUDA fused_packed with each block's
     # producer asking its successor's last 2 / 4 / 8 chunks into L2 after its own last copy (PNEXT:
     # equal ranges end ~2 us apart, s35b), 100 interleaved rounds against the registered form; and
-    # a fourth ring stage (session 38: 1.0-1.2 % less time in s37f's H200 timelines)
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 60 "gemv_pnext_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 \
-            --only 'fused_packed$|packed PNEXT=|packed KW=8 STAGES=4 SPW=4'
-    done
+    # a fourth ring stage (session 38: 1.0-1.2 % less time in s37f's H200 timelines), and session 35's
+    # integer-mma consumers (PIMMA, restored: at parity on the H100, the H200's consumers busier);
+    # each case's timeline (every pk_timeline form) first
+    pk_ab gemv_pnext_ab 'fused_packed$|packed PNEXT=|packed KW=8 STAGES=4 SPW=4|packed PIMMA=1'
     ;;
 s37f)  # ~7.5 min, for an H200: every pending issue-8/12 row in one call — s37c (the GEMV w4a16 rows of
     # every kernel changed since the last H200 run), then s37e (Triton softmax split_row with AHEAD)

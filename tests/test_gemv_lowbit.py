@@ -369,7 +369,9 @@ def test_cuda_tma_compiles_for_sm90_without_spills(defines):
                                            ("gemv_lowbit_pk", {"DT": 2, "PMEMONLY": 1}),
                                            ("gemv_lowbit_pk", {"DT": 2, "PTIMELINE": 1}),
                                            ("gemv_lowbit_pk", {"DT": 2, "PKDIV": 1}),
-                                           ("gemv_lowbit_pk", {"DT": 2, "PNEXT": 4})])
+                                           ("gemv_lowbit_pk", {"DT": 2, "PNEXT": 4}),
+                                           ("gemv_lowbit_pk", {"DT": 1, "PIMMA": 1}),
+                                           ("gemv_lowbit_pk", {"DT": 2, "PIMMA": 1})])
 def test_cuda_packed_compiles_for_sm90_without_spills(entry, defines):
     """gemv_lowbit_pk (fused_packed, and the probe's shapes) compiles for sm_90 in fp16 and bf16
     without spills, within 65536 registers per block."""
@@ -444,6 +446,78 @@ def test_pack_groups_puts_each_lane_s_bytes_where_fused_packed_reads_them(n, k, 
                             for h in range(4):
                                 want = nib[row0 + g + 8 * half, 128 * step + 8 * (4 * h + t) + order]
                                 assert (got[h] == want).all(), (grp, kc, wp, j, lane, half, h)
+
+
+def _imma_planes(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """gemv_lowbit.cu's pk_x_planes written out: x (float, K) → planes bytes [group][plane][t][kb][8]
+    and gf [group] (2^e, −8·ΣM), lane by lane as the kernel stores them."""
+    k = x.size
+    pl = np.zeros((k // 128, 3, 4, 4, 8), np.uint8)
+    gf = np.zeros((k // 128, 2))
+    for grp in range(k // 128):
+        v = x[grp * 128:(grp + 1) * 128].astype(np.float32)
+        m = np.abs(v).max()
+        sh = min(20 - (int(np.floor(np.log2(m))) if m > 0 else 0), 126)
+        q = np.rint(v.astype(np.float64) * 2.0 ** sh).astype(np.int64)
+        gf[grp] = (2.0 ** -sh, -8.0 * q.sum())
+        for lane in range(32):
+            kb, t, hi = lane >> 3, (lane & 7) >> 1, lane & 1
+            for p in range(3):
+                byt = [(int(q[4 * lane + i]) >> (8 * p)) & 0xFF for i in range(4)]
+                pl[grp, p, t, kb, 2 * hi:2 * hi + 2] = byt[0:2]  # b0 bytes 2·hi, 2·hi + 1
+                pl[grp, p, t, kb, 4 + 2 * hi:4 + 2 * hi + 2] = byt[2:4]  # b1
+    return pl, gf
+
+
+def test_packed_integer_mma_fragments_give_the_dot_product():
+    """gemv_lowbit_pk's PIMMA consumer (pk_x_planes, pk_steps_imma) emulated fragment by fragment
+    with the PTX layout of mma.m16n8k32 (A row g / g + 8, mma-k 4t + i and 16 + 4t + i; B mma-k the
+    same, column g; C column 0 in lanes t = 0) over pack_groups' stream: each warp's 16 rows equal
+    the exact Σ_k q·x·scale to fp32 rounding (x in 22-bit fixed point per group). A plane layout
+    off by one byte pair, or B's k order not matching the nibbles', fails it."""
+    from ops.gemv_lowbit.kernels import pack_groups
+
+    rng = np.random.default_rng(5)
+    n, k, kw, spw = 32, 1024, 2, 2
+    w = rng.integers(0, 256, size=(n, k // 2), dtype=np.uint8)
+    sc = (rng.uniform(0.5, 2, size=(n, k // 128)) * 2.0 ** -6).astype(np.float16)
+    x = rng.standard_normal(k).astype(np.float16).astype(np.float32)
+    x[:128] *= 1e-3  # a group of small values: its own exponent
+    stream = pack_groups(w, sc.view(np.uint16), n, k, kw, spw)
+    pl, gf = _imma_planes(x)
+    q = np.stack([(w & 15).astype(np.int64) - 8, (w >> 4).astype(np.int64) - 8], -1).reshape(n, k)
+    want = (q * np.repeat(sc.astype(np.float64), 128, axis=1)) @ x.astype(np.float64)
+    stb, cpg = kw * spw * 1056, k // 128 // spw
+    got = np.zeros(n)
+    for kc in range(cpg):  # one group of 16·kw rows (n = 32)
+        stage = stream[kc * stb:(kc + 1) * stb]
+        words = stage[:kw * spw * 1024].view(np.uint32).reshape(kw, spw, 2, 32, 4)  # [w][j][half][lane][h]
+        scl = stage[kw * spw * 1024:].view(np.float16).reshape(kw, spw, 16)
+        for wp, j in itertools.product(range(kw), range(spw)):
+            grp = kc * spw + j
+            c = np.zeros((3, 16, 8), np.int64)
+            for kb in range(4):
+                a = np.zeros((16, 32), np.int64)  # [row][mma-k]
+                b = np.zeros((3, 32, 8), np.int64)  # [plane][mma-k][col]
+                for lane in range(32):
+                    g, t = lane >> 2, lane & 3
+                    for half in range(2):
+                        wd = int(words[wp, j, half, lane, kb])
+                        for i in range(4):
+                            a[g + 8 * half, 4 * t + i] = (wd >> (8 * i)) & 15
+                            a[g + 8 * half, 16 + 4 * t + i] = (wd >> (8 * i + 4)) & 15
+                    for p in range(3):
+                        pair = pl[grp, p, t, kb]
+                        for i in range(4):
+                            lo, hi = int(pair[i]), int(pair[4 + i])
+                            if p == 2:  # signed top plane
+                                lo, hi = lo - 256 * (lo > 127), hi - 256 * (hi > 127)
+                            b[p, 4 * t + i, g], b[p, 16 + 4 * t + i, g] = lo, hi
+                for p in range(3):
+                    c[p] += a @ b[p]
+            v = c[0, :, 0] + 256 * c[1, :, 0] + 65536 * c[2, :, 0] + gf[grp, 1]
+            got[np.arange(16) + 16 * wp] += v * gf[grp, 0] * scl[wp, j].astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("dt,pf", [(1, 1), (2, 1), (2, 0)])

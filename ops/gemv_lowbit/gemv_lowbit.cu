@@ -727,12 +727,11 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 // taken by ticket after each range, each chunk's partial epoch-tagged, a group added by the block
 // that took its last chunk — 1.5–19 % slower than equal ranges alone: a pool chunk's copy takes
 // 1.8–6.7 µs (median 3.5) from issue to arrival, coarser than the spread it was to even out. And
-// (s35h/s35i, commit 9bf4766) the consumers on 8-bit integer mma (m16n8k32: the stored nibbles as
-// u8 A fragments by two LOP3 and a shift, x as three byte planes per block in 22-bit fixed point
-// per group; ~45 % fewer instructions per step, checked before and after the timed launches):
-// 0.996–1.005 × this form's time — warp 0 busy 0.54 against 0.57, the planes' making (2.7 µs at
-// K = 16384 four groups at a time, 5.7 one at a time) delaying the first chunk; the consumers are
-// not what this card waits on.
+// (s35h/s35i, H100) the consumers on 8-bit integer mma (PIMMA below, ~45 % fewer instructions per
+// step): 0.996–1.005 × this form's time there — warp 0 busy 0.54 against 0.57, the planes' making
+// (2.7 µs at K = 16384) delaying the first chunk. Removed after that (dfde17c) and restored as a probe
+// in session 38: on the H200 (s37f's timeline) the consumers are busy 77 % of the span and the SM
+// clock by its counters is 1770–1780 MHz against 1965 for the memory path alone.
 #ifndef PKW
 #define PKW 8
 #endif
@@ -813,6 +812,124 @@ __device__ __forceinline__ void pk_steps(const unsigned char* stage, const uint4
         }
         acc[0] = fmaf(d[0][0] + d[1][0], h2f(ss[16 * j + g]), acc[0]);
         acc[2] = fmaf(d[0][2] + d[1][2], h2f(ss[16 * j + 8 + g]), acc[2]);
+    }
+}
+
+// PIMMA 1 (probe): the same stage through 8-bit integer mma (m16n8k32, u8 weights × x as three
+// byte planes), no unpack to 16-bit floats. x is converted once per block (pk_x_planes, the consumer
+// warps, after its bulk copy): per scale group of 128 k, M = x·2^−e as a 22-bit signed integer
+// (e from the group's largest |x|: exact for fp16/bf16 x within 20 binades of it), split as
+// M = P0 + 2^8·P1 + 2^16·P2 (P0, P1 unsigned bytes, P2 signed), and (2^e, −8·ΣM) per group. A word's
+// low nibbles are the A fragment's bytes at mma-k 4t + i and its high nibbles at 16 + 4t + i; the
+// stream's nibble order (k0, k2, k1, k3, k4, k6, k5, k7) makes those the actual k 8t + (0, 1, 4, 5)
+// and 8t + (2, 3, 6, 7) of the word's 8 — the planes are laid out to match: per (group, plane,
+// lane t, 32-k block kb) a uint2 (b0, b1) of the bytes at those k. Every column of B carries the
+// same x (only column 0 is read). Per group: Σ u·M = C0 + 2^8·C1 + 2^16·C2 (exact int32 sums,
+// u = q + 8 the stored nibble), and Σ q·x = 2^e·(Σ u·M − 8·ΣM), times the group scale into acc.
+#ifndef PIMMA
+#define PIMMA 0
+#endif
+__device__ __forceinline__ void pk_imma(int (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, uint2 b, bool sgn) {
+    if (sgn)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b.x), "r"(b.y));
+    else
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b.x), "r"(b.y));
+}
+
+// x (xs, K 16-bit values) → the planes (pl: [group][plane][t][kb] uint2) and gf[group] = (2^e, −8·ΣM),
+// by the PKW consumer warps (warp w: groups 4w..4w+3, then 4w + 4·PKW.., four at a time so their
+// shuffle chains overlap — one group at a time took 5.7 µs at K = 16384 on an H100, s35h; lane l:
+// k 4l..4l+3 of each group); the caller meets the other consumers (named barrier) before reading
+__device__ __forceinline__ void pk_x_planes(const unsigned short* xs, unsigned char* pl, float2* gf, int K,
+                                            int warp, int lane) {
+    constexpr int IL = 4;
+    const int ng = K / 128;
+    const int kb = lane >> 3, t = (lane & 7) >> 1, hi = lane & 1;
+    for (int g0 = warp * IL; g0 < ng; g0 += PKW * IL) {
+        float v[IL][4], m[IL];
+#pragma unroll
+        for (int a = 0; a < IL; ++a) {
+            const uint2 raw = g0 + a < ng ? reinterpret_cast<const uint2*>(xs + (g0 + a) * 128)[lane]
+                                          : make_uint2(0u, 0u);
+            v[a][0] = h2f((unsigned short)(raw.x & 0xFFFFu)), v[a][1] = h2f((unsigned short)(raw.x >> 16));
+            v[a][2] = h2f((unsigned short)(raw.y & 0xFFFFu)), v[a][3] = h2f((unsigned short)(raw.y >> 16));
+            m[a] = fmaxf(fmaxf(fabsf(v[a][0]), fabsf(v[a][1])), fmaxf(fabsf(v[a][2]), fabsf(v[a][3])));
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int a = 0; a < IL; ++a) m[a] = fmaxf(m[a], __shfl_xor_sync(0xffffffffu, m[a], o));
+        int sh[IL], q[IL][4], sum[IL];
+#pragma unroll
+        for (int a = 0; a < IL; ++a) {
+            // ⌊log2 m⌋ from m's exponent bits
+            const int e2 = m[a] > 0.0f ? (int)((__float_as_uint(m[a]) >> 23) & 0xFF) - 127 : 0;
+            sh[a] = min(20 - e2, 126);  // |x|·2^sh < 2^21 (a group below 2^−106 rounds to zeros)
+            const float sc = __uint_as_float((u32)(127 + sh[a]) << 23);
+            sum[a] = 0;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) sum[a] += q[a][i] = __float2int_rn(v[a][i] * sc);
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int a = 0; a < IL; ++a) sum[a] += __shfl_xor_sync(0xffffffffu, sum[a], o);
+#pragma unroll
+        for (int a = 0; a < IL; ++a) {
+            const int grp = g0 + a;
+            if (grp >= ng) break;
+            if (lane == 0)
+                gf[grp] = make_float2(__uint_as_float((u32)(127 - sh[a]) << 23), -8.0f * (float)sum[a]);
+            // lane l: kb = l / 8, t = (l % 8) / 2, r = 4·(l % 2) + i: b0 takes r ∈ {0, 1, 4, 5} (bytes
+            // 0, 1, 2, 3), b1 r ∈ {2, 3, 6, 7}; this lane's two values of each half-word
+#pragma unroll
+            for (int p = 0; p < 3; ++p) {
+                const int s8 = 8 * p;
+                unsigned short* at =
+                    reinterpret_cast<unsigned short*>(pl + (((grp * 3 + p) * 4 + t) * 4 + kb) * 8);
+                u32 b[4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) b[i] = (u32)(q[a][i] >> s8) & 0xFFu;
+                at[hi] = (unsigned short)(b[0] | (b[1] << 8));
+                at[2 + hi] = (unsigned short)(b[2] | (b[3] << 8));
+            }
+        }
+    }
+}
+
+// pk_steps through the integer mma (PIMMA): the stage's PSPW steps (one scale group each) of this
+// warp's 16 rows into acc (lane (g, 0): rows g in acc[0], g + 8 in acc[2])
+__device__ __forceinline__ void pk_steps_imma(const unsigned char* stage, const unsigned char* pl,
+                                              const float2* gf, int kc, int warp, int lane, float (&acc)[4]) {
+    const int g = lane >> 2, t = lane & 3;
+    const uint4* st = reinterpret_cast<const uint4*>(stage) + warp * PSPW * 64;
+    const unsigned short* ss =
+        reinterpret_cast<const unsigned short*>(stage + PKW * PSPW * 1024) + warp * PSPW * 16;
+#pragma unroll
+    for (int j = 0; j < PSPW; ++j) {
+        const int grp = kc * PSPW + j;
+        const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
+        const u32 wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+        const uint2* bp = reinterpret_cast<const uint2*>(pl) + (grp * 3 * 4 + t) * 4;  // plane 0, lane t
+        int c[3][4] = {};
+#pragma unroll
+        for (int kb = 0; kb < 4; ++kb) {
+            const u32 a0 = wa[kb] & 0x0F0F0F0Fu, a1 = wb[kb] & 0x0F0F0F0Fu;
+            const u32 a2 = (wa[kb] >> 4) & 0x0F0F0F0Fu, a3 = (wb[kb] >> 4) & 0x0F0F0F0Fu;
+#pragma unroll
+            for (int p = 0; p < 3; ++p) pk_imma(c[p], a0, a1, a2, a3, bp[p * 16 + kb], p == 2);
+        }
+        const float2 f = gf[grp];
+        const float v0 = fmaf((float)c[2][0], 65536.0f, fmaf((float)c[1][0], 256.0f, (float)c[0][0])) + f.y;
+        const float v8 = fmaf((float)c[2][2], 65536.0f, fmaf((float)c[1][2], 256.0f, (float)c[0][2])) + f.y;
+        acc[0] = fmaf(v0, f.x * h2f(ss[16 * j + g]), acc[0]);
+        acc[2] = fmaf(v8, f.x * h2f(ss[16 * j + 8 + g]), acc[2]);
     }
 }
 
@@ -915,6 +1032,12 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     }
 
     mbar_wait_parity(smem_u32(&xbar), 0);
+    unsigned char* pl = dyn + PSTAGES * STB + 2 * K;  // PIMMA: x's planes, then (2^e, −8·ΣM) per group
+    float2* gf = reinterpret_cast<float2*>(pl + 3 * K);
+    if (PIMMA) {
+        pk_x_planes(reinterpret_cast<const unsigned short*>(xs), pl, gf, K, warp, lane);
+        asm volatile("bar.sync 1, %0;" ::"n"(32 * PKW) : "memory");  // the consumers only
+    }
     if (PTIMELINE && threadIdx.x == 0) PK_TL(3, clock64()), PK_TL(5, len);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     long long cur = start / cpg;  // the group acc belongs to
@@ -953,7 +1076,10 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
         }
         mbar_wait_parity(smem_u32(&full[s]), (u32)(i / PSTAGES) & 1);
         if (PTIMELINE && threadIdx.x == 0 && i < PK_TL_MAX) PK_TL(32 + i, clock64());
-        pk_steps(dyn + s * STB, xs, kc, warp, lane, acc);
+        if (PIMMA)
+            pk_steps_imma(dyn + s * STB, pl, gf, kc, warp, lane, acc);
+        else
+            pk_steps(dyn + s * STB, xs, kc, warp, lane, acc);
         __syncwarp();
         if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
         if (PTIMELINE && threadIdx.x == 0 && i < PK_TL_MAX) PK_TL(32 + PK_TL_MAX + i, clock64());

@@ -409,6 +409,8 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
     if bits != 4 or b != 1 or k % (GROUP * spw):
         raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
     smem = stages * kw * spw * 1056 + 2 * k  # ring (weights, scales), x
+    if probe.get("PIMMA"):
+        smem += 3 * k + 8 * (k // GROUP)  # x's byte planes, (2^e, −8·ΣM) per group
     if smem * per_sm > be.smem_per_block():
         raise Unsupported(f"gemv_lowbit_pk needs {smem} bytes of shared memory; the device allows "
                           f"{be.smem_per_block()}")

@@ -782,14 +782,21 @@ __device__ __forceinline__ unsigned long long pk_gtime() {
 #define PK_BOUNDS __launch_bounds__(32 * (PKW + 1))
 #endif
 
+// this warp's part of a stage: its PSPW steps' words (64 uint4 a step), and their scales (16 a step)
+__device__ __forceinline__ const uint4* pk_warp_words(const unsigned char* stage, int warp) {
+    return reinterpret_cast<const uint4*>(stage) + warp * PSPW * 64;
+}
+__device__ __forceinline__ const unsigned short* pk_warp_scales(const unsigned char* stage, int warp) {
+    return reinterpret_cast<const unsigned short*>(stage + PKW * PSPW * 1024) + warp * PSPW * 16;
+}
+
 // a stage (chunk kc of a group) → this warp's PSPW steps of its 16 rows, into acc (lane (g, 0):
 // rows g in acc[0], g + 8 in acc[2])
 __device__ __forceinline__ void pk_steps(const unsigned char* stage, const uint4* xs, int kc, int warp,
                                          int lane, float (&acc)[4]) {
     const int g = lane >> 2, t = lane & 3;
-    const uint4* st = reinterpret_cast<const uint4*>(stage) + warp * PSPW * 64;
-    const unsigned short* ss =
-        reinterpret_cast<const unsigned short*>(stage + PKW * PSPW * 1024) + warp * PSPW * 16;
+    const uint4* st = pk_warp_words(stage, warp);
+    const unsigned short* ss = pk_warp_scales(stage, warp);
 #pragma unroll
     for (int j = 0; j < PSPW; ++j) {
         const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
@@ -908,9 +915,8 @@ __device__ __forceinline__ void pk_x_planes(const unsigned short* xs, unsigned c
 __device__ __forceinline__ void pk_steps_imma(const unsigned char* stage, const unsigned char* pl,
                                               const float2* gf, int kc, int warp, int lane, float (&acc)[4]) {
     const int g = lane >> 2, t = lane & 3;
-    const uint4* st = reinterpret_cast<const uint4*>(stage) + warp * PSPW * 64;
-    const unsigned short* ss =
-        reinterpret_cast<const unsigned short*>(stage + PKW * PSPW * 1024) + warp * PSPW * 16;
+    const uint4* st = pk_warp_words(stage, warp);
+    const unsigned short* ss = pk_warp_scales(stage, warp);
 #pragma unroll
     for (int j = 0; j < PSPW; ++j) {
         const int grp = kc * PSPW + j;

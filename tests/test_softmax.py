@@ -170,11 +170,12 @@ def _hopper_jobs() -> dict:
         names.append(f"softmax_split/{dt}/phase0 ahead")
         jobs.append((st.softmax_split, split_io, {**split_cx, "AHEAD": 0}, split_opts))
         names.append(f"softmax_split/{dt}/phase0")
-        # a part narrower than one 128-byte line (13x7: one program per row, BLOCK 8) still
-        # prefetches one line (on the GPU this failed to compile before session 38)
-        jobs.append((st.softmax_split, split_io, {**split_cx, "G": 1, "GP": 2, "BLOCK": 8, "AHEAD": ahead},
-                     {"num_warps": 1}))
-        names.append(f"softmax_split/{dt}/phase0 ahead narrow")
+        # a part narrower than one 128-byte line (13x7 and 5x1: one program per row, BLOCK 8 / 1)
+        # still prefetches one line (on the GPU these failed to compile before session 38)
+        for block in (8, 1):
+            jobs.append((st.softmax_split, split_io, {**split_cx, "G": 1, "GP": 2, "BLOCK": block,
+                                                      "AHEAD": ahead}, {"num_warps": 1}))
+            names.append(f"softmax_split/{dt}/phase0 ahead narrow {block}")
         box = f"tensordesc<{dt}[1,64,256]>"  # 16384-value parts on 16 warps, the probe's shape
         jobs.append((st.softmax_split_tma, {"x_desc": box, "y_desc": box, "slot_ptr": "*i64",
                                             "ticket_ptr": "*i64", "n_blocks": "i64", "epoch": "i64"},

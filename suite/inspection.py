@@ -226,8 +226,9 @@ def capture_triton(run, ins, outs) -> list[tuple]:
     return seen
 
 
-def _triton(launches, arch: str) -> list[dict[str, Any]]:
-    from backends.triton import _jit_function, compile_many_for_hopper
+def _triton_jobs(launches, arch: str, stages: bool = True) -> tuple[list[tuple], list[str]]:
+    """compile_many_for_hopper's jobs for recorded launches, and each one's autotune config note."""
+    from backends.triton import _jit_function
 
     jobs, notes = [], []
     for fn, args, kwargs in launches:
@@ -247,9 +248,16 @@ def _triton(launches, arch: str) -> list[dict[str, Any]]:
         constexprs.update({p.name: p.default for p in jit.params
                            if p.is_constexpr and p.has_default and p.name not in bound})
         opts = {"num_warps": kwargs.get("num_warps", 4), "num_stages": kwargs.get("num_stages", 3),
-                "arch": int(arch.removeprefix("sm_").rstrip("a")), "divisible_by_16": div16, "stages": True}
+                "arch": int(arch.removeprefix("sm_").rstrip("a")), "divisible_by_16": div16, "stages": stages}
         jobs.append((fn, sig, constexprs, opts))
         notes.append(kwargs.get(CONFIG_KEY, ""))
+    return jobs, notes
+
+
+def _triton(launches, arch: str) -> list[dict[str, Any]]:
+    from backends.triton import compile_many_for_hopper
+
+    jobs, notes = _triton_jobs(launches, arch)
     out = []
     for (fn, _, cx, o), r, note in zip(jobs, compile_many_for_hopper(jobs), notes, strict=True):
         if "error" in r:
@@ -302,9 +310,10 @@ class _Built:
         self.calls, self.wgsl, self.arch = calls, wgsl, arch
 
 
-def _triton_built(b: _Built) -> list[dict[str, Any]]:
-    """Nothing runs: host tensors of the arguments' shapes and dtypes stand in for the buffers
-    (allocated, never written: the pages stay untouched unless the run copies them)."""
+def _triton_launches(b: _Built) -> list[tuple]:
+    """The launches of ``b.run``, recorded. Nothing runs: host tensors of the arguments' shapes and
+    dtypes stand in for the buffers (allocated, never written: the pages stay untouched unless the
+    run copies them)."""
     import torch
 
     from backends.torch import TORCH_DTYPES
@@ -314,7 +323,11 @@ def _triton_built(b: _Built) -> list[dict[str, Any]]:
     bufs = {k: torch.empty(a.shape, dtype=TORCH_DTYPES[np_dtype(a.dtype).name]) for k, a in sig.items()}
     ins = {k: v for k, v in bufs.items() if sig[k].role == "in"}
     outs = {k: v for k, v in bufs.items() if sig[k].role == "out"}
-    return _triton(capture_triton(b.run, ins, outs), b.arch)
+    return capture_triton(b.run, ins, outs)
+
+
+def _triton_built(b: _Built) -> list[dict[str, Any]]:
+    return _triton(_triton_launches(b), b.arch)
 
 
 def _torch_note(b: _Built) -> list[dict[str, Any]]:
@@ -422,3 +435,47 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
             r["markers"] = markers(st.get("ptx", "") or st.get("binary", ""), st.get("sass", ""))
             out.append({**base, **r})
     return out
+
+
+def triton_compile_failures(op: str, arch: str = "sm_90", sms: int = 132) -> tuple[int, list[str]]:
+    """Every Triton launch of every registered Triton kernel of ``op`` at each of its test cases, as
+    the factory makes it on a GPU of ``sms`` SMs (``_triton_as_on_a_gpu``: the compiled paths, not
+    the interpreter's), compiled ahead of time for ``arch``; nothing runs. Returns (distinct
+    programs compiled, one line per failure). The CPU's Triton tests run the interpreter, which
+    never takes the PTX-only branches (back-off sleeps, L2 prefetches): session 38 found such a
+    branch failing to compile at narrow test cases, on the GPU only. A factory declining a case
+    (Unsupported) is no failure; any other factory error is."""
+    from dataclasses import replace
+
+    from backends import backend_class
+    from backends.base import Unsupported
+    from backends.triton import compile_many_for_hopper
+    from suite.registry import get_spec, select
+
+    spec = get_spec(op)
+    cls = backend_class("triton")
+    be = cls([d for d in cls.devices() if d.usable][0])
+    be.device = replace(be.device, compute_units=sms)
+    jobs, where, fails = {}, {}, []
+    for e in select([op], ["triton"], None):
+        for case in spec.test_cases:
+            if e.dtypes and case.dtype not in e.dtypes:
+                continue
+            label = f"{e.variant} {case.name}"
+            try:
+                with _triton_as_on_a_gpu(be, arch):
+                    launches = _triton_launches(_Built(be, spec, case, e.factory(be, case), [], [], arch))
+            except Unsupported:
+                continue
+            except Exception as ex:  # noqa: BLE001 - reported per case
+                fails.append(f"{label}: {type(ex).__name__}: {ex}"[:2000])
+                continue
+            for job, note in zip(*_triton_jobs(launches, arch, stages=False), strict=True):
+                fn, sig, cx, opts = job
+                key = repr((getattr(fn, "fn", fn), *(sorted(d.items()) for d in (sig, cx, opts))))
+                jobs.setdefault(key, job)
+                where.setdefault(key, label + (f" ({note})" if note else ""))
+    for key, r in zip(list(jobs), compile_many_for_hopper(list(jobs.values())), strict=True):
+        if "error" in r:
+            fails.append(f"{where[key]}: {r['error']}"[:2000])
+    return len(jobs), fails

@@ -133,3 +133,15 @@ def test_triton_configs_fit_a_part_with_less_shared_memory(monkeypatch):
             assert r["smem_bytes"] <= 99 << 10, (op, variant, case, r["note"], r["smem_bytes"])
         seen.append(len(recs))
     assert seen[1] == 1 and seen[4] == 1, seen  # 128³: untuned; D128 bf16: one H200 config fits
+
+
+@pytest.mark.parametrize("op", _ops())
+def test_triton_kernels_compile_for_sm90_at_every_test_case(op):
+    """Every Triton launch of every test case, as a 132-SM GPU host's factory makes it, compiles
+    for sm_90 (the interpreter the CPU tests run never takes the PTX-only branches: session 38's
+    split_row prefetch broke at 13x7 and 5x1 and only the GPU's test cases saw it)."""
+    from suite.inspection import triton_compile_failures
+
+    n, fails = triton_compile_failures(op)
+    assert not fails, "\n".join(fails)
+    assert n > 0

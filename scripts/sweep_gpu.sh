@@ -28,9 +28,12 @@ cli() {  # cli SECONDS NAME ARGS...: one invocation, its table to the log
     echo "rc=$?" >> "$W/$name.txt"
     tail -n 40 "$W/$name.txt" >> "$OUT/log-$PART.txt"
 }
-test_cases() {  # test_cases SECONDS BACKEND: every test case of one backend checked (check only)
-    SOLBENCH_CACHE=/dev/shm/solbench-test cli "$1" "test_$2" run --size test --check-only --backend "$2" \
-        --timeout 60
+test_cases() {  # test_cases SECONDS BACKEND [NAME [RUN ARGS...]]: every test case of one backend (or of the
+    # --op / --variant the extra arguments name) checked, check only; NAME defaults to test_BACKEND
+    local t=$1 be=$2 name=${3:-test_$2}
+    shift $(( $# < 3 ? $# : 3 ))
+    SOLBENCH_CACHE=/dev/shm/solbench-test cli "$t" "$name" run --size test --check-only --backend "$be" \
+        --timeout 60 "$@"
 }
 simt_gemv_rows() {  # simt_gemv_rows SECONDS: OpenCL / WebGPU fused_vec GEMV beside tinygemm (issue 12's shapes)
     cli "$1" gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
@@ -125,8 +128,7 @@ s38b)  # ~2.5 min, for an H200: Triton softmax split_row after session 38's narr
     # the H200: 13x7 failed to compile with AHEAD; 86.5 % at 4096x131072 against 88.0-88.6 % before
     # AHEAD) — every Triton softmax test case checked on the GPU, then AHEAD 1 (registered) against
     # 0 and 0.5 in interleaved rounds, each configuration checked first
-    SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_softmax_triton run --size test --check-only \
-        --backend triton --op softmax --timeout 60
+    test_cases 120 triton test_softmax_triton --op softmax
     probe 150 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
         --only 'split_row$|split_row ahead=0'
     ;;
@@ -146,8 +148,7 @@ s37f)  # ~7.5 min, for an H200: every pending issue-8/12 row in one call — s37
     ;;
 s37e)  # ~2 min: Triton softmax split_row with AHEAD 1 registered (s37d) — every softmax test case of
     # Triton checked on the GPU, then the 4096×131072 fp32 harness rows beside torch (eager, compile)
-    SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_softmax_triton run --size test --check-only \
-        --backend triton --op softmax --timeout 60
+    test_cases 120 triton test_softmax_triton --op softmax
     cli 150 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
         --variant eager --variant compile --case 4096x131072 --timeout 90
     ;;
@@ -167,8 +168,7 @@ s37c)  # ~5 min, for an H200 (issue 12's card): the GEMV w4a16 bf16 harness rows
     ;;
 s37b)  # ~2.5 min: Triton fused_dp4a with PREF 2 registered (s37a) — every gemv_lowbit test case of it
     # checked on the GPU, then its harness rows beside tinygemm and dense bf16 GEMV
-    SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_triton_dp4a run --size test --check-only \
-        --backend triton --op gemv_lowbit --variant fused_dp4a --timeout 60
+    test_cases 120 triton test_gemv_triton_dp4a --op gemv_lowbit --variant fused_dp4a
     triton_dp4a_rows 200
     ;;
 s37a)  # (ran at commit 2d857d3 on an H100: PREF 2 registered after it) ~2 min: Triton fused_dp4a with the first 1 / 2 / 4 word tiles of each program's rows prefetched
@@ -182,8 +182,7 @@ s37a)  # (ran at commit 2d857d3 on an H100: PREF 2 registered after it) ~2 min: 
     ;;
 s36f)  # ~1.5 min: CUDA fused_packed with each chunk's group counted on against the 64-bit division per
     # chunk it had before (PKDIV), interleaved rounds at both w4a16 bf16 batch-1 cases; its test cases first
-    SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_cuda_packed run --size test --check-only \
-        --backend cuda --op gemv_lowbit --variant fused_packed --timeout 60
+    test_cases 120 cuda test_gemv_cuda_packed --op gemv_lowbit --variant fused_packed
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 60 "gemv_pkdiv_ab_$c" gemv_lowbit cuda --case "$c" --cap 0.5 --ab 100 --only 'fused_packed$|packed PKDIV'
     done
@@ -207,8 +206,7 @@ s36c)  # ~5 min: s36b, then s36a
 s36b)  # ~1 min: OpenCL fused_packed (session 36: CUDA's gemv_lowbit_pk in OpenCL C, bulk copies and
     # mbarriers through inline PTX; first run: s36b-1) — every gemv_lowbit test case it takes checked on
     # the GPU, then beside fused_mma at both w4a16 bf16 batch-1 bench cases with its probe shapes
-    SOLBENCH_CACHE=/dev/shm/solbench-test cli 120 test_gemv_opencl_packed run --size test --check-only \
-        --backend opencl --op gemv_lowbit --variant fused_packed --timeout 60
+    test_cases 120 opencl test_gemv_opencl_packed --op gemv_lowbit --variant fused_packed
     export PYOPENCL_COMPILER_OUTPUT=1  # NVIDIA's build logs (the verbose shapes: registers, spills)
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 150 "gemv_opencl_$c" gemv_lowbit opencl --case "$c" \

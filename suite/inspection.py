@@ -387,6 +387,17 @@ def _record_sources(be, active: bool = True):
         del be.compile_source  # the instance attribute: the class's method shows again
 
 
+def _open(backend: str):
+    """``backend`` on its first usable device here."""
+    from backends import backend_class
+
+    cls = backend_class(backend)
+    devs = [d for d in cls.devices() if d.usable]
+    if not devs:
+        raise RuntimeError(f"no usable {backend} device here")
+    return cls(devs[0])
+
+
 def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None = None,
                     arch: str = "sm_90") -> list[dict[str, Any]]:
     """One record per compiled program of each selected kernel: backend, variant, case, entry,
@@ -394,7 +405,6 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
 
     Without ``case_name`` each kernel is shown for the first bench case (then test case) it
     supports: a kernel for skinny products, say, for the first skinny case."""
-    from backends import backend_class
     from backends.base import Unsupported
     from suite.provenance import recording_compiles
     from suite.registry import get_spec, select
@@ -403,11 +413,7 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
         raise ValueError(f"--arch {arch!r}: give a CUDA target such as sm_80, sm_90 or sm_90a")
     spec = get_spec(op)
     cases = [spec.case(case_name)] if case_name else [*spec.cases("bench", "gpu"), *spec.test_cases]
-    cls = backend_class(backend)
-    devs = [d for d in cls.devices() if d.usable]
-    if not devs:
-        raise RuntimeError(f"no usable {backend} device here")
-    be = cls(devs[0])
+    be = _open(backend)
     out = []
     for e in select([op], [backend], variants):
         usable = [c for c in cases if not e.dtypes or c.dtype in e.dtypes]
@@ -447,14 +453,12 @@ def triton_compile_failures(op: str, arch: str = "sm_90", sms: int = 132) -> tup
     (Unsupported) is no failure; any other factory error is."""
     from dataclasses import replace
 
-    from backends import backend_class
     from backends.base import Unsupported
     from backends.triton import compile_many_for_hopper
     from suite.registry import get_spec, select
 
     spec = get_spec(op)
-    cls = backend_class("triton")
-    be = cls([d for d in cls.devices() if d.usable][0])
+    be = _open("triton")
     be.device = replace(be.device, compute_units=sms)
     jobs, where, fails = {}, {}, []
     for e in select([op], ["triton"], None):

@@ -257,7 +257,7 @@ def _compile_in_child(jobs) -> list[dict[str, Any]]:
 
 
 def _compile_here(jit_fn, signature, constexprs, *, num_warps=4, num_stages=3, arch=90, divisible_by_16=(),
-                  stages=False):
+                  stages=False, maxnreg=None):
     from collections import Counter
 
     import triton
@@ -272,7 +272,8 @@ def _compile_here(jit_fn, signature, constexprs, *, num_warps=4, num_stages=3, a
     attrs = {(fn.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible_by_16}
     try:
         kernel = triton.compile(ASTSource(fn, sig, constexprs, attrs), target=GPUTarget("cuda", arch, 32),
-                                options={"num_warps": num_warps, "num_stages": num_stages})
+                                options={"num_warps": num_warps, "num_stages": num_stages,
+                                         **({"maxnreg": maxnreg} if maxnreg else {})})
     except Exception as e:  # noqa: BLE001 - CompilationError and friends: report with the message
         raise RuntimeError(f"{fn.__name__} for sm_{arch}: {type(e).__name__}: {e}") from e
     ptx = kernel.asm["ptx"]

@@ -120,6 +120,12 @@ def _softmax_triton():
         # TRITON_SPLIT_AHEAD, the "split_row" row; 0: the form before)
         (f"split_row ahead={a}", lambda be, c, a=a: sk.triton_split_row(be, c, ahead=a))
         for a in (0, 0.5, 2)] + [
+        # session 39: 64 registers (maxnreg; 76 without the cap and no spills with it in an sm_90
+        # compile by Triton 3.9) so two 512-thread programs share an SM, as CUDA's split_row (64
+        # registers as compiled) does — one streams while the other waits for its siblings; AHEAD
+        # in waves of the SM count as before (2: one wave of two programs per SM)
+        (f"split_row regs=64 ahead={a}", lambda be, c, a=a: sk.triton_split_row(be, c, regs=64, ahead=a))
+        for a in (0, 1, 2)] + [
         (f"split_row tma part={p} warps={w} backoff={b}",
          lambda be, c, p=p, w=w, b=b: sk.triton_split_row(be, c, part=p, warps=w, backoff=b, tma=True))
         for p, w, b in ((16384, 16, 1000), (16384, 16, 500), (16384, 16, 0), (16384, 8, 1000),

@@ -124,10 +124,26 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s39a)  # ~3.5 min, for an H200: s38b (Triton softmax test cases on the GPU, then AHEAD 1 / 0 / 0.5 in
-    # interleaved rounds), then the registered split_row's 4096x131072 harness rows beside torch
-    # (eager, compile) in the same call, so the cell has a run file whichever way the A/B goes
-    OUT="$OUT" bash "$0" s38b; cat "$OUT/log-s38b.txt" >> "$OUT/log-$PART.txt"
+s39a)  # ~4 min, for an H200: Triton softmax split_row — every Triton softmax test case checked on the
+    # GPU (session 38's narrow-part fix: 36 ok on an H100 in session 39), the kernel's registers as
+    # this host's Triton compiles it, with and without a 64-register cap (two 512-thread programs per
+    # SM, as CUDA's split_row at 64 registers runs), then the registered form (AHEAD 1) against
+    # AHEAD 0 / 0.5 and the capped form at AHEAD 0 / 1 / 2 in 40 interleaved rounds at 4096x131072,
+    # and the registered form's harness rows beside torch (eager, compile)
+    test_cases 120 triton test_softmax_triton --op softmax
+    step "split_row registers"
+    timeout 120 "$PY" - >> "$OUT/log-$PART.txt" 2>&1 <<'PYEOF'
+import ops.softmax.kernels as K
+from suite.inspection import inspect_kernels
+d = K.triton_split_row.__defaults__  # (..., ahead, regs)
+for regs in (0, 64):
+    K.triton_split_row.__defaults__ = d[:-1] + (regs,)
+    for r in inspect_kernels("softmax", "triton", ["split_row"], "4096x131072"):
+        print(f"split_row cap={regs}: {r.get('registers')} registers, {r.get('spill_bytes')} B spilled",
+              r.get("error") or "")
+PYEOF
+    probe 200 softmax_split_regs softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
+        --only 'split_row$|split_row ahead=0|split_row regs=64'
     cli 150 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
         --variant eager --variant compile --case 4096x131072 --timeout 90
     ;;

@@ -796,6 +796,8 @@ def inspect_(
     case: Annotated[str | None, typer.Option("--case", help="case (default: first GPU bench case)")] = None,
     summary: Annotated[bool, typer.Option("--summary", help="one table: registers, spills, shared memory, "
                                                              "vector loads / shfl / mma present")] = False,
+    sms: Annotated[int | None, typer.Option("--sms", min=1, help="SM count the Triton kernels are shaped "
+                                                          "for (grids, split parts); default 132")] = None,
 ):
     """What each backend compiled (measurement integrity, issue 9): IR, PTX, SASS, binaries, WGSL."""
     from suite.inspection import STAGES, inspect_kernels
@@ -805,7 +807,7 @@ def inspect_(
     if stage and stage not in STAGES[backend]:
         _fail(f"unknown stage {stage!r} for {backend}; valid: {', '.join(STAGES[backend])}")
     try:
-        recs = inspect_kernels(op, backend, variant, case, arch)
+        recs = inspect_kernels(op, backend, variant, case, arch, sms)
     except (ValueError, KeyError, RuntimeError) as e:
         _fail(str(e))
     if summary or not stage:

@@ -200,16 +200,23 @@ def triton_launches_recorded():
             setattr(cls, name, fn)
 
 
+#: SM count of the GPU host the Triton factory is shown during inspection (H100 / H200 SXM): kernels
+#: that size their grids or parts by the device (softmax split_row's parts, persistent grids) are
+#: then compiled in the shapes they take there
+GPU_SMS = 132
+
+
 @contextlib.contextmanager
-def _triton_as_on_a_gpu(be, arch: str):
-    """The Triton factory sees the device as a GPU host's (mode ``run``: the compiled paths, their
-    block shapes and autotune configs; not the interpreter's stand-ins such as fp32 upcasts or
-    plain-arithmetic dp4a), while nothing runs: launches are recorded (the factory's own, e.g.
-    tuning on scratch tensors, are dropped) and ``synchronize`` does nothing."""
+def _triton_as_on_a_gpu(be, arch: str, sms: int = GPU_SMS):
+    """The Triton factory sees the device as a GPU host's of ``sms`` SMs (mode ``run``: the compiled
+    paths, their block shapes and autotune configs; not the interpreter's stand-ins such as fp32
+    upcasts or plain-arithmetic dp4a; grids and parts sized by the SM count, not by this machine's
+    CPU cores), while nothing runs: launches are recorded (the factory's own, e.g. tuning on
+    scratch tensors, are dropped) and ``synchronize`` does nothing."""
     from dataclasses import replace
 
     device = be.device
-    be.device = replace(device, mode="run")
+    be.device = replace(device, mode="run", compute_units=sms)
     be.synchronize = lambda: None
     try:
         with triton_launches_recorded():
@@ -248,7 +255,8 @@ def _triton_jobs(launches, arch: str, stages: bool = True) -> tuple[list[tuple],
         constexprs.update({p.name: p.default for p in jit.params
                            if p.is_constexpr and p.has_default and p.name not in bound})
         opts = {"num_warps": kwargs.get("num_warps", 4), "num_stages": kwargs.get("num_stages", 3),
-                "arch": int(arch.removeprefix("sm_").rstrip("a")), "divisible_by_16": div16, "stages": stages}
+                "maxnreg": kwargs.get("maxnreg"), "arch": int(arch.removeprefix("sm_").rstrip("a")),
+                "divisible_by_16": div16, "stages": stages}
         jobs.append((fn, sig, constexprs, opts))
         notes.append(kwargs.get(CONFIG_KEY, ""))
     return jobs, notes
@@ -344,7 +352,7 @@ _COLLECT = {
 
 
 @contextlib.contextmanager
-def _cuda_for(be, arch: str):
+def _cuda_for(be, arch: str, sms: int):
     """The CUDA factory builds for ``arch`` (compile-only device): a kernel whose PTX needs a
     newer one is refused by its factory (``require_arch``), as on such a GPU."""
     saved = be.compile_archs
@@ -361,7 +369,7 @@ _FACTORY_VIEW = {"triton": _triton_as_on_a_gpu, "cuda": _cuda_for}
 
 
 @contextlib.contextmanager
-def _as_is(be, arch: str):
+def _as_is(be, arch: str, sms: int):
     yield
 
 
@@ -399,9 +407,10 @@ def _open(backend: str):
 
 
 def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None = None,
-                    arch: str = "sm_90") -> list[dict[str, Any]]:
+                    arch: str = "sm_90", sms: int | None = None) -> list[dict[str, Any]]:
     """One record per compiled program of each selected kernel: backend, variant, case, entry,
     registers/spills/shared memory where known, ``stages`` (stage name → text), ``markers``.
+    Triton's factory sees a GPU of ``sms`` SMs (``_triton_as_on_a_gpu``; default GPU_SMS).
 
     Without ``case_name`` each kernel is shown for the first bench case (then test case) it
     supports: a kernel for skinny products, say, for the first skinny case."""
@@ -413,6 +422,7 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
         raise ValueError(f"--arch {arch!r}: give a CUDA target such as sm_80, sm_90 or sm_90a")
     spec = get_spec(op)
     cases = [spec.case(case_name)] if case_name else [*spec.cases("bench", "gpu"), *spec.test_cases]
+    sms = sms or GPU_SMS
     be = _open(backend)
     out = []
     for e in select([op], [backend], variants):
@@ -423,7 +433,7 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
             for i, case in enumerate(usable):  # the first case the factory accepts
                 base = {"op": op, "backend": backend, "variant": e.variant, "case": case.name}
                 try:
-                    with _FACTORY_VIEW.get(backend, _as_is)(be, arch):  # collecting may run `run`
+                    with _FACTORY_VIEW.get(backend, _as_is)(be, arch, sms):  # collecting may run `run`
                         with _record_sources(be, hasattr(be, "compile_source")) as wgsl, \
                                 recording_compiles(be) as calls:
                             run = e.factory(be, case)
@@ -443,7 +453,7 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
     return out
 
 
-def triton_compile_failures(op: str, arch: str = "sm_90", sms: int = 132) -> tuple[int, list[str]]:
+def triton_compile_failures(op: str, arch: str = "sm_90", sms: int = GPU_SMS) -> tuple[int, list[str]]:
     """Every Triton launch of every registered Triton kernel of ``op`` at each of its test cases, as
     the factory makes it on a GPU of ``sms`` SMs (``_triton_as_on_a_gpu``: the compiled paths, not
     the interpreter's), compiled ahead of time for ``arch``; nothing runs. Returns (distinct
@@ -451,15 +461,12 @@ def triton_compile_failures(op: str, arch: str = "sm_90", sms: int = 132) -> tup
     never takes the PTX-only branches (back-off sleeps, L2 prefetches): session 38 found such a
     branch failing to compile at narrow test cases, on the GPU only. A factory declining a case
     (Unsupported) is no failure; any other factory error is."""
-    from dataclasses import replace
-
     from backends.base import Unsupported
     from backends.triton import compile_many_for_hopper
     from suite.registry import get_spec, select
 
     spec = get_spec(op)
     be = _open("triton")
-    be.device = replace(be.device, compute_units=sms)
     jobs, where, fails = {}, {}, []
     for e in select([op], ["triton"], None):
         for case in spec.test_cases:
@@ -467,7 +474,7 @@ def triton_compile_failures(op: str, arch: str = "sm_90", sms: int = 132) -> tup
                 continue
             label = f"{e.variant} {case.name}"
             try:
-                with _triton_as_on_a_gpu(be, arch):
+                with _triton_as_on_a_gpu(be, arch, sms):
                     launches = _triton_launches(_Built(be, spec, case, e.factory(be, case), [], [], arch))
             except Unsupported:
                 continue

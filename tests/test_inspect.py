@@ -112,6 +112,29 @@ def test_triton_is_inspected_as_compiled_for_the_gpu_not_as_interpreted():
     assert "error" not in pers and pers["markers"]["mma"], pers
 
 
+def test_triton_is_inspected_in_the_gpu_hosts_shape_with_its_register_cap(monkeypatch):
+    """Kernels sized by the device's SM count are inspected as a 132-SM host runs them (softmax
+    split_row: 8 parts of 16384 values at 4096x131072, not the 2 parts of this CPU's 2 cores: the
+    76-register kernel, not a 128-register one — session 39), or as ``sms`` says; a launch's
+    ``maxnreg`` reaches the compile."""
+    import ops.softmax.kernels as sk
+    from suite.inspection import inspect_kernels
+
+    def split(sms=None):
+        (r,) = inspect_kernels("softmax", "triton", ["split_row"], "4096x131072", sms=sms)
+        assert "error" not in r, r
+        return r
+
+    r = split()
+    assert (r["constexprs"]["G"], r["constexprs"]["BLOCK"]) == (8, 16384)
+    assert (split(sms=4)["constexprs"]["BLOCK"]) == 32768
+    if r["registers"] is None:
+        pytest.skip("no cuobjdump here: registers unknown")
+    d = sk.triton_split_row.__defaults__
+    monkeypatch.setattr(sk.triton_split_row, "__defaults__", d[:-1] + (r["registers"] - 8,))  # regs
+    assert split()["registers"] <= r["registers"] - 8
+
+
 def test_triton_configs_fit_a_part_with_less_shared_memory(monkeypatch):
     """The Triton autotune lists were tuned on an H200 (227 KiB of shared memory per program): on a
     part that allows 99 KiB (Ada) every config kept compiles within it — the untuned test shapes'

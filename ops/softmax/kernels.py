@@ -456,7 +456,8 @@ def _triton_split_tma(case, fn, chunk, g, nblk, slots, ticket, epoch, phases, kw
 
 @kernel("softmax", "triton", "split_row")
 def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relaxed", warps: int = 0,
-                     backoff: int | None = None, tma: bool = False, ahead: float = TRITON_SPLIT_AHEAD):
+                     backoff: int | None = None, tma: bool = False, ahead: float = TRITON_SPLIT_AHEAD,
+                     regs: int = 0):
     """G ≤ SM-count programs per row (parts of ≤ 16384 values in registers), partial (max, Σ)
     exchanged in one launch through epoch-tagged words on a GPU (one read); in the interpreter
     the same kernel as a publish launch and a finish launch (see softmax_triton.py). ``part``:
@@ -466,7 +467,8 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
     (probes): softmax_split_tma, the parts moved as TMA boxes (rows whose parts are whole
     multiples of 256 values only; Unsupported otherwise); ``ahead`` (TRITON_SPLIT_AHEAD): while
     its siblings' partials come, each program asks into L2 the part of the ticket ``ahead`` × the
-    SM count after its own (softmax_split's AHEAD; compiled GPU only, not with ``tma``)."""
+    SM count after its own (softmax_split's AHEAD; compiled GPU only, not with ``tma``); ``regs``
+    (probes): a register cap per thread (Triton's ``maxnreg``; 0: none)."""
     import torch
 
     from ops.softmax.softmax_triton import softmax_split, softmax_split_tma
@@ -490,6 +492,8 @@ def triton_split_row(be, case, part: int = TRITON_PART, ticket_sem: str = "relax
           "TICKET_SEM": ticket_sem, "BACKOFF": backoff}
     if ahead and ptx and not tma:
         kw["AHEAD"] = int(ahead * _units(be))
+    if regs and not interp:
+        kw["maxnreg"] = regs
     phases = (1, 2) if interp else (0,)
     if tma:
         return _triton_split_tma(case, softmax_split_tma, chunk, g, nblk, slots, ticket, epoch, phases,

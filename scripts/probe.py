@@ -120,9 +120,10 @@ def _softmax_triton():
         # TRITON_SPLIT_AHEAD, the "split_row" row; 0: the form before)
         (f"split_row ahead={a}", lambda be, c, a=a: sk.triton_split_row(be, c, ahead=a))
         for a in (0, 0.5, 2)] + [
-        # session 39: 64 registers (maxnreg; 76 without the cap and no spills with it in an sm_90
-        # compile by Triton 3.9) so two 512-thread programs share an SM, as CUDA's split_row (64
-        # registers as compiled) does — one streams while the other waits for its siblings; AHEAD
+        # session 39: a 64-register cap (maxnreg), so two 512-thread programs share an SM as CUDA's
+        # split_row (64 registers as compiled) does. Triton 3.6 (the H200 host's) compiles the
+        # registered kernel at 64 registers already; 3.9 at 76 (one program per SM), at 64 with the
+        # cap and no spills (sm_90 compiles, 4096x131072) — for a host whose Triton is newer. AHEAD
         # in waves of the SM count as before (2: one wave of two programs per SM)
         (f"split_row regs=64 ahead={a}", lambda be, c, a=a: sk.triton_split_row(be, c, regs=64, ahead=a))
         for a in (0, 1, 2)] + [

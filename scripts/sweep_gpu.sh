@@ -126,10 +126,11 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
     ;;
 s39a)  # ~4 min, for an H200: Triton softmax split_row — every Triton softmax test case checked on the
     # GPU (session 38's narrow-part fix: 36 ok on an H100 in session 39), the kernel's registers as
-    # this host's Triton compiles it, with and without a 64-register cap (two 512-thread programs per
-    # SM, as CUDA's split_row at 64 registers runs), then the registered form (AHEAD 1) against
-    # AHEAD 0 / 0.5 and the capped form at AHEAD 0 / 1 / 2 in 40 interleaved rounds at 4096x131072,
-    # and the registered form's harness rows beside torch (eager, compile)
+    # this host's Triton compiles it, with and without a 64-register cap (Triton 3.6 on the CPU: 64
+    # either way, two 512-thread programs per SM as CUDA's split_row), then the registered form
+    # (AHEAD 1, 1000 ns back-off) against AHEAD 0 / 0.5 and back-off 0 / 500 / 2000 ns (with AHEAD:
+    # the wait now has DRAM work under it) in 40 interleaved rounds at 4096x131072, and the
+    # registered form's harness rows beside torch (eager, compile)
     test_cases 120 triton test_softmax_triton --op softmax
     step "split_row registers"
     timeout 120 "$PY" - >> "$OUT/log-$PART.txt" 2>&1 <<'PYEOF'
@@ -143,7 +144,7 @@ for regs in (0, 64):
               r.get("error") or "")
 PYEOF
     probe 200 softmax_split_regs softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
-        --only 'split_row$|split_row ahead=0|split_row regs=64'
+        --only 'split_row$|split_row ahead=0|split_row backoff='
     cli 150 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
         --variant eager --variant compile --case 4096x131072 --timeout 90
     ;;

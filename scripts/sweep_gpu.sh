@@ -130,7 +130,9 @@ s39a)  # ~4 min, for an H200: Triton softmax split_row — every Triton softmax 
     # either way, two 512-thread programs per SM as CUDA's split_row), then the registered form
     # (AHEAD 1, 1000 ns back-off) against AHEAD 0 / 0.5 and back-off 0 / 500 / 2000 ns (with AHEAD:
     # the wait now has DRAM work under it) in 40 interleaved rounds at 4096x131072, and the
-    # registered form's harness rows beside torch (eager, compile)
+    # registered form's harness rows beside torch (eager, compile); last, Nsight Compute's reading of
+    # one cold launch of CUDA's split_row (93.3 %) and Triton's (88.6 % at best) — same geometry,
+    # so where the 5 points go (stalls, issue, DRAM %)
     test_cases 120 triton test_softmax_triton --op softmax
     step "split_row registers"
     timeout 120 "$PY" - >> "$OUT/log-$PART.txt" 2>&1 <<'PYEOF'
@@ -147,6 +149,10 @@ PYEOF
         --only 'split_row$|split_row ahead=0|split_row backoff='
     cli 150 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
         --variant eager --variant compile --case 4096x131072 --timeout 90
+    step "ncu split_row cuda / triton"
+    timeout 150 "$PY" scripts/ncu_limiter.py --out "$W/ncu" softmax/cuda/split_row/4096x131072 \
+        softmax/triton/split_row/4096x131072 > "$W/ncu.txt" 2>&1
+    tail -n 12 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
 s38b)  # ~2.5 min, for an H200: Triton softmax split_row after session 38's narrow-part fix (s37e on
     # the H200: 13x7 failed to compile with AHEAD; 86.5 % at 4096x131072 against 88.0-88.6 % before

@@ -797,7 +797,8 @@ def inspect_(
     summary: Annotated[bool, typer.Option("--summary", help="one table: registers, spills, shared memory, "
                                                              "vector loads / shfl / mma present")] = False,
     sms: Annotated[int | None, typer.Option("--sms", min=1, help="SM count the Triton kernels are shaped "
-                                                          "for (grids, split parts); default 132")] = None,
+                                                          "for (grids, split parts); default: this GPU's, "
+                                                          "132 without one")] = None,
 ):
     """What each backend compiled (measurement integrity, issue 9): IR, PTX, SASS, binaries, WGSL."""
     from suite.inspection import STAGES, inspect_kernels

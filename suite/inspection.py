@@ -207,8 +207,9 @@ GPU_SMS = 132
 
 
 @contextlib.contextmanager
-def _triton_as_on_a_gpu(be, arch: str, sms: int = GPU_SMS):
-    """The Triton factory sees the device as a GPU host's of ``sms`` SMs (mode ``run``: the compiled
+def _triton_as_on_a_gpu(be, arch: str, sms: int | None = None):
+    """The Triton factory sees the device as a GPU host's of ``sms`` SMs (default: this GPU's own,
+    or GPU_SMS on a machine without one; mode ``run``: the compiled
     paths, their block shapes and autotune configs; not the interpreter's stand-ins such as fp32
     upcasts or plain-arithmetic dp4a; grids and parts sized by the SM count, not by this machine's
     CPU cores), while nothing runs: launches are recorded (the factory's own, e.g. tuning on
@@ -216,7 +217,8 @@ def _triton_as_on_a_gpu(be, arch: str, sms: int = GPU_SMS):
     from dataclasses import replace
 
     device = be.device
-    be.device = replace(device, mode="run", compute_units=sms)
+    be.device = replace(device, mode="run",
+                        compute_units=sms or (device.compute_units if be.gpu else GPU_SMS))
     be.synchronize = lambda: None
     try:
         with triton_launches_recorded():
@@ -352,7 +354,7 @@ _COLLECT = {
 
 
 @contextlib.contextmanager
-def _cuda_for(be, arch: str, sms: int):
+def _cuda_for(be, arch: str, sms: int | None):
     """The CUDA factory builds for ``arch`` (compile-only device): a kernel whose PTX needs a
     newer one is refused by its factory (``require_arch``), as on such a GPU."""
     saved = be.compile_archs
@@ -369,7 +371,7 @@ _FACTORY_VIEW = {"triton": _triton_as_on_a_gpu, "cuda": _cuda_for}
 
 
 @contextlib.contextmanager
-def _as_is(be, arch: str, sms: int):
+def _as_is(be, arch: str, sms: int | None):
     yield
 
 
@@ -410,7 +412,7 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
                     arch: str = "sm_90", sms: int | None = None) -> list[dict[str, Any]]:
     """One record per compiled program of each selected kernel: backend, variant, case, entry,
     registers/spills/shared memory where known, ``stages`` (stage name → text), ``markers``.
-    Triton's factory sees a GPU of ``sms`` SMs (``_triton_as_on_a_gpu``; default GPU_SMS).
+    Triton's factory sees a GPU of ``sms`` SMs (``_triton_as_on_a_gpu``, which says the default).
 
     Without ``case_name`` each kernel is shown for the first bench case (then test case) it
     supports: a kernel for skinny products, say, for the first skinny case."""
@@ -422,7 +424,6 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
         raise ValueError(f"--arch {arch!r}: give a CUDA target such as sm_80, sm_90 or sm_90a")
     spec = get_spec(op)
     cases = [spec.case(case_name)] if case_name else [*spec.cases("bench", "gpu"), *spec.test_cases]
-    sms = sms or GPU_SMS
     be = _open(backend)
     out = []
     for e in select([op], [backend], variants):
@@ -453,7 +454,7 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
     return out
 
 
-def triton_compile_failures(op: str, arch: str = "sm_90", sms: int = GPU_SMS) -> tuple[int, list[str]]:
+def triton_compile_failures(op: str, arch: str = "sm_90", sms: int | None = None) -> tuple[int, list[str]]:
     """Every Triton launch of every registered Triton kernel of ``op`` at each of its test cases, as
     the factory makes it on a GPU of ``sms`` SMs (``_triton_as_on_a_gpu``: the compiled paths, not
     the interpreter's), compiled ahead of time for ``arch``; nothing runs. Returns (distinct

@@ -62,6 +62,34 @@ def test_mismatch_report_names_first_index():
     assert not r.ok and r.n_bad == 1 and r.mismatches[0]["index"] == (1, 2)
 
 
+def test_compare_in_pieces_and_passes_counts_like_one_pass():
+    """compare works in pieces (one per core) of cache-sized passes (suite.check.SUB): a failure in
+    any pass of any piece counts, the first mismatches come in index order across passes, a NaN
+    or Inf in a late pass still fails the whole, and an overflowed reference accepts exactly its
+    own ±inf; the error figures are those of the whole array."""
+    from suite.check import CHUNK, SUB
+
+    n = CHUNK + 3 * SUB + 5
+    ref = np.linspace(1.0, 2.0, n)
+    out = ref.astype(np.float32)
+    tol = Tolerance(1e-6, 1e-6, "fp32 rounding")
+    assert compare(out, ref, tol).ok
+    bad = [SUB - 1, SUB + 2, CHUNK + 1, CHUNK + 2 * SUB + 7, n - 1]
+    wrong = out.copy()
+    wrong[bad] += 1.0
+    r = compare(wrong, ref, tol, show=3)
+    assert not r.ok and r.n_bad == len(bad) and [m["index"][0] for m in r.mismatches] == bad[:3]
+    assert r.max_abs_err == pytest.approx(1.0, rel=1e-6)
+    late = out.copy()
+    late[n - 2] = np.nan
+    assert not compare(late, ref, Tolerance(1e9, 1e9, "loose")).ok
+    ref_inf, out_inf = ref.copy(), out.copy()
+    ref_inf[CHUNK + SUB], out_inf[CHUNK + SUB] = np.inf, np.float32(np.inf)
+    assert compare(out_inf, ref_inf, tol).ok
+    out_inf[CHUNK + SUB] = np.float32(-np.inf)
+    assert compare(out_inf, ref_inf, tol).n_bad == 1
+
+
 def test_exact_integers():
     assert compare(np.array([1, 2, 3], np.int32), np.array([1, 2, 3]), Tolerance.exact()).ok
     assert not compare(np.array([1, 2, 4], np.int32), np.array([1, 2, 3]), Tolerance.exact()).ok

@@ -14,9 +14,11 @@ import numpy as np
 
 def softmax_rows(x: np.ndarray) -> np.ndarray:
     """Softmax of each row of a 2-D array (any float dtype), in float64."""
-    x = np.asarray(x, dtype=np.float64)
-    m = np.max(x, axis=1, keepdims=True)
+    e = np.array(x, dtype=np.float64)  # a copy, worked on in place (the same values, fewer passes)
+    m = np.max(e, axis=1, keepdims=True)
     if not np.isfinite(m).all():
         raise ValueError("softmax reference: a row without a finite value (all −inf, or +inf/NaN)")
-    e = np.exp(x - m)
-    return e / np.sum(e, axis=1, keepdims=True)
+    e -= m
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=1, keepdims=True)
+    return e

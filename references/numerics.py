@@ -40,7 +40,7 @@ def encode(x: np.ndarray, dtype: str) -> np.ndarray:
         return to_bf16(x)
     from suite.spec import np_dtype
 
-    return np.asarray(x).astype(np_dtype(dtype))
+    return np.asarray(x, dtype=np_dtype(dtype))  # no copy where x is already of it (inputs: GiBs)
 
 
 def decode(arr: np.ndarray, dtype: str) -> np.ndarray:

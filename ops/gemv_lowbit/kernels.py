@@ -978,8 +978,9 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
     ROCm, which takes no PTX), batch
     rows on the grid's second axis (each reads the weights again: built for batch 1); autotuned
-    per (N, K) over ``shapes`` (BN, BK, num_warps[, STAGES]) like fused_vec (STAGES > 1: the word
-    tiles through a cp.async ring of that many stages instead of one tile loaded ahead). ``pdl``
+    per (N, K) over ``shapes`` (BN, BK, num_warps[, STAGES[, maxnreg]]) like fused_vec (STAGES > 1:
+    the word tiles through a cp.async ring of that many stages instead of one tile loaded ahead;
+    maxnreg, probes: a register cap, for more programs per SM). ``pdl``
     (None: where the device has it — compiled CUDA on sm_90+): gemv_lowbit_dp4a as a programmatic
     dependent launch of gemv_x_planes, so its launch and first loads overlap the small kernel
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
@@ -1000,7 +1001,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         shapes = [min(shapes, key=lambda t: (len(t) > 3, t[0]))]  # (the fewest rows, unstaged)
     even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1], "STAGES": t[3] if len(t) > 3 else 1},
-                                          num_warps=t[2], num_stages=1) for t in shapes],
+                                          num_warps=t[2], num_stages=1, maxnreg=t[4] if len(t) > 4 else None)
+                            for t in shapes],
                            key=["N", "K"])(even(gemv_lowbit_dp4a))
     xp = torch.empty((b, 6, k // 8), dtype=torch.int32, device=be.dev)
     sm = torch.empty((b, k // 8), dtype=torch.int32, device=be.dev)

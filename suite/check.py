@@ -51,20 +51,15 @@ CHUNK = 1 << 21
 SUB = 1 << 17
 
 
-def _chunk_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show: int, extra=None):
-    """(max |out − ref| over finite differences, max relative error, Σ diff², Σ ref², elements
-    out of tolerance, any Inf/NaN where the reference is finite, the first ``show`` bad indices)
-    of one piece, in cache-sized passes."""
-    parts = [_sub_stats(o[s:s + SUB], r[s:s + SUB], tol, start + s, show,
-                        None if extra is None else extra[s:s + SUB]) for s in range(0, o.size, SUB)]
-    if not parts:
-        return 0.0, 0.0, 0.0, 0.0, 0, False, np.zeros(0, np.int64)
-    return (max(p[0] for p in parts), max(p[1] for p in parts), sum(p[2] for p in parts),
-            sum(p[3] for p in parts), sum(p[4] for p in parts), any(p[5] for p in parts),
-            np.concatenate([p[6] for p in parts])[:show])
+def _piece_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show: int, extra=None):
+    """``_sub_stats`` of each cache-sized pass over one piece."""
+    return [_sub_stats(o[s:s + SUB], r[s:s + SUB], tol, start + s, show,
+                       None if extra is None else extra[s:s + SUB]) for s in range(0, o.size, SUB)]
 
 
 def _sub_stats(o: np.ndarray, r: np.ndarray, tol: Tolerance, start: int, show: int, extra=None):
+    """(max |out − ref| over finite differences, max relative error, Σ diff², Σ ref², elements
+    out of tolerance, any Inf/NaN where the reference is finite, the first ``show`` bad indices)."""
     o = o.astype(np.float64)
     r = np.asarray(r, dtype=np.float64)
     abs_r = np.abs(r)
@@ -102,8 +97,9 @@ def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance, name: str = "out",
         return CheckResult(False, message=f"{name}: shape {out.shape} != reference {ref.shape}")
     o, r = out.ravel(), np.asarray(ref).ravel()
     e = None if extra is None else np.broadcast_to(extra, ref.shape).ravel()
-    parts = over_pieces(lambda s: _chunk_stats(o[s:s + CHUNK], r[s:s + CHUNK], tol, s, show,
-                                               None if e is None else e[s:s + CHUNK]), o.size, CHUNK)
+    pieces = over_pieces(lambda s: _piece_stats(o[s:s + CHUNK], r[s:s + CHUNK], tol, s, show,
+                                                None if e is None else e[s:s + CHUNK]), o.size, CHUNK)
+    parts = [p for piece in pieces for p in piece]  # every pass, in index order
     max_abs = max((p[0] for p in parts), default=0.0)
     max_rel = max((p[1] for p in parts), default=0.0)
     err2, ref2 = sum(p[2] for p in parts), sum(p[3] for p in parts)

@@ -209,11 +209,11 @@ GPU_SMS = 132
 @contextlib.contextmanager
 def _triton_as_on_a_gpu(be, arch: str, sms: int | None = None):
     """The Triton factory sees the device as a GPU host's of ``sms`` SMs (default: this GPU's own,
-    or GPU_SMS on a machine without one; mode ``run``: the compiled
-    paths, their block shapes and autotune configs; not the interpreter's stand-ins such as fp32
-    upcasts or plain-arithmetic dp4a; grids and parts sized by the SM count, not by this machine's
-    CPU cores), while nothing runs: launches are recorded (the factory's own, e.g. tuning on
-    scratch tensors, are dropped) and ``synchronize`` does nothing."""
+    or GPU_SMS on a machine without one) in mode ``run``: the compiled paths, their block shapes
+    and autotune configs (not the interpreter's stand-ins such as fp32 upcasts or plain-arithmetic
+    dp4a), grids and parts sized by the SM count (not by this machine's CPU cores). Nothing runs:
+    launches are recorded (the factory's own, e.g. tuning on scratch tensors, are dropped) and
+    ``synchronize`` does nothing."""
     from dataclasses import replace
 
     device = be.device

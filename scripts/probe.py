@@ -288,12 +288,6 @@ def _gemv_triton():
         # "dp4a shape" rows), so DRAM streams while the planes are made; P 0 the form before
         (f"dp4a pref={p} shape={t}", lambda be, c, t=t, p=p: gk.triton_dp4a(be, c, [t], pref=p))
         for t in ((16, 1024, 4, 3), (8, 1024, 2, 4)) for p in (0, 1, 4)] + [
-        # session 39: a register cap on the BK 1024 rings (a 5th field), for more programs per SM
-        # (sm_90 compiles by Triton 3.6: (16, 1024, 4, 3) at 94 registers, 5 programs per SM by
-        # registers; 80 → 6, 64 → 8; the H200 needs ~40 % more bytes in flight than the H100, where
-        # these rings reach 81.5 / 82.3 % against the H200's 69.8 / 72.0)
-        (f"dp4a regs={t[4]} shape={t[:4]}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t]))
-        for t in ((16, 1024, 4, 3, 80), (16, 1024, 4, 3, 64), (8, 1024, 2, 4, 80), (8, 1024, 2, 4, 64))] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
         # (its BK 1024 rings, registered since session 31, are the "dp4a plain" rows)

@@ -949,7 +949,11 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 #: s29c): the word tiles through a cp.async ring (a 4th field, STAGES) at BK 1024 — (16, 1024, 4, 3)
 #: 70.1 / 71.2, (8, 1024, 2, 4) 69.4 / 65.7 against the registered six's best 62.1 / 63.2 in the
 #: same probe; rings at BK ≤ 512 lost (44–63.5), so did the dependent (PDL) launch at those shapes
-#: (62.6 / 61.5); at the BK 1024 rings it gained (session 32: see triton_dp4a's ``pdl``). The
+#: (62.6 / 61.5); at the BK 1024 rings it gained (session 32: see triton_dp4a's ``pdl``). A register
+#: cap on the two rings (94 registers in Triton 3.6's sm_90 compile, 5 programs per SM; 80 → 6,
+#: 64 → 8, no spills) lost on an H100 (session 40, `s39d`, 100 interleaved rounds, K=N=16384 /
+#: K=8192, N=28672): 80 took 1.060 / 1.050 × the uncapped (16, 1024, 4, 3)'s time and 1.023 / 1.028 ×
+#: (8, 1024, 2, 4)'s (ratios of medians), 64 took 1.109 / 1.217 × and 1.166 / 1.223 ×: removed. The
 #: interpreter's one config
 TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4),
                        (16, 1024, 4, 3), (8, 1024, 2, 4)]
@@ -978,9 +982,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
     ROCm, which takes no PTX), batch
     rows on the grid's second axis (each reads the weights again: built for batch 1); autotuned
-    per (N, K) over ``shapes`` (BN, BK, num_warps[, STAGES[, maxnreg]]) like fused_vec (STAGES > 1:
-    the word tiles through a cp.async ring of that many stages instead of one tile loaded ahead;
-    maxnreg, probes: a register cap, for more programs per SM). ``pdl``
+    per (N, K) over ``shapes`` (BN, BK, num_warps[, STAGES]) like fused_vec (STAGES > 1: the word
+    tiles through a cp.async ring of that many stages instead of one tile loaded ahead). ``pdl``
     (None: where the device has it — compiled CUDA on sm_90+): gemv_lowbit_dp4a as a programmatic
     dependent launch of gemv_x_planes, so its launch and first loads overlap the small kernel
     (session 32, H200 probe: the registered (16, 1024, 4, 3) ring 71.0 / 73.5 % of the ceiling as
@@ -1001,7 +1004,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         shapes = [min(shapes, key=lambda t: (len(t) > 3, t[0]))]  # (the fewest rows, unstaged)
     even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1], "STAGES": t[3] if len(t) > 3 else 1},
-                                          num_warps=t[2], num_stages=1, maxnreg=t[4] if len(t) > 4 else None)
+                                          num_warps=t[2], num_stages=1)
                             for t in shapes],
                            key=["N", "K"])(even(gemv_lowbit_dp4a))
     xp = torch.empty((b, 6, k // 8), dtype=torch.int32, device=be.dev)

@@ -124,12 +124,17 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s40a)  # ~7 min, for an H200 (session 40; s39c and s39d ran on an H100 in this session): s39b without
-    # s39d (register caps: lost on the H100, removed), then s39a's harness rows and Nsight Compute step
+s40a)  # ~8 min, for an H200 (session 40; s39c and s39d ran on an H100 in this session): s39b without
+    # s39d (register caps: lost on the H100, removed), Triton fused_dp4a's ring filled by TMA
+    # (new in session 40) at both w4a16 cases, then s39a's harness rows and Nsight Compute step
     test_cases 90 triton test_softmax_triton --op softmax
     probe 120 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
         --only 'split_row$|split_row ahead=0|split_row backoff=0'
     OUT="$OUT" bash "$0" s39c; cat "$OUT/log-s39c.txt" >> "$OUT/log-$PART.txt"
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do  # Triton dp4a's ring by TMA
+        probe 60 "gemv_triton_tma_$c" gemv_lowbit triton --case "$c" --cap 0.5 --ab 60 \
+            --only 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a tma'
+    done
     cli 170 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
         --variant eager --variant compile --case 4096x131072 --timeout 90
     step "ncu split_row cuda / triton"

@@ -991,8 +991,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
     planes of the first call's x). ``pref`` (with the dependent launch): the first ``pref`` word
     tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF).
-    ``tma`` (probes; ring shapes on sm_90 only): the ring filled by TMA copies of [BN, BK/8] word
-    boxes (gemv_lowbit_dp4a's TMA; no PREF)."""
+    ``tma`` (probes; ring shapes, compiled on sm_90+ or in the interpreter): the ring filled by TMA
+    copies of [BN, BK/8] word boxes (gemv_lowbit_dp4a's TMA; no PREF)."""
     import torch
     import triton
 
@@ -1009,8 +1009,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         from backends.base import Unsupported
         from backends.triton import tma_descriptors
 
-        if interp or be.capability() < (9, 0) or any(len(t) < 4 or t[3] < 2 for t in shapes):
-            raise Unsupported("fused_dp4a tma: ring shapes (a 4th field, STAGES > 1) on sm_90+ only")
+        if (not interp and be.capability() < (9, 0)) or any(len(t) < 4 or t[3] < 2 for t in shapes):
+            raise Unsupported("fused_dp4a tma: ring shapes (a 4th field, STAGES > 1); sm_90+ when compiled")
         wdesc = tma_descriptors([n, k // 8], [k // 8, 1], [shapes[0][0], shapes[0][1] // 8])
 
         def hook(a):  # each config's box

@@ -131,9 +131,9 @@ s40b)  # ~1.5 min, any Hopper card (new in session 40): Triton fused_dp4a's ring
             --only 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a tma'
     done
     ;;
-s40a)  # ~8 min, for an H200 (session 40; s39c and s39d ran on an H100 in this session): s39b without
-    # s39d (register caps: lost on the H100, removed), Triton fused_dp4a's ring filled by TMA
-    # (new in session 40) at both w4a16 cases, then s39a's harness rows and Nsight Compute step
+s40a)  # ~6.5 min, for an H200 (session 40; s39c and s39d ran on an H100 in this session): s39b
+    # without s39d (register caps: lost on the H100, removed), Triton fused_dp4a's ring filled by TMA
+    # (s40b) at both w4a16 cases, then s39a's harness rows (its Nsight Compute step: s39a)
     test_cases 90 triton test_softmax_triton --op softmax
     probe 120 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
         --only 'split_row$|split_row ahead=0|split_row backoff=0'
@@ -141,10 +141,6 @@ s40a)  # ~8 min, for an H200 (session 40; s39c and s39d ran on an H100 in this s
     OUT="$OUT" bash "$0" s40b; cat "$OUT/log-s40b.txt" >> "$OUT/log-$PART.txt"
     cli 170 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
         --variant eager --variant compile --case 4096x131072 --timeout 90
-    step "ncu split_row cuda / triton"
-    timeout 110 "$PY" scripts/ncu_limiter.py --out "$W/ncu" softmax/cuda/split_row/4096x131072 \
-        softmax/triton/split_row/4096x131072 > "$W/ncu.txt" 2>&1
-    tail -n 12 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
 s39b)  # ~5.5 min, s39a cut to the device time left in session 39 (s39a's harness rows took 250 s on an
     # H100: the float64 reference of 2^29 values in each worker): Triton softmax's test cases, the

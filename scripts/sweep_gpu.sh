@@ -35,6 +35,19 @@ test_cases() {  # test_cases SECONDS BACKEND [NAME [RUN ARGS...]]: every test ca
     SOLBENCH_CACHE=/dev/shm/solbench-test cli "$t" "$name" run --size test --check-only --backend "$be" \
         --timeout 60 "$@"
 }
+subparts() {  # subparts PART...: other parts run in turn inside this one, each one's log appended to this
+    # part's (their files land beside this part's under $OUT)
+    local q
+    for q in "$@"; do
+        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
+    done
+}
+split_ahead_ab() {  # split_ahead_ab: every Triton softmax test case on the GPU, then split_row's registered
+    # AHEAD 1 against AHEAD 0 / 0.5 and back-off 0 in 40 interleaved rounds at 4096x131072 fp32
+    test_cases 90 triton test_softmax_triton --op softmax
+    probe 120 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
+        --only 'split_row$|split_row ahead=0|split_row backoff=0'
+}
 simt_gemv_rows() {  # simt_gemv_rows SECONDS: OpenCL / WebGPU fused_vec GEMV beside tinygemm (issue 12's shapes)
     cli "$1" gemv run --op gemv_lowbit --backend opencl --backend webgpu --backend torch --variant fused_vec \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 \
@@ -125,10 +138,8 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
 s40c)  # ~3.5 min, for an H200: s40a cut to the device time left in session 40 (no s39c, no harness rows)
-    test_cases 90 triton test_softmax_triton --op softmax
-    probe 120 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
-        --only 'split_row$|split_row ahead=0|split_row backoff=0'
-    OUT="$OUT" bash "$0" s40b; cat "$OUT/log-s40b.txt" >> "$OUT/log-$PART.txt"
+    split_ahead_ab
+    subparts s40b
     ;;
 s40b)  # ~1.5 min, any Hopper card (new in session 40): Triton fused_dp4a's ring filled by TMA copies
     # (80 registers against 94) at four ring shapes against the two registered rings, both w4a16 cases
@@ -140,23 +151,16 @@ s40b)  # ~1.5 min, any Hopper card (new in session 40): Triton fused_dp4a's ring
 s40a)  # ~6.5 min, for an H200 (session 40; s39c and s39d ran on an H100 in this session): s39b
     # without s39d (register caps: lost on the H100, removed), Triton fused_dp4a's ring filled by TMA
     # (s40b) at both w4a16 cases, then s39a's harness rows (its Nsight Compute step: s39a)
-    test_cases 90 triton test_softmax_triton --op softmax
-    probe 120 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
-        --only 'split_row$|split_row ahead=0|split_row backoff=0'
-    OUT="$OUT" bash "$0" s39c; cat "$OUT/log-s39c.txt" >> "$OUT/log-$PART.txt"
-    OUT="$OUT" bash "$0" s40b; cat "$OUT/log-s40b.txt" >> "$OUT/log-$PART.txt"
+    split_ahead_ab
+    subparts s39c s40b
     cli 170 softmax_split run --op softmax --backend triton --backend torch --variant split_row \
         --variant eager --variant compile --case 4096x131072 --timeout 90
     ;;
 s39b)  # ~5.5 min, s39a cut to the device time left in session 39 (s39a's harness rows took 250 s on an
     # H100: the float64 reference of 2^29 values in each worker): Triton softmax's test cases, the
     # split_row A/B (AHEAD 1 registered against AHEAD 0 / 0.5 and back-off 0), then s39c and s39d
-    test_cases 90 triton test_softmax_triton --op softmax
-    probe 120 softmax_split_ahead softmax triton --case 4096x131072 --cap 0.5 --ab 40 \
-        --only 'split_row$|split_row ahead=0|split_row backoff=0'
-    for q in s39c s39d; do
-        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
-    done
+    split_ahead_ab
+    subparts s39c s39d
     ;;
 s39d)  # ~2 min, any Hopper card (new in session 39): Triton fused_dp4a's two BK 1024 rings with a
     # register cap of 80 / 64 (6 / 8 programs per SM instead of 5 at 93-94 registers; no spills in
@@ -220,9 +224,7 @@ s38a)  # ~3 min, prepared in session 37 (not run; any Hopper card): CUDA fused_p
     ;;
 s37f)  # ~7.5 min, for an H200: every pending issue-8/12 row in one call — s37c (the GEMV w4a16 rows of
     # every kernel changed since the last H200 run), then s37e (Triton softmax split_row with AHEAD)
-    for q in s37c s37e; do
-        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
-    done
+    subparts s37c s37e
     ;;
 s37e)  # ~2 min: Triton softmax split_row with AHEAD 1 registered (s37d) — every softmax test case of
     # Triton checked on the GPU, then the 4096×131072 fp32 harness rows beside torch (eager, compile)
@@ -240,9 +242,7 @@ s37d)  # (ran at commit da07115 on an H100: AHEAD 1 registered after it) ~2.5 mi
 s37c)  # ~5 min, for an H200 (issue 12's card): the GEMV w4a16 bf16 harness rows of every kernel changed
     # since the last H200 run — CUDA fused_packed (epoch finish) and fused_dp4a beside tinygemm and dense
     # (s35g), OpenCL fused_packed / fused_mma (s36e), Triton fused_dp4a with PREF 2 (s37b)
-    for q in s35g s36e s37b; do
-        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
-    done
+    subparts s35g s36e s37b
     ;;
 s37b)  # ~2.5 min: Triton fused_dp4a with PREF 2 registered (s37a) — every gemv_lowbit test case of it
     # checked on the GPU, then its harness rows beside tinygemm and dense bf16 GEMV
@@ -266,9 +266,7 @@ s36f)  # ~1.5 min: CUDA fused_packed with each chunk's group counted on against 
     done
     ;;
 s36d)  # ~6 min: s36e, then s36a
-    for q in s36e s36a; do
-        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
-    done
+    subparts s36e s36a
     ;;
 s36e)  # ~1.5 min: OpenCL fused_packed's harness rows beside fused_mma and tinygemm (both w4a16 bf16
     # batch-1 peer cases)
@@ -277,9 +275,7 @@ s36e)  # ~1.5 min: OpenCL fused_packed's harness rows beside fused_mma and tinyg
         --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16 --timeout 90
     ;;
 s36c)  # ~5 min: s36b, then s36a
-    for q in s36b s36a; do
-        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
-    done
+    subparts s36b s36a
     ;;
 s36b)  # ~1 min: OpenCL fused_packed (session 36: CUDA's gemv_lowbit_pk in OpenCL C, bulk copies and
     # mbarriers through inline PTX; first run: s36b-1) — every gemv_lowbit test case it takes checked on
@@ -294,9 +290,7 @@ s36b)  # ~1 min: OpenCL fused_packed (session 36: CUDA's gemv_lowbit_pk in OpenC
 s36a)  # ~4 min, prepared in session 35 for an H200 (any Hopper card runs it; only an H200's rows count
     # towards issue 12): the GEMV w4a16 rows with fused_packed's epoch finish and its timeline (s35g),
     # fused_packed against a plain bulk read of the same bytes (s35j), then half-size chunks (s35k)
-    for q in s35g s35j s35k; do
-        OUT="$OUT" bash "$0" "$q"; cat "$OUT/log-$q.txt" >> "$OUT/log-$PART.txt"
-    done
+    subparts s35g s35j s35k
     ;;
 s35k)  # ~1.5 min: CUDA fused_packed with half-size chunks (SPW 2: 16.9 KiB copies) and 4 / 6 / 8 stages
     # (the same bytes in flight or more), against the registered 3 × 33.8 KiB: the timeline (s35b-g)
@@ -432,7 +426,7 @@ s34a)  # ~2 min, prepared in session 33 (not run): does Triton fused_dp4a lose t
     done
     ;;
 s33e)  # ~5.5 min: s33c, then s32c's GEMV rows (session 33's last device minutes, asked for as an H200)
-    OUT="$OUT" bash "$0" s33c; cat "$OUT/log-s33c.txt" >> "$OUT/log-$PART.txt"
+    subparts s33c
     cli 100 gemv_webgpu run --op gemv_lowbit --backend webgpu --backend torch --variant fused_dp4a \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
     triton_dp4a_rows 100
@@ -453,20 +447,20 @@ s33c)  # ~5 min: s33b's probe again with --ab rounds (each round times SDPA, the
         probe 200 "attention_triton_ab_$c" attention triton --case "$c" \
             --only 'sdpa torch|flash whole cfg=(128, 64, 8, 3, 2)|flash cfg=(128, 64, 8, 3, 2)' --cap 1 --ab 100
     done
-    OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
+    subparts s18f
     ;;
 s33b)  # ~5 min: Triton flash D128 non-causal with the split tail (session 33: the last partial wave's
     # rows split over the keys too) against the whole grid in one launch, the autotune's two best
     # configs each way (whole rows first); then flash D128 beside SDPA, both masks (s18f)
     probe 240 attention_triton_tail attention triton --case b4h32s8192d128,bf16 \
         --only 'flash whole|flash cfg=(128, 64, 8, 3, 2)|flash cfg=(128, 64, 8, 3)' --cap 1
-    OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
+    subparts s18f
     ;;
 s33a)  # (ran on an H100 in session 33; its units and lazy probe rows were removed after it)
     # ~7 min: s32c on an H200 (session 32 got its first two steps only on an H100), then the
     # registered WebGPU fused_dp4a's persistent grid sized for 128 (assumed: WebGPU reports no unit
     # count), 132 (the H200's SMs), 264 and 66 units; last, Triton flash with a lazy rescale
-    OUT="$OUT" bash "$0" s32c; cat "$OUT/log-s32c.txt" >> "$OUT/log-$PART.txt"
+    subparts s32c
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 90 "gemv_webgpu_$c" gemv_lowbit webgpu --case "$c" --only 'dp4a units=' --cap 0.5
     done
@@ -482,7 +476,7 @@ s32c)  # ~4 min: harness rows on an H200 of what session 32 registered from s32a
     cli 150 gemv_webgpu run --op gemv_lowbit --backend webgpu --backend torch --variant fused_dp4a \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
     triton_dp4a_rows 200
-    OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
+    subparts s18f
     ;;
 s32b)  # ~2.5 min: s32a's WebGPU probe again with warm-up waiting for the SM clock (suite.timing's
     # ClockWait): in s32a every process began at 345-510 MHz and each row sampled a higher clock
@@ -507,7 +501,7 @@ s32a)  # ~7 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its pack
             --cap 0.5
     done
     triton_dp4a_rows 200
-    OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
+    subparts s18f
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do  # the rings as dependent launches
         probe 60 "gemv_triton_$c" gemv_lowbit triton --case "$c" \
             --only 'dp4a shape=(16, 1024, 4, 3)|dp4a shape=(8, 1024, 2, 4)|dp4a plain shape=(16, 1024, 4, 3)' \
@@ -517,16 +511,16 @@ s32a)  # ~7 min: WebGPU fused_dp4a (issue 12: 39.6 / 41.4 %, 70 wanted; its pack
 s31b)  # ~6 min, for a short budget: the dot4 probe (s30a), harness rows of Triton
     # fused_dp4a beside tinygemm (s26b's first step) and of Triton flash D128 beside SDPA (s18f), then
     # the wider dp4a rings (each part's files are written before the next starts)
-    OUT="$OUT" bash "$0" s30a; cat "$OUT/log-s30a.txt" >> "$OUT/log-$PART.txt"
+    subparts s30a
     triton_dp4a_rows 200
-    OUT="$OUT" bash "$0" s18f; cat "$OUT/log-s18f.txt" >> "$OUT/log-$PART.txt"
+    subparts s18f
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 100 "gemv_triton_$c" gemv_lowbit triton --case "$c" --only 'dp4a wide' --cap 0.5
     done
     ;;
 s30b)  # ~7 min: s29a (Triton softmax split_row through TMA, scan through TMA) then s25b (the
     # OpenCL/WebGPU softmax test cases checked on the GPU), one call
-    for p in s29a s25b; do OUT="$OUT" bash "$0" "$p"; cat "$OUT/log-$p.txt" >> "$OUT/log-$PART.txt"; done
+    subparts s29a s25b
     ;;
 s30a)  # ~0.5 min: does WGSL's dot4I8Packed reach the H200 as DP4A or as naga's polyfill (the WebGPU
     # fused_dp4a GEMV's 39.6 / 41.4 % against 70 wanted)? Both forms checked, then timed. Its first run

@@ -1004,16 +1004,16 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     shapes = shapes or ([TRITON_DP4A_INTERPRET] if interp else TRITON_DP4A_CONFIGS)
     if not interp and n * k < TRITON_VEC_TUNE_MIN:
         shapes = [min(shapes, key=lambda t: (len(t) > 3, t[0]))]  # (the fewest rows, unstaged)
-    wdesc = hook = None
+    weights, hook = (lambda w: w), None  # w_ptr as the kernel takes it; each config's box (tma)
     if tma:
-        from backends.base import Unsupported
         from backends.triton import tma_descriptors
 
         if (not interp and be.capability() < (9, 0)) or any(len(t) < 4 or t[3] < 2 for t in shapes):
             raise Unsupported("fused_dp4a tma: ring shapes (a 4th field, STAGES > 1); sm_90+ when compiled")
         wdesc = tma_descriptors([n, k // 8], [k // 8, 1], [shapes[0][0], shapes[0][1] // 8])
+        weights = lambda w: wdesc(w)[0]  # noqa: E731 - the [N, K/8] descriptor
 
-        def hook(a):  # each config's box
+        def hook(a):
             a["w_ptr"].block_shape = [a["BN"], a["BK"] // 8]
 
     even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
@@ -1040,7 +1040,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
             planes_made[0] = True
         if alone != "planes":
-            kern[grid](wdesc(w)[0] if tma else w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm,
+            kern[grid](weights(w), s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm,
                        TMA=tma, **dependent)
 
     info = {}
@@ -1059,7 +1059,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
                 "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl},
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
-                **be.occupancy(gemv_lowbit_dp4a, (wdesc(w)[0] if tma else w, s, xp, sm, fg, y, n, k, k // 8),
+                **be.occupancy(gemv_lowbit_dp4a, (weights(w), s, xp, sm, fg, y, n, k, k // 8),
                                {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "TMA": tma,
                                 "PREF": dependent.get("PREF", 0), "EVEN_K": k % best.kwargs["BK"] == 0,
                                 **best.all_kwargs()},

@@ -18,13 +18,16 @@
 // "subgroup"), a butterfly of subgroupShuffleXor within min(subgroup size, 32) lanes, those partials
 // through workgroup memory four values at a time (2 barriers per four values). Subgroups are taken
 // to be consecutive runs of local_invocation_index (as in reduction_subgroup.wgsl); any size from 4
-// works (a team spans several subgroups, or a subgroup several teams). PF 1: each step's weight
-// words and scales are loaded one step ahead (issued before the step's dot products).
+// works (a team spans several subgroups, or a subgroup several teams). SG 2 (same feature): a team
+// is one subgroup (its lanes stride the units by the subgroup size), its sums are subgroupAdd and
+// its first lane stores them; teams take their own trip counts, so the tile loop has no barrier
+// at all. PF 1: each step's weight words and scales are loaded one step ahead (issued before the
+// step's dot products).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
 // workgroup), CU (units per chunk, a multiple of 4), SG, PF (0/1) and, from SG, SG_ARG (the entry's
 // subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or
-// v: text, since a module naming a subgroup built-in needs the feature). Bindings: wq (vec4<u32>
+// v), ADD (subgroupAdd(v) or v): text, since a module naming a subgroup built-in needs the feature. Bindings: wq (vec4<u32>
 // rows), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, params (n, k,
 // chunk index, unused).
 
@@ -61,6 +64,9 @@ fn scale(i: u32) -> f32 { return half_at(sc[i >> 1u], i); }
 
 // lane ^ m's v within the subgroup (SG 1; SG 0 never calls it)
 fn lane_xor(v: f32, m: u32) -> f32 { return {{XOR}}; }
+
+// v summed over the subgroup (SG 2; SG 0 never calls it)
+fn team_add(v: f32) -> f32 { return {{ADD}}; }
 
 // a team's RPT rows at unit uc of the chunk: weight words and group scales
 struct Tile { w: array<vec4<u32>, RPT>, s: array<f32, RPT> }
@@ -99,8 +105,9 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                     @builtin(num_workgroups) nwg: vec3<u32>{{SG_ARG}}) {
     let g = wid.x + wid.y * nwg.x;
     let ng = nwg.x * nwg.y;
-    let lane = lid % 32u;
-    let team = lid / 32u;
+    let tsz = select(32u, {{SG_SIZE}}, SG == 2u);  // lanes per team: SG 2's teams are subgroups
+    let lane = lid % tsz;
+    let team = lid / tsz;
     let n_rows = p.n;
     let k_len = p.k;
     let u0 = p.chunk * CU;
@@ -165,22 +172,24 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     }
     workgroupBarrier();
     let tiles = (n_rows + RPT - 1u) / RPT;
-    let nt = TEAMS * ng;  // teams in the grid
+    let nt = WG / tsz * ng;  // teams in the grid
     let gt = team * ng + g;  // this team, dealt team-major over the workgroups
-    // every team of the workgroup runs the same trip count (team 0's tiles decide; the sums below
-    // have barriers); a team past the last tile computes clamped rows and stores nothing
-    for (var it = 0u; it * nt + g < tiles; it++) {
+    // SG 0 and 1: every team of the workgroup runs the same trip count (team 0's tiles decide; the
+    // sums below have barriers); a team past the last tile computes clamped rows and stores nothing.
+    // SG 2: each team its own (no barriers).
+    let g0 = select(g, gt, SG == 2u);
+    for (var it = 0u; it * nt + g0 < tiles; it++) {
         let t = it * nt + gt;
         var acc: array<f32, RN>;
         // @unroll
         for (var i = 0u; i < RN; i++) { acc[i] = 0.0; }
         var nxt: Tile;
         if (PF == 1u && lane < CU) { nxt = load_tile(t, lane); }
-        for (var uc = lane; uc < CU; uc += 32u) {
+        for (var uc = lane; uc < CU; uc += tsz) {
             var cur: Tile;
             if (PF == 1u) {
                 cur = nxt;
-                if (uc + 32u < CU) { nxt = load_tile(t, uc + 32u); }
+                if (uc + tsz < CU) { nxt = load_tile(t, uc + tsz); }
             } else {
                 cur = load_tile(t, uc);
             }
@@ -219,7 +228,13 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 }
             }
         }
-        if (SG == 1u) {
+        if (SG == 2u) {
+            // @unroll
+            for (var i = 0u; i < RN; i++) {
+                let total = team_add(acc[i]);
+                if (lane == 0u) { put_sum(i, t, tiles, total); }
+            }
+        } else if (SG == 1u) {
             let unit = min({{SG_SIZE}}, 32u);  // lanes one butterfly sums: a subgroup, at most a team
             let per = 32u / unit;  // partials per team
             // @unroll

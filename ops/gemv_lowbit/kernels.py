@@ -1159,11 +1159,14 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: nothing on a 132-unit part (the probe's `units` argument removed).
 WGSL_DP4A_SHAPE = (4, 16, 1, 1, 0)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
-#: the kernel's SG (team sums through subgroup shuffles) and PF (weights loaded one step ahead)
-#: options as WGSL text: SG_ARG, SG_SIZE and XOR name subgroup built-ins only where SG is 1
-_WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v"},
+#: Session 41 (probe option, not yet timed on a GPU): SG 2, a team per subgroup summing by
+#: subgroupAdd, each team its own trip count, no barrier in the tile loop.
+#: the kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
+#: loaded one step ahead) options as WGSL text: SG_ARG, SG_SIZE, XOR and ADD name subgroup
+#: built-ins only where SG is 1 or 2
+_WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
                  1: {"SG_ARG": ", @builtin(subgroup_size) sg_size: u32", "SG_SIZE": "sg_size",
-                     "XOR": "subgroupShuffleXor(v, m)"}}
+                     "XOR": "subgroupShuffleXor(v, m)", "ADD": "subgroupAdd(v)"}}
 
 
 def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
@@ -1179,11 +1182,11 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
     rpt, teams, per_sm, sg, pf = (*shape, 0, 0)[:5]
     if sg and "subgroup" not in be.features:
-        raise Unsupported("gemv_lowbit_dp4a SG 1: the adapter has no \"subgroup\" feature")
+        raise Unsupported(f"gemv_lowbit_dp4a SG {sg}: the adapter has no \"subgroup\" feature")
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
-    prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams,
-                                                       "CU": cu, "SG": sg, "PF": pf, **_WGSL_SG_TEXT[sg]})
+    defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf}
+    prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
                                            "DT": _dt(case)})
     wgs = max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))

@@ -236,10 +236,11 @@ def _gemv_webgpu():
                   (2, 32, 1, 1, 1), (8, 16, 1, 1, 1),
                   # session 32: the two best of s32a's 1980 MHz rows without subgroups (the fallback)
                   (8, 16, 1, 0, 1), (8, 16, 1, 0, 0), (2, 32, 1, 0, 1))] + [
-        # session 41: SG 2, a team per subgroup summing by subgroupAdd, no barrier in the tile loop
+        # session 41: SG 2, a team per subgroup summing by subgroupAdd, no barrier in the tile loop;
+        # ST 1 (6th field), y stored by the last chunk instead of a gemv_pack dispatch
         (f"dp4a sg2 shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
         for s in ((4, 16, 1, 2, 0), (4, 16, 1, 2, 1), (2, 16, 1, 2, 0), (8, 16, 1, 2, 0), (4, 32, 1, 2, 0),
-                  (4, 8, 2, 2, 0))]
+                  (4, 8, 2, 2, 0), (4, 16, 1, 2, 0, 1), (8, 16, 1, 2, 0, 1), (4, 8, 2, 2, 0, 1))]
 
 
 def _attention_cuda():

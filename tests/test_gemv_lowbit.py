@@ -261,8 +261,9 @@ def test_dp4a_chunks_batches_and_nan(backend):
 def _dp4a_wgsl_options_child():
     """gemv_lowbit_dp4a.wgsl's probe options on lavapipe: team sums through subgroup shuffles (SG:
     lavapipe's subgroups are narrower than a team, so the partials path runs), a team per
-    subgroup summing by subgroupAdd (SG 2), weights loaded a step ahead (PF), with either, at 1–4
-    rows per team and 4–16 teams; one or several chunks of 4–128
+    subgroup summing by subgroupAdd (SG 2; with ST, y stored by the last chunk: odd N at batch 1,
+    the gemv_pack fallback at odd N and batch 2), weights loaded a step ahead (PF), with either, at
+    1–4 rows per team and 4–16 teams; one or several chunks of 4–128
     units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
     (up to 32 sums per team, eight rounds of four); and the registered shape's fallback where the
     adapter lacks subgroups."""
@@ -279,7 +280,7 @@ def _dp4a_wgsl_options_child():
              (19, 4096, 2, 64, "bf16"))  # (4 and 2 steps of 32 units per lane)
     fails = []
     for shape in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (2, 4, 2, 1, 1), (1, 8, 1, 1, 1), (4, 16, 1, 2, 0),
-                  (2, 4, 2, 2, 1)):
+                  (2, 4, 2, 2, 1, 1)):
         fails += [f"{shape} {f}" for f in _dp4a_fails(
             be, lambda be, case, cu, s=shape: gk.webgpu_dp4a(be, case, s, cu=cu), cases)]
     # the registered shape on an adapter without subgroups: the SG 0 fallback, still right
@@ -290,6 +291,11 @@ def _dp4a_wgsl_options_child():
         gk.webgpu_dp4a(be, SPEC.case("w4a16,n48,k256,b1,bf16"), (4, 16, 1, 1, 0))
         fails.append("SG 1 built without the subgroup feature")
     except gk.Unsupported:
+        pass
+    try:
+        gk.webgpu_dp4a(be, SPEC.case("w4a16,n48,k256,b1,bf16"), (4, 16, 1, 0, 0, 1))
+        fails.append("ST 1 built without SG 2")
+    except ValueError:
         pass
     return {"fails": fails}
 

@@ -22,22 +22,25 @@
 // is one subgroup (its lanes stride the units by the subgroup size), its sums are subgroupAdd and
 // its first lane stores them; teams take their own trip counts, so the tile loop has no barrier
 // at all. PF 1: each step's weight words and scales are loaded one step ahead (issued before the
-// step's dot products).
+// step's dot products). ST 1 (SG 2, RPT even, N even or NB 1): the last chunk rounds its sums (plus
+// the earlier chunks' in acc_out) and stores y's 16-bit pairs itself, so no gemv_pack dispatch
+// follows (a team owns both rows of each pair it stores).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG, PF (0/1) and, from SG, SG_ARG (the entry's
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST (0/1) and, from SG, SG_ARG (the entry's
 // subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or
 // v), ADD (subgroupAdd(v) or v): text, since a module naming a subgroup built-in needs the feature. Bindings: wq (vec4<u32>
-// rows), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, params (n, k,
-// chunk index, unused).
+// rows), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, y (16-bit pairs,
+// ST 1), params (n, k, chunk index, chunks).
 
-struct Params { n: u32, k: u32, chunk: u32, pad: u32 }
+struct Params { n: u32, k: u32, chunk: u32, chunks: u32 }
 
 @group(0) @binding(0) var<storage, read> wq: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> sc: array<u32>;
 @group(0) @binding(2) var<storage, read> xs: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> acc_out: array<f32>;
-@group(0) @binding(4) var<uniform> p: Params;
+@group(0) @binding(4) var<storage, read_write> y: array<u32>;
+@group(0) @binding(5) var<uniform> p: Params;
 
 const NB: u32 = {{NB}}u;
 const DT: u32 = {{DT}}u;
@@ -48,6 +51,7 @@ const WG: u32 = 32u * TEAMS;
 const RN: u32 = RPT * NB;
 const SG: u32 = {{SG}}u;
 const PF: u32 = {{PF}}u;
+const ST: u32 = {{ST}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
@@ -91,6 +95,13 @@ fn put_sum(i: u32, t: u32, tiles: u32, total: f32) {
         let o = (i % NB) * p.n + n;
         acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
     }
+}
+
+// ST 1: row n of batch row b (its sum over this chunk: total) as the final fp32 value, 0 past N
+fn final_sum(b: u32, n: u32, total: f32) -> f32 {
+    if (n >= p.n) { return 0.0; }
+    let o = b * p.n + n;
+    return select(total, acc_out[o] + total, p.chunk > 0u);
 }
 
 // bytes p of a, b, c, d (a's the lowest)
@@ -229,10 +240,27 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             }
         }
         if (SG == 2u) {
+            var tot: array<f32, RN>;
             // @unroll
-            for (var i = 0u; i < RN; i++) {
-                let total = team_add(acc[i]);
-                if (lane == 0u) { put_sum(i, t, tiles, total); }
+            for (var i = 0u; i < RN; i++) { tot[i] = team_add(acc[i]); }
+            if (ST == 1u && p.chunk + 1u == p.chunks && arrayLength(&y) > 0u) {
+                // @unroll
+                for (var h = 0u; h < RPT / 2u; h++) {
+                    // @unroll
+                    for (var b = 0u; b < NB; b++) {
+                        let n = t * RPT + 2u * h;
+                        if (lane == 0u && t < tiles && n < p.n) {
+                            let lo = final_sum(b, n, tot[2u * h * NB + b]);
+                            let hi = final_sum(b, n + 1u, tot[(2u * h + 1u) * NB + b]);
+                            y[(b * p.n + n) / 2u] = enc16(lo) | (enc16(hi) << 16u);
+                        }
+                    }
+                }
+            } else {
+                // @unroll
+                for (var i = 0u; i < RN; i++) {
+                    if (lane == 0u) { put_sum(i, t, tiles, tot[i]); }
+                }
             }
         } else if (SG == 1u) {
             let unit = min({{SG_SIZE}}, 32u);  // lanes one butterfly sums: a subgroup, at most a team

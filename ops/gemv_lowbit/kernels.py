@@ -1159,9 +1159,10 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: nothing on a 132-unit part (the probe's `units` argument removed).
 WGSL_DP4A_SHAPE = (4, 16, 1, 1, 0)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
-#: Session 41 (probe option, not yet timed on a GPU): SG 2, a team per subgroup summing by
-#: subgroupAdd, each team its own trip count, no barrier in the tile loop.
-#: the kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
+#: Session 41 (probe options, not yet timed on a GPU): SG 2, a team per subgroup summing by
+#: subgroupAdd, each team its own trip count, no barrier in the tile loop; ST 1 (6th field, SG 2
+#: and an even RPT), the last chunk stores y itself instead of a gemv_pack dispatch.
+#: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
 #: loaded one step ahead) options as WGSL text: SG_ARG, SG_SIZE, XOR and ADD name subgroup
 #: built-ins only where SG is 1 or 2
 _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
@@ -1172,7 +1173,7 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
 def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
-    ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF]]) instead of the
+    ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF[, ST]]]) instead of the
     registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
     "subgroup" feature that SG 1 needs). The persistent grid is sized for the adapter's compute
     units (WebGPU reports none: 128 assumed)."""
@@ -1180,12 +1181,15 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
-    rpt, teams, per_sm, sg, pf = (*shape, 0, 0)[:5]
+    rpt, teams, per_sm, sg, pf, st = (*shape, 0, 0, 0)[:6]
     if sg and "subgroup" not in be.features:
         raise Unsupported(f"gemv_lowbit_dp4a SG {sg}: the adapter has no \"subgroup\" feature")
+    if st and (sg != 2 or rpt % 2):
+        raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
+    st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
-    defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf}
+    defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
                                            "DT": _dt(case)})
@@ -1193,13 +1197,16 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     grid, pgrid = be.grid_2d(wgs), be.grid_2d(cdiv(cdiv(b * n, 2), 64))
     acc = be.empty((b * n,), np.float32)
     dummy = be.empty((4,), np.uint32)
-    prms = [np.array([n, k, c, 0], np.uint32) for c in range(k // 32 // cu)]
+    chunks = k // 32 // cu
+    prms = [np.array([n, k, c, chunks], np.uint32) for c in range(chunks)]
     pprm = np.array([n, k, b * n, 0], np.uint32)
 
     def run(ins, outs):
+        bufs = [ins["qweight"], ins["scales"], ins["x"], acc, outs["y"]]
         for prm in prms:
-            be.launch(prog, grid, None, [ins["qweight"], ins["scales"], ins["x"], acc, prm])
-        be.launch(pack, pgrid, None, [ins["qweight"], ins["scales"], ins["x"], acc, outs["y"], dummy, pprm])
+            be.launch(prog, grid, None, [*bufs, prm])
+        if not st:
+            be.launch(pack, pgrid, None, [*bufs, dummy, pprm])
 
     return run
 

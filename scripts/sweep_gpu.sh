@@ -137,18 +137,18 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s41h)  # ~7 min, for an H200 (session 41): s40a without its harness rows, then s41w
+s41h)  # ~7 min (9 at most), for an H200 (session 41): s40a without its harness rows, then s41w
     split_ahead_ab
     subparts s39c s40b s41w
     ;;
-s41a)  # ~3 min, for an H100 (session 41): s40b, then s41w
+s41a)  # ~3 min (4.5 at most), for an H100 (session 41): s40b, then s41w
     subparts s40b s41w
     ;;
 s41w)  # ~1.5 min, any NVIDIA card (new in session 41): WebGPU fused_dp4a's SG 2 (a team per subgroup,
     # sums by subgroupAdd, no barrier in the tile loop) against the registered SG 1 shape, both w4a16
-    # cases in interleaved rounds
+    # cases in interleaved rounds; ST (y stored by the last chunk, no gemv_pack dispatch) with it
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 60 "gemv_webgpu_sg2_$c" gemv_lowbit webgpu --case "$c" --cap 0.5 --ab 30 \
+        probe 75 "gemv_webgpu_sg2_$c" gemv_lowbit webgpu --case "$c" --cap 0.5 --ab 20 \
             --only 'dp4a sgpf shape=(4, 16, 1, 1, 0)$|dp4a sg2'
     done
     ;;

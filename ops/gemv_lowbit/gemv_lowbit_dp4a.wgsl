@@ -27,11 +27,12 @@
 // follows (a team owns both rows of each pair it stores).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST (0/1) and, from SG, SG_ARG (the entry's
-// subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or
-// v), ADD (subgroupAdd(v) or v): text, since a module naming a subgroup built-in needs the feature. Bindings: wq (vec4<u32>
-// rows), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, y (16-bit pairs,
-// ST 1), params (n, k, chunk index, chunks).
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST (0/1) and, from SG, SG_ARG
+// (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
+// (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
+// subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
+// (x as vec4<u32>, 8 values each), acc_out, y (16-bit pairs, ST 1), params (n, k, chunk index,
+// chunks).
 
 struct Params { n: u32, k: u32, chunk: u32, chunks: u32 }
 
@@ -69,7 +70,7 @@ fn scale(i: u32) -> f32 { return half_at(sc[i >> 1u], i); }
 // lane ^ m's v within the subgroup (SG 1; SG 0 never calls it)
 fn lane_xor(v: f32, m: u32) -> f32 { return {{XOR}}; }
 
-// v summed over the subgroup (SG 2; SG 0 never calls it)
+// v summed over the subgroup (SG 2 only)
 fn team_add(v: f32) -> f32 { return {{ADD}}; }
 
 // a team's RPT rows at unit uc of the chunk: weight words and group scales
@@ -243,6 +244,8 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             var tot: array<f32, RN>;
             // @unroll
             for (var i = 0u; i < RN; i++) { tot[i] = team_add(acc[i]); }
+            // arrayLength: y stays a binding of the module at ST 0 (naga drops a global that only a
+            // branch it folds away names; the launch binds y at every ST)
             if (ST == 1u && p.chunk + 1u == p.chunks && arrayLength(&y) > 0u) {
                 // @unroll
                 for (var h = 0u; h < RPT / 2u; h++) {

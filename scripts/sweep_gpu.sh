@@ -110,6 +110,13 @@ w4_probes() {  # w4_probes SECONDS FILTER: scripts/probe.py's CUDA GEMV configur
         probe "$1" "gemv_cuda_$c" gemv_lowbit cuda --case "$c" --only "$2" --cap 1
     done
 }
+w4_ab() {  # w4_ab SECONDS NAME BACKEND ROUNDS FILTER: scripts/probe.py's GEMV configurations of BACKEND
+    # matching FILTER in ROUNDS interleaved rounds at both w4a16 bf16 batch-1 cases
+    local c
+    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
+        probe "$1" "${2}_$c" gemv_lowbit "$3" --case "$c" --cap 0.5 --ab "$4" --only "$5"
+    done
+}
 
 pk_timeline() {  # pk_timeline CASE: scripts/pk_timeline.py (CUDA fused_packed's per-block timeline)
     step "pk_timeline $1"
@@ -147,10 +154,7 @@ s41a)  # ~3 min (4.5 at most), for an H100 (session 41): s40b, then s41w
 s41w)  # ~1.5 min, any NVIDIA card (new in session 41): WebGPU fused_dp4a's SG 2 (a team per subgroup,
     # sums by subgroupAdd, no barrier in the tile loop) against the registered SG 1 shape, both w4a16
     # cases in interleaved rounds; ST (y stored by the last chunk, no gemv_pack dispatch) with it
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 75 "gemv_webgpu_sg2_$c" gemv_lowbit webgpu --case "$c" --cap 0.5 --ab 20 \
-            --only 'dp4a sgpf shape=(4, 16, 1, 1, 0)$|dp4a sg2'
-    done
+    w4_ab 75 gemv_webgpu_sg2 webgpu 20 'dp4a sgpf shape=(4, 16, 1, 1, 0)$|dp4a sg2'
     ;;
 s40c)  # ~3.5 min, for an H200: s40a cut to the device time left in session 40 (no s39c, no harness rows)
     split_ahead_ab
@@ -158,10 +162,7 @@ s40c)  # ~3.5 min, for an H200: s40a cut to the device time left in session 40 (
     ;;
 s40b)  # ~1.5 min, any Hopper card (new in session 40): Triton fused_dp4a's ring filled by TMA copies
     # (80 registers against 94) at four ring shapes against the two registered rings, both w4a16 cases
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 60 "gemv_triton_tma_$c" gemv_lowbit triton --case "$c" --cap 0.5 --ab 60 \
-            --only 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a tma'
-    done
+    w4_ab 60 gemv_triton_tma triton 60 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a tma'
     ;;
 s40a)  # ~6.5 min, for an H200 (session 40; s39c and s39d ran on an H100 in this session): s39b
     # without s39d (register caps: lost on the H100, removed), Triton fused_dp4a's ring filled by TMA
@@ -182,10 +183,7 @@ s39d)  # ~2 min, any Hopper card (new in session 39): Triton fused_dp4a's two BK
     # Triton 3.6's sm_90 compile) against the same rings uncapped, 100 interleaved rounds at both
     # w4a16 bf16 cases (issue 12: 69.8 / 72.0 % on the H200, 85 wanted). Ran in session 40 on an
     # H100: every cap lost; the regs rows are gone, so this part now times the uncapped rings only
-    for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
-        probe 90 "gemv_triton_regs_$c" gemv_lowbit triton --case "$c" --cap 0.5 --ab 100 \
-            --only 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a regs='
-    done
+    w4_ab 90 gemv_triton_regs triton 100 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a regs='
     ;;
 s39c)  # ~1.5 min: s38a's CUDA fused_packed A/B at the missed cell only (K=8192, N=28672; no timelines)
     probe 90 gemv_pnext_ab_n28672 gemv_lowbit cuda --case w4a16,n28672,k8192,b1,bf16 --cap 0.5 --ab 100 \

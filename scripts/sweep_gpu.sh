@@ -144,6 +144,14 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
+s42a)  # ~4.5 min (6 at most), for an H100 (session 42): s40b, s41w, then s42o
+    subparts s40b s41w s42o
+    ;;
+s42o)  # ~2 min, any NVIDIA sm_80+ card (new in session 42): OpenCL fused_mma with two chunks in
+    # flight per warp (MPF 2: a register ring of three slots) at 128 and 168 registers, and with 8
+    # split-K warps, against the registered MPF 1, both w4a16 cases in interleaved rounds
+    w4_ab 75 gemv_opencl_mpf opencl 30 "fused_mma\$|{'MPF'"
+    ;;
 s41h)  # ~7 min (9 at most), for an H200 (session 41): s40a without its harness rows, then s41w
     split_ahead_ab
     subparts s39c s40b s41w

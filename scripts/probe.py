@@ -240,7 +240,10 @@ def _gemv_webgpu():
         # ST 1 (6th field), y stored by the last chunk instead of a gemv_pack dispatch
         (f"dp4a sg2 shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
         for s in ((4, 16, 1, 2, 0), (4, 16, 1, 2, 1), (2, 16, 1, 2, 0), (8, 16, 1, 2, 0), (4, 32, 1, 2, 0),
-                  (4, 8, 2, 2, 0), (4, 16, 1, 2, 0, 1), (8, 16, 1, 2, 0, 1), (4, 8, 2, 2, 0, 1))]
+                  (4, 8, 2, 2, 0), (4, 16, 1, 2, 0, 1), (8, 16, 1, 2, 0, 1), (4, 8, 2, 2, 0, 1),
+                  # session 42: ST with 32 teams (SG 2 alone best there), 16 rows, the step prefetch
+                  (8, 32, 1, 2, 0, 1), (4, 32, 1, 2, 0, 1), (16, 16, 1, 2, 0, 1), (8, 16, 1, 2, 1, 1),
+                  (8, 32, 1, 2, 1, 1), (16, 32, 1, 2, 0, 1))]
 
 
 def _attention_cuda():

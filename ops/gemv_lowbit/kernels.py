@@ -1157,11 +1157,14 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: Session 33, H100 (132 SMs), the grid sized for 128 / 132 / 264 / 66 units: 1596 / 1614 / 1575 /
 #: 1271 and 1756 / 1734 / 1735 / 1393 GB/s (probes-20261206-session33/s33a): the 128 assumed costs
 #: nothing on a 132-unit part (the probe's `units` argument removed).
-WGSL_DP4A_SHAPE = (4, 16, 1, 1, 0)
+#: Session 41: SG 2, a team per subgroup summing by subgroupAdd, each team its own trip count, no
+#: barrier in the tile loop; ST 1 (6th field, SG 2 and an even RPT), the last chunk stores y itself
+#: instead of a gemv_pack dispatch. Session 42, H200, 20 interleaved rounds against (4, 16, 1, 1, 0)
+#: at K=N=16384 / K=8192 N=28672 (results/nvidia-h200/probes-20261207-session42/s41w): (8, 16, 1, 2,
+#: 0, 1) 1.101 / 1.266 × its speed, (4, 16, 1, 2, 0, 1) 1.083 / 1.222 ×, SG 2 without ST 0.95–1.09 ×
+#: (TEAMS 32 the best, 1.026 / 1.085 ×); at K = 8192 one chunk, so ST removes the only other dispatch.
+WGSL_DP4A_SHAPE = (8, 16, 1, 2, 0, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
-#: Session 41 (probe options, not yet timed on a GPU): SG 2, a team per subgroup summing by
-#: subgroupAdd, each team its own trip count, no barrier in the tile loop; ST 1 (6th field, SG 2
-#: and an even RPT), the last chunk stores y itself instead of a gemv_pack dispatch.
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
 #: loaded one step ahead) options as WGSL text: SG_ARG, SG_SIZE, XOR and ADD name subgroup
 #: built-ins only where SG is 1 or 2
@@ -1172,7 +1175,7 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
 
 def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
-    the adapter's workgroup storage, then gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
+    the adapter's workgroup storage, then (ST 0) gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
     ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF[, ST]]]) instead of the
     registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
     "subgroup" feature that SG 1 needs). The persistent grid is sized for the adapter's compute
@@ -1214,8 +1217,9 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
 @kernel("gemv_lowbit", "webgpu", "fused_dp4a")
 def webgpu_fused_dp4a(be, case):
     """CUDA's fused_dp4a in WGSL (``webgpu_dp4a``): x's byte planes in workgroup memory, packed
-    4×8-bit dot products (core WGSL), persistent workgroups, a chunk of K per dispatch, team sums
-    through subgroup shuffles where the adapter has them."""
+    4×8-bit dot products (core WGSL), persistent workgroups, a chunk of K per dispatch; where the
+    adapter has subgroups, a team per subgroup summing by subgroupAdd and y stored by the last
+    chunk (no gemv_pack dispatch)."""
     return webgpu_dp4a(be, case)
 
 

@@ -243,7 +243,9 @@ def _gemv_webgpu():
                   (4, 8, 2, 2, 0), (4, 16, 1, 2, 0, 1), (8, 16, 1, 2, 0, 1), (4, 8, 2, 2, 0, 1),
                   # session 42: ST with 32 teams (SG 2 alone best there), 16 rows, the step prefetch
                   (8, 32, 1, 2, 0, 1), (4, 32, 1, 2, 0, 1), (16, 16, 1, 2, 0, 1), (8, 16, 1, 2, 1, 1),
-                  (8, 32, 1, 2, 1, 1), (16, 32, 1, 2, 0, 1))]
+                  (8, 32, 1, 2, 1, 1), (16, 32, 1, 2, 0, 1),
+                  # and LP 1 (7th field): one dispatch walks K's chunks (two at K = 16384 on NVIDIA)
+                  (8, 16, 1, 2, 0, 1, 1), (8, 32, 1, 2, 0, 1, 1), (4, 32, 1, 2, 0, 1, 1))]
 
 
 def _attention_cuda():

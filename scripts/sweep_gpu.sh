@@ -152,9 +152,10 @@ s42b)  # ~6.5 min, for an H200 (session 42, after s41h): WebGPU fused_dp4a's tes
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
     subparts s42o
     ;;
-s42w)  # ~1.5 min, any NVIDIA card (session 42): WebGPU fused_dp4a registered (8, 16, 1, 2, 0, 1)
-    # against the old (4, 16, 1, 1, 0) and ST with 32 teams, 16 rows or the step prefetch
-    w4_ab 75 gemv_webgpu_st webgpu 20 'fused_dp4a$|dp4a sgpf shape=(4, 16, 1, 1, 0)$|, 1, 2, 0, 1)$|, 1, 2, 1, 1)$'
+s42w)  # ~2 min, any NVIDIA card (session 42): WebGPU fused_dp4a registered (8, 16, 1, 2, 0, 1)
+    # against the old (4, 16, 1, 1, 0), ST with 32 teams, 16 rows or the step prefetch, and LP (every
+    # chunk of K in one dispatch)
+    w4_ab 90 gemv_webgpu_st webgpu 20 'fused_dp4a$|dp4a sgpf shape=(4, 16, 1, 1, 0)$|, 1, 2, 0, 1)$|, 1, 2, 1, 1)$|, 2, 0, 1, 1)$'
     ;;
 s42a)  # ~4.5 min (6 at most), for an H100 (session 42): s40b, s41w, then s42o
     subparts s40b s41w s42o

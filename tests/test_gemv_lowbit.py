@@ -262,7 +262,8 @@ def _dp4a_wgsl_options_child():
     """gemv_lowbit_dp4a.wgsl's probe options on lavapipe: team sums through subgroup shuffles (SG:
     lavapipe's subgroups are narrower than a team, so the partials path runs), a team per
     subgroup summing by subgroupAdd (SG 2; with ST, y stored by the last chunk: odd N at batch 1,
-    the gemv_pack fallback at odd N and batch 2), weights loaded a step ahead (PF), with either, at
+    the gemv_pack fallback at odd N and batch 2), weights loaded a step ahead (PF), every chunk in
+    one dispatch (LP, at SG 0, 1 and 2), with either, at
     1–4 rows per team and 4–16 teams; one or several chunks of 4–128
     units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
     (up to 32 sums per team, eight rounds of four); and the registered shape's fallback where the
@@ -280,7 +281,7 @@ def _dp4a_wgsl_options_child():
              (19, 4096, 2, 64, "bf16"))  # (4 and 2 steps of 32 units per lane)
     fails = []
     for shape in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (2, 4, 2, 1, 1), (1, 8, 1, 1, 1), (4, 16, 1, 2, 0),
-                  (2, 4, 2, 2, 1, 1)):
+                  (2, 4, 2, 2, 1, 1), (2, 4, 2, 2, 1, 1, 1), (4, 16, 1, 1, 0, 0, 1), (1, 8, 1, 0, 1, 0, 1)):
         fails += [f"{shape} {f}" for f in _dp4a_fails(
             be, lambda be, case, cu, s=shape: gk.webgpu_dp4a(be, case, s, cu=cu), cases)]
     # the registered shape on an adapter without subgroups: the SG 0 fallback, still right

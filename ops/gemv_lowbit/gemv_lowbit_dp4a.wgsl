@@ -24,11 +24,13 @@
 // at all. PF 1: each step's weight words and scales are loaded one step ahead (issued before the
 // step's dot products). ST 1 (SG 2, RPT even, N even or NB 1): the last chunk rounds its sums (plus
 // the earlier chunks' in acc_out) and stores y's 16-bit pairs itself, so no gemv_pack dispatch
-// follows (a team owns both rows of each pair it stores).
+// follows (a team owns both rows of each pair it stores). LP 1: one dispatch walks every chunk
+// (x converted again after a workgroup barrier; a team adds to the acc_out sums it stored itself,
+// the tiles being dealt alike in every chunk) instead of a dispatch per chunk.
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST (0/1) and, from SG, SG_ARG
-// (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1) and, from SG,
+// SG_ARG (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
 // (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
 // subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
 // (x as vec4<u32>, 8 values each), acc_out, y (16-bit pairs, ST 1), params (n, k, chunk index,
@@ -53,6 +55,7 @@ const RN: u32 = RPT * NB;
 const SG: u32 = {{SG}}u;
 const PF: u32 = {{PF}}u;
 const ST: u32 = {{ST}}u;
+const LP: u32 = {{LP}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
@@ -76,10 +79,10 @@ fn team_add(v: f32) -> f32 { return {{ADD}}; }
 // a team's RPT rows at unit uc of the chunk: weight words and group scales
 struct Tile { w: array<vec4<u32>, RPT>, s: array<f32, RPT> }
 
-fn load_tile(t: u32, uc: u32) -> Tile {
+fn load_tile(t: u32, uc: u32, chunk: u32) -> Tile {
     var o: Tile;
     let upr = p.k / 32u;
-    let u = p.chunk * CU + uc;
+    let u = chunk * CU + uc;
     // @unroll
     for (var r = 0u; r < RPT; r++) {
         let n = min(t * RPT + r, p.n - 1u);  // rows past N recompute row N-1, never stored
@@ -90,19 +93,19 @@ fn load_tile(t: u32, uc: u32) -> Tile {
 }
 
 // sum i (row t·RPT + i / NB, batch row i % NB) of tile t into acc_out: chunk 0 stores, later ones add
-fn put_sum(i: u32, t: u32, tiles: u32, total: f32) {
+fn put_sum(i: u32, t: u32, tiles: u32, total: f32, chunk: u32) {
     let n = t * RPT + i / NB;
     if (t < tiles && n < p.n) {
         let o = (i % NB) * p.n + n;
-        acc_out[o] = select(total, acc_out[o] + total, p.chunk > 0u);
+        acc_out[o] = select(total, acc_out[o] + total, chunk > 0u);
     }
 }
 
 // ST 1: row n of batch row b (its sum over this chunk: total) as the final fp32 value, 0 past N
-fn final_sum(b: u32, n: u32, total: f32) -> f32 {
+fn final_sum(b: u32, n: u32, total: f32, chunk: u32) -> f32 {
     if (n >= p.n) { return 0.0; }
     let o = b * p.n + n;
-    return select(total, acc_out[o] + total, p.chunk > 0u);
+    return select(total, acc_out[o] + total, chunk > 0u);
 }
 
 // bytes p of a, b, c, d (a's the lowest)
@@ -122,185 +125,192 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     let team = lid / tsz;
     let n_rows = p.n;
     let k_len = p.k;
-    let u0 = p.chunk * CU;
-    // convert: invocation per (batch row, unit) of the chunk
-    for (var base = 0u; base < NB * CU; base += WG) {
-        let i = base + lid;
-        let b = min(i / CU, NB - 1u);
-        let uc = i % CU;
-        var v: array<f32, 32>;
-        var amax = 0.0;
-        var bad = false;
-        // @unroll
-        for (var h = 0u; h < 4u; h++) {
-            let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + h];
-            // @unroll
-            for (var e = 0u; e < 8u; e++) {
-                let f = half_at(q[e / 2u], e);
-                v[8u * h + e] = f;
-                amax = max(amax, abs(f));
-                bad = bad || ((bitcast<u32>(f) & 0x7f800000u) == 0x7f800000u);
-            }
-        }
-        amx[lid] = select(amax, -1.0, bad);
+    // LP 0: this dispatch's chunk p.chunk; LP 1: every chunk in turn (one dispatch)
+    let c_end = select(p.chunk + 1u, p.chunks, LP == 1u);
+    for (var chunk = p.chunk; chunk < c_end; chunk++) {
+        let u0 = chunk * CU;
+        // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
-        let q0 = lid & ~3u;  // the 4 units of a group: 4 consecutive invocations
-        let a0 = amx[q0];
-        let a1 = amx[q0 + 1u];
-        let a2 = amx[q0 + 2u];
-        let a3 = amx[q0 + 3u];
-        workgroupBarrier();
-        if (i < NB * CU) {
-            let nonfinite = a0 < 0.0 || a1 < 0.0 || a2 < 0.0 || a3 < 0.0;
-            let gmax = max(max(a0, a1), max(a2, a3));
-            let eb = max(22u, bitcast<u32>(gmax) >> 23u);
-            let cs = bitcast<f32>((275u - eb) << 23u);  // 2^(148 − eb)
-            var m: array<i32, 32>;
-            var sum = 0i;
+        // convert: invocation per (batch row, unit) of the chunk
+        for (var base = 0u; base < NB * CU; base += WG) {
+            let i = base + lid;
+            let b = min(i / CU, NB - 1u);
+            let uc = i % CU;
+            var v: array<f32, 32>;
+            var amax = 0.0;
+            var bad = false;
             // @unroll
-            for (var e = 0u; e < 32u; e++) {
-                m[e] = bitcast<i32>(bitcast<u32>(fma(v[e], cs, 12582912.0)) - 0x4b400000u);  // round(v·cs)
-                sum += m[e];
-            }
-            // @unroll
-            for (var pl = 0u; pl < 3u; pl++) {
+            for (var h = 0u; h < 4u; h++) {
+                let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + h];
                 // @unroll
-                for (var hh = 0u; hh < 2u; hh++) {
-                    let j0 = 2u * hh;
-                    let j1 = 2u * hh + 1u;
-                    xpl[((b * 3u + pl) * 2u + hh) * CU + uc] = vec4<u32>(
-                        pick4(m[8u * j0], m[8u * j0 + 2u], m[8u * j0 + 4u], m[8u * j0 + 6u], pl),
-                        pick4(m[8u * j0 + 1u], m[8u * j0 + 3u], m[8u * j0 + 5u], m[8u * j0 + 7u], pl),
-                        pick4(m[8u * j1], m[8u * j1 + 2u], m[8u * j1 + 4u], m[8u * j1 + 6u], pl),
-                        pick4(m[8u * j1 + 1u], m[8u * j1 + 3u], m[8u * j1 + 5u], m[8u * j1 + 7u], pl));
+                for (var e = 0u; e < 8u; e++) {
+                    let f = half_at(q[e / 2u], e);
+                    v[8u * h + e] = f;
+                    amax = max(amax, abs(f));
+                    bad = bad || ((bitcast<u32>(f) & 0x7f800000u) == 0x7f800000u);
                 }
             }
-            sm8[b * CU + uc] = 8i * sum;
-            if ((uc & 3u) == 0u) {
-                fgr[b * (CU / 4u) + uc / 4u] = select(bitcast<f32>((eb - 21u) << 23u), bitcast<f32>(0x7fc00000u),
-                                                      nonfinite);
-            }
-        }
-    }
-    workgroupBarrier();
-    let tiles = (n_rows + RPT - 1u) / RPT;
-    let nt = WG / tsz * ng;  // teams in the grid
-    let gt = team * ng + g;  // this team, dealt team-major over the workgroups
-    // SG 0 and 1: every team of the workgroup runs the same trip count (team 0's tiles decide; the
-    // sums below have barriers); a team past the last tile computes clamped rows and stores nothing.
-    // SG 2: each team its own (no barriers).
-    let g0 = select(g, gt, SG == 2u);
-    for (var it = 0u; it * nt + g0 < tiles; it++) {
-        let t = it * nt + gt;
-        var acc: array<f32, RN>;
-        // @unroll
-        for (var i = 0u; i < RN; i++) { acc[i] = 0.0; }
-        var nxt: Tile;
-        if (PF == 1u && lane < CU) { nxt = load_tile(t, lane); }
-        for (var uc = lane; uc < CU; uc += tsz) {
-            var cur: Tile;
-            if (PF == 1u) {
-                cur = nxt;
-                if (uc + tsz < CU) { nxt = load_tile(t, uc + tsz); }
-            } else {
-                cur = load_tile(t, uc);
-            }
-            let w = cur.w;
-            let s = cur.s;
-            // @unroll
-            for (var b = 0u; b < NB; b++) {
-                let x0a = xpl[((b * 3u) * 2u) * CU + uc];
-                let x0b = xpl[((b * 3u) * 2u + 1u) * CU + uc];
-                let x1a = xpl[((b * 3u + 1u) * 2u) * CU + uc];
-                let x1b = xpl[((b * 3u + 1u) * 2u + 1u) * CU + uc];
-                let x2a = xpl[((b * 3u + 2u) * 2u) * CU + uc];
-                let x2b = xpl[((b * 3u + 2u) * 2u + 1u) * CU + uc];
-                let f = fgr[b * (CU / 4u) + uc / 4u];
-                let s8 = sm8[b * CU + uc];
+            amx[lid] = select(amax, -1.0, bad);
+            workgroupBarrier();
+            let q0 = lid & ~3u;  // the 4 units of a group: 4 consecutive invocations
+            let a0 = amx[q0];
+            let a1 = amx[q0 + 1u];
+            let a2 = amx[q0 + 2u];
+            let a3 = amx[q0 + 3u];
+            workgroupBarrier();
+            if (i < NB * CU) {
+                let nonfinite = a0 < 0.0 || a1 < 0.0 || a2 < 0.0 || a3 < 0.0;
+                let gmax = max(max(a0, a1), max(a2, a3));
+                let eb = max(22u, bitcast<u32>(gmax) >> 23u);
+                let cs = bitcast<f32>((275u - eb) << 23u);  // 2^(148 − eb)
+                var m: array<i32, 32>;
+                var sum = 0i;
                 // @unroll
-                for (var r = 0u; r < RPT; r++) {
-                    var p0 = 0u;
-                    var p1 = 0u;
-                    var p2 = 0i;
+                for (var e = 0u; e < 32u; e++) {
+                    // round(v·cs)
+                    m[e] = bitcast<i32>(bitcast<u32>(fma(v[e], cs, 12582912.0)) - 0x4b400000u);
+                    sum += m[e];
+                }
+                // @unroll
+                for (var pl = 0u; pl < 3u; pl++) {
                     // @unroll
-                    for (var j = 0u; j < 4u; j++) {
-                        let lo = w[r][j] & 0x0f0f0f0fu;
-                        let hi = (w[r][j] >> 4u) & 0x0f0f0f0fu;
-                        let h = j / 2u;
-                        let o = 2u * (j % 2u);
-                        let xl0 = select(x0a, x0b, h == 1u);
-                        let xl1 = select(x1a, x1b, h == 1u);
-                        let xl2 = select(x2a, x2b, h == 1u);
-                        p0 += dot4U8Packed(lo, xl0[o]) + dot4U8Packed(hi, xl0[o + 1u]);
-                        p1 += dot4U8Packed(lo, xl1[o]) + dot4U8Packed(hi, xl1[o + 1u]);
-                        p2 += dot4I8Packed(lo, xl2[o]) + dot4I8Packed(hi, xl2[o + 1u]);
+                    for (var hh = 0u; hh < 2u; hh++) {
+                        let j0 = 2u * hh;
+                        let j1 = 2u * hh + 1u;
+                        xpl[((b * 3u + pl) * 2u + hh) * CU + uc] = vec4<u32>(
+                            pick4(m[8u * j0], m[8u * j0 + 2u], m[8u * j0 + 4u], m[8u * j0 + 6u], pl),
+                            pick4(m[8u * j0 + 1u], m[8u * j0 + 3u], m[8u * j0 + 5u], m[8u * j0 + 7u], pl),
+                            pick4(m[8u * j1], m[8u * j1 + 2u], m[8u * j1 + 4u], m[8u * j1 + 6u], pl),
+                            pick4(m[8u * j1 + 1u], m[8u * j1 + 3u], m[8u * j1 + 5u], m[8u * j1 + 7u], pl));
                     }
-                    let tq = bitcast<i32>(p0 + (p1 << 8u) + (bitcast<u32>(p2) << 16u) - bitcast<u32>(s8));
-                    acc[r * NB + b] = fma(f32(tq), s[r] * f, acc[r * NB + b]);
+                }
+                sm8[b * CU + uc] = 8i * sum;
+                if ((uc & 3u) == 0u) {
+                    fgr[b * (CU / 4u) + uc / 4u] = select(bitcast<f32>((eb - 21u) << 23u),
+                                                          bitcast<f32>(0x7fc00000u), nonfinite);
                 }
             }
         }
-        if (SG == 2u) {
-            var tot: array<f32, RN>;
+        workgroupBarrier();
+        let tiles = (n_rows + RPT - 1u) / RPT;
+        let nt = WG / tsz * ng;  // teams in the grid
+        let gt = team * ng + g;  // this team, dealt team-major over the workgroups
+        // SG 0 and 1: every team of the workgroup runs the same trip count (team 0's tiles decide; the
+        // sums below have barriers); a team past the last tile computes clamped rows and stores nothing.
+        // SG 2: each team its own (no barriers).
+        let g0 = select(g, gt, SG == 2u);
+        for (var it = 0u; it * nt + g0 < tiles; it++) {
+            let t = it * nt + gt;
+            var acc: array<f32, RN>;
             // @unroll
-            for (var i = 0u; i < RN; i++) { tot[i] = team_add(acc[i]); }
-            // arrayLength: y stays a binding of the module at ST 0 (naga drops a global that only a
-            // branch it folds away names; the launch binds y at every ST)
-            if (ST == 1u && p.chunk + 1u == p.chunks && arrayLength(&y) > 0u) {
+            for (var i = 0u; i < RN; i++) { acc[i] = 0.0; }
+            var nxt: Tile;
+            if (PF == 1u && lane < CU) { nxt = load_tile(t, lane, chunk); }
+            for (var uc = lane; uc < CU; uc += tsz) {
+                var cur: Tile;
+                if (PF == 1u) {
+                    cur = nxt;
+                    if (uc + tsz < CU) { nxt = load_tile(t, uc + tsz, chunk); }
+                } else {
+                    cur = load_tile(t, uc, chunk);
+                }
+                let w = cur.w;
+                let s = cur.s;
                 // @unroll
-                for (var h = 0u; h < RPT / 2u; h++) {
+                for (var b = 0u; b < NB; b++) {
+                    let x0a = xpl[((b * 3u) * 2u) * CU + uc];
+                    let x0b = xpl[((b * 3u) * 2u + 1u) * CU + uc];
+                    let x1a = xpl[((b * 3u + 1u) * 2u) * CU + uc];
+                    let x1b = xpl[((b * 3u + 1u) * 2u + 1u) * CU + uc];
+                    let x2a = xpl[((b * 3u + 2u) * 2u) * CU + uc];
+                    let x2b = xpl[((b * 3u + 2u) * 2u + 1u) * CU + uc];
+                    let f = fgr[b * (CU / 4u) + uc / 4u];
+                    let s8 = sm8[b * CU + uc];
                     // @unroll
-                    for (var b = 0u; b < NB; b++) {
-                        let n = t * RPT + 2u * h;
-                        if (lane == 0u && t < tiles && n < p.n) {
-                            let lo = final_sum(b, n, tot[2u * h * NB + b]);
-                            let hi = final_sum(b, n + 1u, tot[(2u * h + 1u) * NB + b]);
-                            y[(b * p.n + n) / 2u] = enc16(lo) | (enc16(hi) << 16u);
+                    for (var r = 0u; r < RPT; r++) {
+                        var p0 = 0u;
+                        var p1 = 0u;
+                        var p2 = 0i;
+                        // @unroll
+                        for (var j = 0u; j < 4u; j++) {
+                            let lo = w[r][j] & 0x0f0f0f0fu;
+                            let hi = (w[r][j] >> 4u) & 0x0f0f0f0fu;
+                            let h = j / 2u;
+                            let o = 2u * (j % 2u);
+                            let xl0 = select(x0a, x0b, h == 1u);
+                            let xl1 = select(x1a, x1b, h == 1u);
+                            let xl2 = select(x2a, x2b, h == 1u);
+                            p0 += dot4U8Packed(lo, xl0[o]) + dot4U8Packed(hi, xl0[o + 1u]);
+                            p1 += dot4U8Packed(lo, xl1[o]) + dot4U8Packed(hi, xl1[o + 1u]);
+                            p2 += dot4I8Packed(lo, xl2[o]) + dot4I8Packed(hi, xl2[o + 1u]);
+                        }
+                        let tq = bitcast<i32>(p0 + (p1 << 8u) + (bitcast<u32>(p2) << 16u) - bitcast<u32>(s8));
+                        acc[r * NB + b] = fma(f32(tq), s[r] * f, acc[r * NB + b]);
+                    }
+                }
+            }
+            if (SG == 2u) {
+                var tot: array<f32, RN>;
+                // @unroll
+                for (var i = 0u; i < RN; i++) { tot[i] = team_add(acc[i]); }
+                // arrayLength: y stays a binding of the module at ST 0 (naga drops a global that only a
+                // branch it folds away names; the launch binds y at every ST)
+                if (ST == 1u && chunk + 1u == p.chunks && arrayLength(&y) > 0u) {
+                    // @unroll
+                    for (var h = 0u; h < RPT / 2u; h++) {
+                        // @unroll
+                        for (var b = 0u; b < NB; b++) {
+                            let n = t * RPT + 2u * h;
+                            if (lane == 0u && t < tiles && n < p.n) {
+                                let lo = final_sum(b, n, tot[2u * h * NB + b], chunk);
+                                let hi = final_sum(b, n + 1u, tot[(2u * h + 1u) * NB + b], chunk);
+                                y[(b * p.n + n) / 2u] = enc16(lo) | (enc16(hi) << 16u);
+                            }
                         }
                     }
+                } else {
+                    // @unroll
+                    for (var i = 0u; i < RN; i++) {
+                        if (lane == 0u) { put_sum(i, t, tiles, tot[i], chunk); }
+                    }
+                }
+            } else if (SG == 1u) {
+                let unit = min({{SG_SIZE}}, 32u);  // lanes one butterfly sums: a subgroup, at most a team
+                let per = 32u / unit;  // partials per team
+                // @unroll
+                for (var q = 0u; q < (RN + 3u) / 4u; q++) {
+                    // @unroll
+                    for (var j = 0u; j < 4u; j++) {
+                        var v = acc[min(4u * q + j, RN - 1u)];
+                        // @unroll
+                        for (var e = 0u; e < 5u; e++) {
+                            let m = 1u << e;
+                            v += select(0.0, lane_xor(v, m), m < unit);
+                        }
+                        if (lid % unit == 0u) { red[(lid / unit) * 4u + j] = v; }
+                    }
+                    workgroupBarrier();
+                    let i = 4u * q + lane;
+                    if (lane < 4u && i < RN) {
+                        var total = 0.0;
+                        for (var h = 0u; h < per; h++) { total += red[(team * per + h) * 4u + lane]; }
+                        put_sum(i, t, tiles, total, chunk);
+                    }
+                    workgroupBarrier();
                 }
             } else {
                 // @unroll
                 for (var i = 0u; i < RN; i++) {
-                    if (lane == 0u) { put_sum(i, t, tiles, tot[i]); }
-                }
-            }
-        } else if (SG == 1u) {
-            let unit = min({{SG_SIZE}}, 32u);  // lanes one butterfly sums: a subgroup, at most a team
-            let per = 32u / unit;  // partials per team
-            // @unroll
-            for (var q = 0u; q < (RN + 3u) / 4u; q++) {
-                // @unroll
-                for (var j = 0u; j < 4u; j++) {
-                    var v = acc[min(4u * q + j, RN - 1u)];
-                    // @unroll
-                    for (var e = 0u; e < 5u; e++) {
-                        let m = 1u << e;
-                        v += select(0.0, lane_xor(v, m), m < unit);
-                    }
-                    if (lid % unit == 0u) { red[(lid / unit) * 4u + j] = v; }
-                }
-                workgroupBarrier();
-                let i = 4u * q + lane;
-                if (lane < 4u && i < RN) {
-                    var total = 0.0;
-                    for (var h = 0u; h < per; h++) { total += red[(team * per + h) * 4u + lane]; }
-                    put_sum(i, t, tiles, total);
-                }
-                workgroupBarrier();
-            }
-        } else {
-            // @unroll
-            for (var i = 0u; i < RN; i++) {
-                red[lid] = acc[i];
-                workgroupBarrier();
-                for (var o = 16u; o > 0u; o >>= 1u) {
-                    if (lane < o) { red[lid] += red[lid + o]; }
+                    red[lid] = acc[i];
                     workgroupBarrier();
+                    for (var o = 16u; o > 0u; o >>= 1u) {
+                        if (lane < o) { red[lid] += red[lid + o]; }
+                        workgroupBarrier();
+                    }
+                    let total = red[team * 32u];
+                    workgroupBarrier();
+                    if (lane == 0u) { put_sum(i, t, tiles, total, chunk); }
                 }
-                let total = red[team * 32u];
-                workgroupBarrier();
-                if (lane == 0u) { put_sum(i, t, tiles, total); }
             }
         }
     }

@@ -1176,7 +1176,7 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
 def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage, then (ST 0) gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
-    ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF[, ST]]]) instead of the
+    ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF[, ST[, LP]]]]) instead of the
     registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
     "subgroup" feature that SG 1 needs). The persistent grid is sized for the adapter's compute
     units (WebGPU reports none: 128 assumed)."""
@@ -1184,7 +1184,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     if n * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
-    rpt, teams, per_sm, sg, pf, st = (*shape, 0, 0, 0)[:6]
+    rpt, teams, per_sm, sg, pf, st, lp = (*shape, 0, 0, 0, 0)[:7]
     if sg and "subgroup" not in be.features:
         raise Unsupported(f"gemv_lowbit_dp4a SG {sg}: the adapter has no \"subgroup\" feature")
     if st and (sg != 2 or rpt % 2):
@@ -1192,7 +1192,8 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
-    defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st}
+    defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
+            "LP": lp}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
                                            "DT": _dt(case)})
@@ -1201,7 +1202,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     acc = be.empty((b * n,), np.float32)
     dummy = be.empty((4,), np.uint32)
     chunks = k // 32 // cu
-    prms = [np.array([n, k, c, chunks], np.uint32) for c in range(chunks)]
+    prms = [np.array([n, k, c, chunks], np.uint32) for c in range(1 if lp else chunks)]
     pprm = np.array([n, k, b * n, 0], np.uint32)
 
     def run(ins, outs):

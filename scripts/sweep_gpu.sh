@@ -157,8 +157,9 @@ s42w)  # ~2 min, any NVIDIA card (session 42): WebGPU fused_dp4a registered (8, 
     # chunk of K in one dispatch)
     w4_ab 90 gemv_webgpu_st webgpu 20 'fused_dp4a$|dp4a sgpf shape=(4, 16, 1, 1, 0)$|, 1, 2, 0, 1)$|, 1, 2, 1, 1)$|, 2, 0, 1, 1)$'
     ;;
-s42a)  # ~4.5 min (6 at most), for an H100 (session 42): s40b, s41w, then s42o
-    subparts s40b s41w s42o
+s42a)  # ~4 min (5.5 at most), for an H100 (session 42): s42w, then s42o (s40b and s41w ran on
+    # an H200 in session 42)
+    subparts s42w s42o
     ;;
 s42o)  # ~2 min, any NVIDIA sm_80+ card (new in session 42): OpenCL fused_mma with two chunks in
     # flight per warp (MPF 2: a register ring of three slots) at 128 and 168 registers, and with 8

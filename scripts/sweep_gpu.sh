@@ -144,13 +144,15 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s42b)  # ~6.5 min, for an H200 (session 42, after s41h): WebGPU fused_dp4a's test cases, s42w, its
-    # harness rows at its new registered shape (8, 16, 1, 2, 0, 1) beside tinygemm, then s42o
+s42b)  # ~6.5 min, for an H200 (session 42, after s41h): s42c, then s42o
+    subparts s42c s42o
+    ;;
+s42c)  # ~4.5 min, for an H200: WebGPU fused_dp4a's test cases on the GPU, s42w, then its harness rows
+    # at the new registered shape (8, 16, 1, 2, 0, 1) beside tinygemm
     test_cases 90 webgpu test_gemv_webgpu --op gemv_lowbit --variant fused_dp4a
     subparts s42w
     cli 150 gemv_webgpu run --op gemv_lowbit --backend webgpu --backend torch --variant fused_dp4a \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
-    subparts s42o
     ;;
 s42w)  # ~2 min, any NVIDIA card (session 42): WebGPU fused_dp4a registered (8, 16, 1, 2, 0, 1)
     # against the old (4, 16, 1, 1, 0), ST with 32 teams, 16 rows or the step prefetch, and LP (every

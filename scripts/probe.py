@@ -298,11 +298,6 @@ def _gemv_triton():
         # "dp4a shape" rows), so DRAM streams while the planes are made; P 0 the form before
         (f"dp4a pref={p} shape={t}", lambda be, c, t=t, p=p: gk.triton_dp4a(be, c, [t], pref=p))
         for t in ((16, 1024, 4, 3), (8, 1024, 2, 4)) for p in (0, 1, 4)] + [
-        # session 40: the ring filled by TMA copies of [BN, BK/8] word boxes instead of every
-        # thread's cp.async (gemv_lowbit_dp4a's TMA; Triton 3.6 sm_90: 80 registers against 94 for
-        # both registered rings, 6 / 12 programs per SM instead of 5 / 10), deeper rings beside
-        (f"dp4a tma shape={t}", lambda be, c, t=t: gk.triton_dp4a(be, c, [t], tma=True))
-        for t in ((16, 1024, 4, 3), (16, 1024, 4, 4), (8, 1024, 2, 4), (8, 1024, 2, 6))] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
         # (its BK 1024 rings, registered since session 31, are the "dp4a plain" rows)

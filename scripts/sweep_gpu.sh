@@ -185,7 +185,8 @@ s40c)  # ~3.5 min, for an H200: s40a cut to the device time left in session 40 (
     subparts s40b
     ;;
 s40b)  # ~1.5 min, any Hopper card (new in session 40): Triton fused_dp4a's ring filled by TMA copies
-    # (80 registers against 94) at four ring shapes against the two registered rings, both w4a16 cases
+    # (80 registers against 94) at four ring shapes against the two registered rings, both w4a16
+    # cases (the TMA form lost on the H200 and was removed in session 42: only the rings run now)
     w4_ab 60 gemv_triton_tma triton 60 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a tma'
     ;;
 s40a)  # ~6.5 min, for an H200 (session 40; s39c and s39d ran on an H100 in this session): s39b

@@ -186,17 +186,6 @@ def test_triton_dp4a_staged_is_right_in_the_interpreter():
     check_in_process(_triton_dp4a_staged_child)
 
 
-def _triton_dp4a_tma_child():
-    """The same ring filled through a [N, K/8] tensor descriptor (``tma``, a probe form): rows
-    past N and words past K read as zeros."""
-    return _triton_child("triton_dp4a", ((4, 37, 384, 1), (4, 70, 512, 4), (4, 13, 256, 1)),
-                         shapes=[(16, 256, 4, 3)], tma=True)
-
-
-def test_triton_dp4a_tma_is_right_in_the_interpreter():
-    check_in_process(_triton_dp4a_tma_child)
-
-
 def test_triton_row_is_right_in_the_interpreter():
     check_in_process(_triton_row_child)
 
@@ -624,7 +613,7 @@ def _hopper_dp4a_job() -> dict:
             "divisible_by_16": ("w_ptr", "s_ptr", "xp_ptr", "sm_ptr", "f_ptr", "y_ptr", "K", "W_STRIDE")}
     sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
            "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
-    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False, "PREF": 0, "TMA": False}
+    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False, "PREF": 0}
     psig = {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"}
     planes = (gemv_x_planes, psig, {"GB": 8, "PDL": False},
               {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})

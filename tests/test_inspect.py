@@ -135,27 +135,6 @@ def test_triton_is_inspected_in_the_gpu_hosts_shape_with_its_register_cap(monkey
     assert split()["registers"] <= r["registers"] - 8
 
 
-def test_triton_dp4a_ring_by_tma_compiles_to_tma_copies(monkeypatch):
-    """fused_dp4a's TMA probe (session 40): the ring is filled by TMA copies of the word boxes
-    behind an mbarrier (the cp.async form has none), sm_90, no spills; a shape without a ring is
-    refused with the reason."""
-    import ops.gemv_lowbit.kernels as gk
-    from suite.inspection import inspect_kernels
-
-    d = gk.triton_dp4a.__defaults__  # (shapes, pdl, alone, pref, tma)
-
-    def dp4a(shape, tma):
-        monkeypatch.setattr(gk.triton_dp4a, "__defaults__", ([shape], *d[1:4], tma))
-        return inspect_kernels("gemv_lowbit", "triton", ["fused_dp4a"], "w4a16,n16384,k16384,b1,bf16")[-1]
-
-    ring, tma = dp4a((16, 1024, 4, 3), False), dp4a((16, 1024, 4, 3), True)
-    assert "error" not in tma and tma["constexprs"]["TMA"] is True, tma
-    assert "cp.async.bulk.tensor" in tma["stages"]["ptx"] and "mbarrier.try_wait" in tma["stages"]["ptx"]
-    assert "cp.async.bulk.tensor" not in ring["stages"]["ptx"]
-    assert not tma["spill_bytes"]
-    assert "STAGES > 1" in dp4a((64, 256, 8), True)["error"]
-
-
 def test_triton_configs_fit_a_part_with_less_shared_memory(monkeypatch):
     """The Triton autotune lists were tuned on an H200 (227 KiB of shared memory per program): on a
     part that allows 99 KiB (Ada) every config kept compiles within it — the untuned test shapes'

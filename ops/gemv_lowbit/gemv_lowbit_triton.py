@@ -503,8 +503,7 @@ def _prefetch_rows(w_ptr, rows, W_STRIDE, K, LINES: tl.constexpr):
 @triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
                      BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PREF: tl.constexpr = 0,
-                     TMA: tl.constexpr = False):
+                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PREF: tl.constexpr = 0):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
     over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
@@ -519,10 +518,10 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     PREF (with PDL and ASM; session 37, kernels.TRITON_DP4A_PREF): before that wait, the first PREF
     word tiles of the program's rows are asked into L2 (prefetch.global.L2, one 128-byte line per
     element: no registers held, the loop unchanged), so DRAM streams while gemv_x_planes runs and
-    the first tiles' loads hit L2 (1–2 % faster on an H100). TMA (probes, with STAGES > 1; session
-    40): w_ptr is a [N, K/8] int32 tensor descriptor with [BN, BW] boxes, so the ring is filled by
-    one TMA copy per tile instead of every thread's cp.async (rows past N and words past K read as
-    0, like the masked loads)."""
+    the first tiles' loads hit L2 (1–2 % faster on an H100). Tried and removed: the ring filled by
+    one TMA copy per [BN, BW] box of a [N, K/8] tensor descriptor instead of every thread's cp.async
+    (session 40, commit dfc96ab: 80 registers against 94; H200, 60 interleaved rounds: 1.03–1.35 ×
+    the registered ring's time at every ring shape, probes-20261207-session42/s40b)."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
@@ -532,18 +531,14 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     W = K // 8
     wi = tl.arange(0, BW)
     acc = tl.zeros((BN, BW), dtype=tl.float32)
-    if not TMA:
-        wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
-        if PDL and ASM and PREF > 0:
-            _prefetch_rows(w_ptr, rows_ld, W_STRIDE, K, PREF * BK // 256)
+    wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
+    if PDL and ASM and PREF > 0:
+        _prefetch_rows(w_ptr, rows_ld, W_STRIDE, K, PREF * BK // 256)
     if STAGES > 1:
         if PDL:
             gdc_wait()
         for k0 in tl.range(0, K, BK, num_stages=STAGES):
-            if TMA:
-                words = w_ptr.load([tl.program_id(0) * BN, k0 // 8])
-            else:
-                words = _words(wrow, k0, K, wi, 8, EVEN_K)
+            words = _words(wrow, k0, K, wi, 8, EVEN_K)
             acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     else:
         nxt = _words(wrow, 0, K, wi, 8, EVEN_K)

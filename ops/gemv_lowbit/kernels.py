@@ -976,7 +976,7 @@ TRITON_DP4A_PREF = 2
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = "", pref: int = TRITON_DP4A_PREF, tma: bool = False):
+                alone: str = "", pref: int = TRITON_DP4A_PREF):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -990,9 +990,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
     planes of the first call's x). ``pref`` (with the dependent launch): the first ``pref`` word
-    tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF).
-    ``tma`` (probes; ring shapes, compiled on sm_90+ or in the interpreter): the ring filled by TMA
-    copies of [BN, BK/8] word boxes (gemv_lowbit_dp4a's TMA; no PREF)."""
+    tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF)."""
     import torch
     import triton
 
@@ -1004,21 +1002,9 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     shapes = shapes or ([TRITON_DP4A_INTERPRET] if interp else TRITON_DP4A_CONFIGS)
     if not interp and n * k < TRITON_VEC_TUNE_MIN:
         shapes = [min(shapes, key=lambda t: (len(t) > 3, t[0]))]  # (the fewest rows, unstaged)
-    weights, hook = (lambda w: w), None  # w_ptr as the kernel takes it; each config's box (tma)
-    if tma:
-        from backends.triton import tma_descriptors
-
-        if (not interp and be.capability() < (9, 0)) or any(len(t) < 4 or t[3] < 2 for t in shapes):
-            raise Unsupported("fused_dp4a tma: ring shapes (a 4th field, STAGES > 1); sm_90+ when compiled")
-        wdesc = tma_descriptors([n, k // 8], [k // 8, 1], [shapes[0][0], shapes[0][1] // 8])
-        weights = lambda w: wdesc(w)[0]  # noqa: E731 - the [N, K/8] descriptor
-
-        def hook(a):
-            a["w_ptr"].block_shape = [a["BN"], a["BK"] // 8]
-
     even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
     kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1], "STAGES": t[3] if len(t) > 3 else 1},
-                                          num_warps=t[2], num_stages=1, pre_hook=hook)
+                                          num_warps=t[2], num_stages=1)
                             for t in shapes],
                            key=["N", "K"])(even(gemv_lowbit_dp4a))
     xp = torch.empty((b, 6, k // 8), dtype=torch.int32, device=be.dev)
@@ -1031,7 +1017,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     # griddepcontrol is PTX for sm_90+: not in the interpreter, on ROCm or on older GPUs
     has_pdl = asm and gdc_wait is not None and be.capability() >= (9, 0)
     pdl = (has_pdl if pdl is None else pdl and has_pdl) and not alone
-    dependent = {"PDL": True, "launch_pdl": True, "PREF": 0 if tma else pref} if pdl else {}
+    dependent = {"PDL": True, "launch_pdl": True, "PREF": pref} if pdl else {}
 
     planes_made = [False]  # alone="main" makes the planes in its first call only
 
@@ -1040,8 +1026,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
             planes_made[0] = True
         if alone != "planes":
-            kern[grid](weights(w), s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm,
-                       TMA=tma, **dependent)
+            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
 
     info = {}
     if not interp and alone != "planes":  # (planes alone: nothing to tune)
@@ -1059,8 +1044,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
                 "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl},
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
-                **be.occupancy(gemv_lowbit_dp4a, (weights(w), s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "TMA": tma,
+                **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
                                 "PREF": dependent.get("PREF", 0), "EVEN_K": k % best.kwargs["BK"] == 0,
                                 **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}

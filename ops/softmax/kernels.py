@@ -342,7 +342,8 @@ TRITON_SPLIT_BACKOFF_NS = 1000
 #: waits for its siblings (one 512-thread program per SM). Session 37 (H100, `s37d`, 40
 #: interleaved rounds at 4096×131072 fp32): 0.5 / 1 / 2 / 4 waves took 0.993 / 0.989 / 1.197 /
 #: 1.454 × the time without (95.6 % of that card's ceiling without, 96.7 % at 1 wave): past one
-#: wave the prefetched parts no longer wait in L2 for their programs
+#: wave the prefetched parts no longer wait in L2 for their programs. Session 42 (H200, 40 rounds,
+#: probes-20261207-session42/s41h): AHEAD 0 / 0.5 0.9997 / 1.0001 × AHEAD 1's time — at parity there
 TRITON_SPLIT_AHEAD = 1
 #: session 10 (probes-20261202-session10/5decb2e): persistent programs that load and publish their
 #: next part while waiting for the current one's siblings (softmax_split_pipe, commit 5decb2e; two

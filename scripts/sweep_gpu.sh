@@ -147,12 +147,14 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
 s42b)  # ~6.5 min, for an H200 (session 42, after s41h): s42c, then s42o
     subparts s42c s42o
     ;;
-s42c)  # ~4.5 min, for an H200: WebGPU fused_dp4a's test cases on the GPU, s42w, then its harness rows
-    # at the new registered shape (8, 16, 1, 2, 0, 1) beside tinygemm
-    test_cases 90 webgpu test_gemv_webgpu --op gemv_lowbit --variant fused_dp4a
-    subparts s42w
+s42d)  # ~2.5 min, for an H200 with little device time: s42c without s42w
+    test_cases 60 webgpu test_gemv_webgpu --op gemv_lowbit --variant fused_dp4a
     cli 150 gemv_webgpu run --op gemv_lowbit --backend webgpu --backend torch --variant fused_dp4a \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
+    ;;
+s42c)  # ~4.5 min, for an H200: WebGPU fused_dp4a's test cases on the GPU, s42w, then its harness rows
+    # at the new registered shape (8, 16, 1, 2, 0, 1) beside tinygemm
+    subparts s42w s42d
     ;;
 s42w)  # ~2 min, any NVIDIA card (session 42): WebGPU fused_dp4a registered (8, 16, 1, 2, 0, 1)
     # against the old (4, 16, 1, 1, 0), ST with 32 teams, 16 rows or the step prefetch, and LP (every

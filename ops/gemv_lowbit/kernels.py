@@ -1148,7 +1148,11 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: at K=N=16384 / K=8192 N=28672 (results/nvidia-h200/probes-20261207-session42/s41w): (8, 16, 1, 2,
 #: 0, 1) 1.101 / 1.266 × its speed, (4, 16, 1, 2, 0, 1) 1.083 / 1.222 ×, SG 2 without ST 0.95–1.09 ×
 #: (TEAMS 32 the best, 1.026 / 1.085 ×); at K = 8192 one chunk, so ST removes the only other dispatch.
-WGSL_DP4A_SHAPE = (8, 16, 1, 2, 0, 1)
+#: LP 1 (7th field): one dispatch walks the chunks. Session 42, H100, 20 rounds against (8, 16, 1, 2,
+#: 0, 1) (results/nvidia-h100-80gb-hbm3/probes-20261207-session42/s42w): (4, 32, 1, 2, 0, 1, 1)
+#: 1.267 / 1.043 × its speed (69.3 / 71.2 % of that card's ceiling), (8, 16, 1, 2, 0, 1, 1) 1.260 /
+#: 1.006 ×, (4, 32, 1, 2, 0, 1) 1.029 / 1.046 ×; 32 teams with 8+ rows or PF 1 lost (to 2.7 × the time).
+WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
 #: loaded one step ahead) options as WGSL text: SG_ARG, SG_SIZE, XOR and ADD name subgroup

@@ -206,7 +206,7 @@ def _gemv_opencl():
         # 512 blocks in 1.3 waves)
         (f"mma maxrreg={m} {d}", lambda be, c, m=m, d=d: gk.opencl_fused_mma(be, c, m, **d))
         for m, d in ((None, {"US": 1}), (128, {"US": 2}), (96, {}), (128, {"RT": 1}), (128, {"KW": 2}),
-                     (128, {"KW": 8}), (128, {"MPF": 2}), (168, {"MPF": 2}), (168, {"MPF": 2, "KW": 8}))] + [
+                     (128, {"KW": 8}))] + [
         (f"dp4a RPT={r} TEAMS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.opencl_dp4a(be, c, r, w, m))
         for r, w, m in DP4A_SHAPES] + [
         # fused_packed (NVIDIA sm_90: gemv_lowbit_pk in OpenCL C): consumer warps, ring stages, steps
@@ -247,7 +247,8 @@ def _gemv_webgpu():
                   # and LP 1 (7th field): one dispatch walks K's chunks (two at K = 16384 on NVIDIA)
                   (8, 16, 1, 2, 0, 1, 1), (8, 32, 1, 2, 0, 1, 1), (4, 32, 1, 2, 0, 1, 1),
                   # around the LP winner (registered (4, 32, 1, 2, 0, 1, 1))
-                  (2, 32, 1, 2, 0, 1, 1), (6, 32, 1, 2, 0, 1, 1), (4, 24, 1, 2, 0, 1, 1), (4, 32, 1, 2, 1, 1, 1))]
+                  (2, 32, 1, 2, 0, 1, 1), (6, 32, 1, 2, 0, 1, 1), (4, 24, 1, 2, 0, 1, 1),
+                  (4, 32, 1, 2, 1, 1, 1))]
 
 
 def _attention_cuda():

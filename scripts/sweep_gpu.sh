@@ -167,7 +167,8 @@ s42a)  # ~4 min (5.5 at most), for an H100 (session 42): s42w, then s42o (s40b a
     ;;
 s42o)  # ~2 min, any NVIDIA sm_80+ card (new in session 42): OpenCL fused_mma with two chunks in
     # flight per warp (MPF 2: a register ring of three slots) at 128 and 168 registers, and with 8
-    # split-K warps, against the registered MPF 1, both w4a16 cases in interleaved rounds
+    # split-K warps, against the registered MPF 1, both w4a16 cases in interleaved rounds (MPF lost
+    # 16–34 % on an H100 and was removed in session 42: only fused_mma runs now)
     w4_ab 75 gemv_opencl_mpf opencl 30 "fused_mma\$|{'MPF'"
     ;;
 s41h)  # ~7 min (9 at most), for an H200 (session 41): s40a without its harness rows, then s41w

@@ -578,8 +578,6 @@ _MMA_FORMS = [{"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 2, "RT": 2},
               {"BITS": 8, "NB": 3, "DT": 1, "KW": 8, "US": 2, "RT": 2},
               {"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 1, "RT": 2},
               {"BITS": 8, "NB": 2, "DT": 1, "KW": 4, "US": 2, "RT": 1},
-              {"BITS": 4, "NB": 1, "DT": 2, "KW": 4, "US": 1, "RT": 2, "MPF": 2},
-              {"BITS": 8, "NB": 4, "DT": 1, "KW": 2, "US": 2, "RT": 1, "MPF": 3},
               {"BITS": 4, "NB": 1, "DT": 2, "PKW": 8, "PSTAGES": 5, "PSPW": 1},
               {"BITS": 4, "NB": 1, "DT": 1, "PKW": 4, "PSTAGES": 4, "PSPW": 2}]
 

@@ -301,18 +301,15 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // (split-K inside the work-group) with the next chunk's weights, x and scales loaded into
 // registers before the current chunk is multiplied (a cp.async ring in local memory instead ran no
 // faster on the H200, its depth capped by the 48 KiB a work-group gets there: session 21, s21b–c,
-// removed); steps left over (< US) go one per warp; the warps' partial sums meet in local memory
-// and warp 0 stores.
-// MPF (default 1): chunks loaded ahead per warp, in a register ring of MPF + 1 slots (2: probes).
-// Defines: BITS (4, 8), NB, DT, KW, US, RT, MPF. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
+// removed; two chunks ahead in a register ring of three slots, at 128 or 168 registers, took
+// 1.16–1.34 × the time on an H100: session 42, s42o, removed); steps left over (< US) go one per
+// warp; the warps' partial sums meet in local memory and warp 0 stores.
+// Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
 #if defined(MMA) || defined(PKW)
 // h2fma, mma16816, unpack_pairs, tc_step (shared with gemv_lowbit.cu); TC_VPL, TC_STEPK, TC_XU
 #include "tc_pairs.h"
 #endif
 #ifdef MMA
-#ifndef MPF
-#define MPF 1
-#endif
 
 __kernel __attribute__((reqd_work_group_size(32 * KW, 1, 1)))
 void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* restrict scales,
@@ -368,25 +365,22 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 #else
 #define MSTEP(W, X, S) for (int r = 0; r < RT; ++r) tc_step(acc[r], (W)[r][0], (W)[r][1], X);
 #endif
-    // register ring: slot 0 is multiplied while slots 1..MPF hold the warp's next MPF chunks
-    // (loads past the end repeat the last chunk: L2 hits, never used)
-    uint4 wc[MPF + 1][US][RT][2], xc[MPF + 1][US][TC_XU];
-    float sc[MPF + 1][US][2 * RT];
+    uint4 wc[US][RT][2], xc[US][TC_XU];
+    float sc[US][2 * RT];
     if (warp < chunks)
-        for (int p = 0; p < MPF; ++p) {
-            const int cp = min(warp + p * KW, chunks - 1);
-            for (int j = 0; j < US; ++j) MLOAD(cp * US + j, wc[p][j], xc[p][j], sc[p][j])
-        }
+        for (int j = 0; j < US; ++j) MLOAD(warp * US + j, wc[j], xc[j], sc[j])
     for (int c = warp; c < chunks; c += KW) {
-        const int c1 = min(c + MPF * KW, chunks - 1);
-        for (int j = 0; j < US; ++j) MLOAD(c1 * US + j, wc[MPF][j], xc[MPF][j], sc[MPF][j])
-        for (int j = 0; j < US; ++j) MSTEP(wc[0][j], xc[0][j], sc[0][j])
-        for (int p = 0; p < MPF; ++p)
-            for (int j = 0; j < US; ++j) {
-                for (int r = 0; r < RT; ++r) wc[p][j][r][0] = wc[p + 1][j][r][0], wc[p][j][r][1] = wc[p + 1][j][r][1];
-                for (int h = 0; h < TC_XU; ++h) xc[p][j][h] = xc[p + 1][j][h];
-                for (int i = 0; i < 2 * RT; ++i) sc[p][j][i] = sc[p + 1][j][i];
-            }
+        // the warp's next chunk (the last one again past the end: L2 hits, never used)
+        const int c1 = min(c + KW, chunks - 1);
+        uint4 wn[US][RT][2], xn[US][TC_XU];
+        float sn[US][2 * RT];
+        for (int j = 0; j < US; ++j) MLOAD(c1 * US + j, wn[j], xn[j], sn[j])
+        for (int j = 0; j < US; ++j) MSTEP(wc[j], xc[j], sc[j])
+        for (int j = 0; j < US; ++j) {
+            for (int r = 0; r < RT; ++r) wc[j][r][0] = wn[j][r][0], wc[j][r][1] = wn[j][r][1];
+            for (int h = 0; h < TC_XU; ++h) xc[j][h] = xn[j][h];
+            for (int i = 0; i < 2 * RT; ++i) sc[j][i] = sn[j][i];
+        }
     }
     for (int st = chunks * US + warp; st < steps; st += KW) {  // < US steps left: one per warp
         uint4 wr[RT][2], xr[TC_XU];

@@ -1164,7 +1164,8 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
 
 def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
-    the adapter's workgroup storage, then (ST 0) gemv_lowbit.wgsl's gemv_pack (fp32 sums → 16-bit y).
+    the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
+    gemv_pack (fp32 sums → 16-bit y).
     ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF[, ST[, LP]]]]) instead of the
     registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
     "subgroup" feature that SG 1 needs). The persistent grid is sized for the adapter's compute
@@ -1207,9 +1208,9 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
 @kernel("gemv_lowbit", "webgpu", "fused_dp4a")
 def webgpu_fused_dp4a(be, case):
     """CUDA's fused_dp4a in WGSL (``webgpu_dp4a``): x's byte planes in workgroup memory, packed
-    4×8-bit dot products (core WGSL), persistent workgroups, a chunk of K per dispatch; where the
-    adapter has subgroups, a team per subgroup summing by subgroupAdd and y stored by the last
-    chunk (no gemv_pack dispatch)."""
+    4×8-bit dot products (core WGSL), persistent workgroups; where the adapter has subgroups, a
+    team per subgroup summing by subgroupAdd, K's chunks walked in one dispatch and y stored by the
+    last chunk (no gemv_pack dispatch); without, a dispatch per chunk and gemv_pack."""
     return webgpu_dp4a(be, case)
 
 

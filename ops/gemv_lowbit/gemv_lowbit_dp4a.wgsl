@@ -177,11 +177,13 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                     for (var hh = 0u; hh < 2u; hh++) {
                         let j0 = 2u * hh;
                         let j1 = 2u * hh + 1u;
+                        let a = 8u * j0;
+                        let c = 8u * j1;
                         xpl[((b * 3u + pl) * 2u + hh) * CU + uc] = vec4<u32>(
-                            pick4(m[8u * j0], m[8u * j0 + 2u], m[8u * j0 + 4u], m[8u * j0 + 6u], pl),
-                            pick4(m[8u * j0 + 1u], m[8u * j0 + 3u], m[8u * j0 + 5u], m[8u * j0 + 7u], pl),
-                            pick4(m[8u * j1], m[8u * j1 + 2u], m[8u * j1 + 4u], m[8u * j1 + 6u], pl),
-                            pick4(m[8u * j1 + 1u], m[8u * j1 + 3u], m[8u * j1 + 5u], m[8u * j1 + 7u], pl));
+                            pick4(m[a], m[a + 2u], m[a + 4u], m[a + 6u], pl),
+                            pick4(m[a + 1u], m[a + 3u], m[a + 5u], m[a + 7u], pl),
+                            pick4(m[c], m[c + 2u], m[c + 4u], m[c + 6u], pl),
+                            pick4(m[c + 1u], m[c + 3u], m[c + 5u], m[c + 7u], pl));
                     }
                 }
                 sm8[b * CU + uc] = 8i * sum;
@@ -195,9 +197,9 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
         let tiles = (n_rows + RPT - 1u) / RPT;
         let nt = WG / tsz * ng;  // teams in the grid
         let gt = team * ng + g;  // this team, dealt team-major over the workgroups
-        // SG 0 and 1: every team of the workgroup runs the same trip count (team 0's tiles decide; the
-        // sums below have barriers); a team past the last tile computes clamped rows and stores nothing.
-        // SG 2: each team its own (no barriers).
+        // SG 0 and 1: every team of the workgroup runs the same trip count (team 0's tiles decide;
+        // the sums below have barriers); a team past the last tile computes clamped rows and stores
+        // nothing. SG 2: each team its own (no barriers).
         let g0 = select(g, gt, SG == 2u);
         for (var it = 0u; it * nt + g0 < tiles; it++) {
             let t = it * nt + gt;
@@ -244,7 +246,8 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                             p1 += dot4U8Packed(lo, xl1[o]) + dot4U8Packed(hi, xl1[o + 1u]);
                             p2 += dot4I8Packed(lo, xl2[o]) + dot4I8Packed(hi, xl2[o + 1u]);
                         }
-                        let tq = bitcast<i32>(p0 + (p1 << 8u) + (bitcast<u32>(p2) << 16u) - bitcast<u32>(s8));
+                        let tq = bitcast<i32>(p0 + (p1 << 8u) + (bitcast<u32>(p2) << 16u)
+                                              - bitcast<u32>(s8));
                         acc[r * NB + b] = fma(f32(tq), s[r] * f, acc[r * NB + b]);
                     }
                 }
@@ -275,7 +278,8 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                     }
                 }
             } else if (SG == 1u) {
-                let unit = min({{SG_SIZE}}, 32u);  // lanes one butterfly sums: a subgroup, at most a team
+                // lanes one butterfly sums: a subgroup, at most a team
+                let unit = min({{SG_SIZE}}, 32u);
                 let per = 32u / unit;  // partials per team
                 // @unroll
                 for (var q = 0u; q < (RN + 3u) / 4u; q++) {

@@ -144,26 +144,19 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s42b)  # ~6.5 min, for an H200 (session 42, after s41h): s42c, then s42o
-    subparts s42c s42o
-    ;;
 s42d)  # ~2.5 min, for an H200 with little device time: s42c without s42w
     test_cases 60 webgpu test_gemv_webgpu --op gemv_lowbit --variant fused_dp4a
     cli 150 gemv_webgpu run --op gemv_lowbit --backend webgpu --backend torch --variant fused_dp4a \
         --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 --case w4a16,n28672,k8192,b1,bf16
     ;;
-s42c)  # ~4.5 min, for an H200: WebGPU fused_dp4a's test cases on the GPU, s42w, then its harness rows
-    # at the new registered shape (8, 16, 1, 2, 0, 1) beside tinygemm
+s42c)  # ~4.5 min, for an H200: s42w, then WebGPU fused_dp4a's test cases on the GPU and its harness
+    # rows beside tinygemm at the registered shape (s42d; (4, 32, 1, 2, 0, 1, 1) since 597cb0f)
     subparts s42w s42d
     ;;
-s42w)  # ~2 min, any NVIDIA card (session 42): WebGPU fused_dp4a registered (8, 16, 1, 2, 0, 1)
-    # against the old (4, 16, 1, 1, 0), ST with 32 teams, 16 rows or the step prefetch, and LP (every
-    # chunk of K in one dispatch)
+s42w)  # ~2 min, any NVIDIA card (session 42): WebGPU fused_dp4a as registered (when it ran: (8, 16,
+    # 1, 2, 0, 1)) against the old (4, 16, 1, 1, 0), ST with 32 teams, 16 rows or the step prefetch,
+    # and LP (every chunk of K in one dispatch)
     w4_ab 90 gemv_webgpu_st webgpu 20 'fused_dp4a$|dp4a sgpf shape=(4, 16, 1, 1, 0)$|, 1, 2, 0, 1)$|, 1, 2, 1, 1)$|, 2, 0, 1, 1)$'
-    ;;
-s42a)  # ~4 min (5.5 at most), for an H100 (session 42): s42w, then s42o (s40b and s41w ran on
-    # an H200 in session 42)
-    subparts s42w s42o
     ;;
 s42o)  # ~2 min, any NVIDIA sm_80+ card (new in session 42): OpenCL fused_mma with two chunks in
     # flight per warp (MPF 2: a register ring of three slots) at 128 and 168 registers, and with 8

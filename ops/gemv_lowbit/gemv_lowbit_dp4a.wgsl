@@ -125,6 +125,13 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     let team = lid / tsz;
     let n_rows = p.n;
     let k_len = p.k;
+    let tiles = (n_rows + RPT - 1u) / RPT;
+    let nt = WG / tsz * ng;  // teams in the grid
+    let gt = team * ng + g;  // this team, dealt team-major over the workgroups
+    // SG 0 and 1: every team of the workgroup runs the same trip count (team 0's tiles decide;
+    // the sums below have barriers); a team past the last tile computes clamped rows and stores
+    // nothing. SG 2: each team its own (no barriers).
+    let g0 = select(g, gt, SG == 2u);
     // LP 0: this dispatch's chunk p.chunk; LP 1: every chunk in turn (one dispatch)
     let c_end = select(p.chunk + 1u, p.chunks, LP == 1u);
     for (var chunk = p.chunk; chunk < c_end; chunk++) {
@@ -194,13 +201,6 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             }
         }
         workgroupBarrier();
-        let tiles = (n_rows + RPT - 1u) / RPT;
-        let nt = WG / tsz * ng;  // teams in the grid
-        let gt = team * ng + g;  // this team, dealt team-major over the workgroups
-        // SG 0 and 1: every team of the workgroup runs the same trip count (team 0's tiles decide;
-        // the sums below have barriers); a team past the last tile computes clamped rows and stores
-        // nothing. SG 2: each team its own (no barriers).
-        let g0 = select(g, gt, SG == 2u);
         for (var it = 0u; it * nt + g0 < tiles; it++) {
             let t = it * nt + gt;
             var acc: array<f32, RN>;

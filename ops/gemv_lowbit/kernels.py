@@ -1165,10 +1165,10 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
 def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
-    gemv_pack (fp32 sums → 16-bit y).
-    ``shape``: (rows per team, teams, workgroups per compute unit[, SG[, PF[, ST[, LP]]]]) instead of the
-    registered one (WGSL_DP4A_SHAPE, or WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the
-    "subgroup" feature that SG 1 needs). The persistent grid is sized for the adapter's compute
+    gemv_pack (fp32 sums → 16-bit y). ``shape``: (rows per team, teams, workgroups per compute
+    unit[, SG[, PF[, ST[, LP]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
+    WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the "subgroup" feature that SG 1 and 2
+    need). The persistent grid is sized for the adapter's compute
     units (WebGPU reports none: 128 assumed)."""
     n, k, b = _dp4a_dims(case)
     if n * k >= 2**32:
@@ -1185,15 +1185,16 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
             "LP": lp}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
-    pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
-                                           "DT": _dt(case)})
-    wgs = max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams)))
-    grid, pgrid = be.grid_2d(wgs), be.grid_2d(cdiv(cdiv(b * n, 2), 64))
+    grid = be.grid_2d(max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams))))
     acc = be.empty((b * n,), np.float32)
-    dummy = be.empty((4,), np.uint32)
     chunks = k // 32 // cu
     prms = [np.array([n, k, c, chunks], np.uint32) for c in range(1 if lp else chunks)]
-    pprm = np.array([n, k, b * n, 0], np.uint32)
+    if not st:  # gemv_pack rounds the fp32 sums to y (ST 1: the last chunk stored y itself)
+        pack = be.compile(_WGSL, "gemv_pack", {"BITS": 4, "NB": b, "U": 4, "RPT": 1, "TEAM": 32, "WG": 64,
+                                               "DT": _dt(case)})
+        pgrid = be.grid_2d(cdiv(cdiv(b * n, 2), 64))
+        dummy = be.empty((4,), np.uint32)
+        pprm = np.array([n, k, b * n, 0], np.uint32)
 
     def run(ins, outs):
         bufs = [ins["qweight"], ins["scales"], ins["x"], acc, outs["y"]]

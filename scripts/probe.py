@@ -248,7 +248,9 @@ def _gemv_webgpu():
                   (8, 16, 1, 2, 0, 1, 1), (8, 32, 1, 2, 0, 1, 1), (4, 32, 1, 2, 0, 1, 1),
                   # around the LP winner (registered (4, 32, 1, 2, 0, 1, 1))
                   (2, 32, 1, 2, 0, 1, 1), (6, 32, 1, 2, 0, 1, 1), (4, 24, 1, 2, 0, 1, 1),
-                  (4, 32, 1, 2, 1, 1, 1))]
+                  (4, 32, 1, 2, 1, 1, 1),
+                  # session 43: two workgroups per compute unit with LP (more bytes in flight per SM)
+                  (4, 16, 2, 2, 0, 1, 1), (2, 32, 2, 2, 0, 1, 1))]
 
 
 def _attention_cuda():

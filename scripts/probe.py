@@ -207,9 +207,6 @@ def _gemv_opencl():
         (f"mma maxrreg={m} {d}", lambda be, c, m=m, d=d: gk.opencl_fused_mma(be, c, m, **d))
         for m, d in ((None, {"US": 1}), (128, {"US": 2}), (96, {}), (128, {"RT": 1}), (128, {"KW": 2}),
                      (128, {"KW": 8}))] + [
-        # session 43: the warp's weights L2PF chunks past its register ring asked into L2
-        # (prefetch.global.L2) at the registered shape — more bytes in flight at no register cost
-        (f"mma l2pf={d}", lambda be, c, d=d: gk.opencl_fused_mma(be, c, L2PF=d)) for d in (1, 2, 4, 8)] + [
         (f"dp4a RPT={r} TEAMS={w} x{m}/SM", lambda be, c, r=r, w=w, m=m: gk.opencl_dp4a(be, c, r, w, m))
         for r, w, m in DP4A_SHAPES] + [
         # fused_packed (NVIDIA sm_90: gemv_lowbit_pk in OpenCL C): consumer warps, ring stages, steps
@@ -306,10 +303,6 @@ def _gemv_triton():
         # "dp4a shape" rows), so DRAM streams while the planes are made; P 0 the form before
         (f"dp4a pref={p} shape={t}", lambda be, c, t=t, p=p: gk.triton_dp4a(be, c, [t], pref=p))
         for t in ((16, 1024, 4, 3), (8, 1024, 2, 4)) for p in (0, 1, 4)] + [
-        # session 43: in every iteration the word tile L tiles ahead asked into L2 too (LPF), past
-        # the ring (2 / 3 tiles ahead at the registered rings): more bytes in flight, no registers
-        (f"dp4a lpf={p} shape={t}", lambda be, c, t=t, p=p: gk.triton_dp4a(be, c, [t], lpf=p))
-        for t in ((16, 1024, 4, 3), (8, 1024, 2, 4)) for p in (3, 4, 6)] + [
         # session 29: the word tiles through a cp.async ring (tl.range num_stages; a 4th field) —
         # 32–120 KiB in flight per SM in the sm_90 compile against ~32 KiB for the registered form
         # (its BK 1024 rings, registered since session 31, are the "dp4a plain" rows)

@@ -578,8 +578,6 @@ _MMA_FORMS = [{"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 2, "RT": 2},
               {"BITS": 8, "NB": 3, "DT": 1, "KW": 8, "US": 2, "RT": 2},
               {"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 1, "RT": 2},
               {"BITS": 8, "NB": 2, "DT": 1, "KW": 4, "US": 2, "RT": 1},
-              {"BITS": 4, "NB": 1, "DT": 2, "KW": 4, "US": 1, "RT": 2, "L2PF": 2},
-              {"BITS": 8, "NB": 1, "DT": 1, "KW": 2, "US": 2, "RT": 1, "L2PF": 4},
               {"BITS": 4, "NB": 1, "DT": 2, "PKW": 8, "PSTAGES": 5, "PSPW": 1},
               {"BITS": 4, "NB": 1, "DT": 1, "PKW": 4, "PSTAGES": 4, "PSPW": 2}]
 
@@ -613,21 +611,18 @@ def _hopper_dp4a_job() -> dict:
             "divisible_by_16": ("w_ptr", "s_ptr", "xp_ptr", "sm_ptr", "f_ptr", "y_ptr", "K", "W_STRIDE")}
     sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
            "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
-    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False, "PREF": 0, "LPF": 0}
+    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False, "PREF": 0}
     psig = {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"}
     planes = (gemv_x_planes, psig, {"GB": 8, "PDL": False},
               {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})
-    names = ("dp4a", "planes", "staged", "pdl", "planes pdl", "pref", "lpf ring", "lpf")
+    names = ("dp4a", "planes", "staged", "pdl", "planes pdl", "pref")
     out = compile_many_for_hopper([
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1}, opts), planes,
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 32, "STAGES": 4}, {**opts, "num_warps": 4}),
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1, "PDL": True}, opts),
         (planes[0], planes[1], {"GB": 8, "PDL": True}, planes[3]),
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 16, "BK": 1024, "STAGES": 3, "PDL": True, "PREF": 2},
-         {**opts, "num_warps": 4}),
-        (gemv_lowbit_dp4a, sig, {**cx, "BN": 16, "BK": 1024, "STAGES": 3, "PDL": True, "PREF": 2, "LPF": 4},
-         {**opts, "num_warps": 4}),
-        (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1, "LPF": 3}, opts)])
+         {**opts, "num_warps": 4})])
     fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
     if fails:
         return {"fails": fails}
@@ -651,10 +646,6 @@ def _hopper_dp4a_job() -> dict:
     if not 0 <= pref.find("prefetch.global.L2") < wait or out[5]["spill_bytes"] != 0:
         fails.append("gemv_lowbit_dp4a PREF 2: no L2 prefetch before griddepcontrol.wait, or spills "
                      f"({out[5]['spill_bytes']})")
-    for o, name in ((out[6], "LPF 4, ring"), (out[7], "LPF 3")):  # an L2 prefetch after the wait: in the loop
-        wait = max(o["ptx"].find("griddepcontrol.wait"), 0)
-        if "prefetch.global.L2" not in o["ptx"][wait:] or o["spill_bytes"] != 0:
-            fails.append(f"gemv_lowbit_dp4a {name}: no L2 prefetch in the loop, or spills ({o['spill_bytes']})")
     return {"fails": fails}
 
 
@@ -662,6 +653,6 @@ def test_triton_dp4a_compiles_for_hopper():
     """Triton fused_dp4a's kernels compile for sm_90 with PTX dp4a (the interpreter runs the plain
     integer form through test_kernels), 16-byte word loads and no spills; its staged form (a probe)
     with the word tiles in a 16-byte cp.async ring, its PDL form (the first word tile loaded
-    before waiting for the planes kernel), PREF (a ring config's first tiles asked into L2
-    before that wait) and LPF (a tile further ahead asked into L2 in every iteration)."""
+    before waiting for the planes kernel) and PREF (a ring config's first tiles asked into L2
+    before that wait)."""
     check_in_process(_hopper_dp4a_job)

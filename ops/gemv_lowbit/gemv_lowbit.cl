@@ -304,18 +304,12 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // removed; two chunks ahead in a register ring of three slots, at 128 or 168 registers, took
 // 1.16–1.34 × the time on an H100: session 42, s42o, removed); steps left over (< US) go one per
 // warp; the warps' partial sums meet in local memory and warp 0 stores.
-// Defines: BITS (4, 8), NB, DT, KW, US, RT[, L2PF]. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
+// Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
 #if defined(MMA) || defined(PKW)
 // h2fma, mma16816, unpack_pairs, tc_step (shared with gemv_lowbit.cu); TC_VPL, TC_STEPK, TC_XU
 #include "tc_pairs.h"
 #endif
 #ifdef MMA
-#ifndef L2PF
-#define L2PF 0
-#endif
-#if L2PF
-inline void l2_prefetch(__global const uchar* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-#endif
 
 __kernel __attribute__((reqd_work_group_size(32 * KW, 1, 1)))
 void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* restrict scales,
@@ -371,21 +365,6 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 #else
 #define MSTEP(W, X, S) for (int r = 0; r < RT; ++r) tc_step(acc[r], (W)[r][0], (W)[r][1], X);
 #endif
-#if L2PF
-    // L2PF > 0 (probe): the warp also asks L2 for its weights L2PF chunks past the one it holds
-    // in registers (prefetch.global.L2: no registers, no data back), lane t = 0 of each row
-    // covering the row's 64·US bytes — more bytes in flight per SM than the register ring holds
-#define MPREF(c)                                                                                   \
-    if (t == 0 && (c) < chunks)                                                                    \
-        for (int r = 0; r < RT; ++r)                                                               \
-            for (int j = 0; j < US; ++j) {                                                         \
-                l2_prefetch(pa[r] + ((size_t)(c) * US + j) * 64);                                  \
-                l2_prefetch(pb[r] + ((size_t)(c) * US + j) * 64);                                  \
-            }
-    for (int d = 2; d <= L2PF; ++d) MPREF(warp + d * KW)  // the loop asks for the next one
-#else
-#define MPREF(c)
-#endif
     uint4 wc[US][RT][2], xc[US][TC_XU];
     float sc[US][2 * RT];
     if (warp < chunks)
@@ -396,7 +375,6 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
         uint4 wn[US][RT][2], xn[US][TC_XU];
         float sn[US][2 * RT];
         for (int j = 0; j < US; ++j) MLOAD(c1 * US + j, wn[j], xn[j], sn[j])
-        MPREF(c + (L2PF + 1) * KW)
         for (int j = 0; j < US; ++j) MSTEP(wc[j], xc[j], sc[j])
         for (int j = 0; j < US; ++j) {
             for (int r = 0; r < RT; ++r) wc[j][r][0] = wn[j][r][0], wc[j][r][1] = wn[j][r][1];
@@ -410,7 +388,6 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
         MLOAD(st, wr, xr, sr)
         MSTEP(wr, xr, sr)
     }
-#undef MPREF
 #undef MSTEP
 #undef MLOAD
 #undef MLOADS

@@ -492,20 +492,18 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
 
 
 @triton.jit
-def _prefetch_rows(w_ptr, rows, W_STRIDE, K, LINES: tl.constexpr, k0=0):
-    """LINES 128-byte lines (32 int32 words each) of each of the rows from k = k0 on, at most to
-    the row's K/8 words (lines past it ask for the row's first line again), asked into L2
-    (prefetch.global.L2: nothing returns, nothing waits)."""
+def _prefetch_rows(w_ptr, rows, W_STRIDE, K, LINES: tl.constexpr):
+    """The first LINES 128-byte lines (32 int32 words each) of each of the rows, at most the row's
+    K/8 words, asked into L2 (prefetch.global.L2: nothing returns, nothing waits)."""
     li = tl.arange(0, LINES)
-    live = (k0 + li * 256 < K)[None, :] & (rows >= 0)[:, None]
-    prefetch_l2(w_ptr + rows[:, None] * W_STRIDE + tl.where(live, k0 // 8 + li[None, :] * 32, 0))
+    live = (li * 256 < K)[None, :] & (rows >= 0)[:, None]
+    prefetch_l2(w_ptr + rows[:, None] * W_STRIDE + tl.where(live, li[None, :] * 32, 0))
 
 
 @triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
                      BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PREF: tl.constexpr = 0,
-                     LPF: tl.constexpr = 0):
+                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PREF: tl.constexpr = 0):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
     over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
@@ -523,10 +521,7 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     the first tiles' loads hit L2 (1–2 % faster on an H100). Tried and removed: the ring filled by
     one TMA copy per [BN, BW] box of a [N, K/8] tensor descriptor instead of every thread's cp.async
     (session 40, commit dfc96ab: 80 registers against 94; H200, 60 interleaved rounds: 1.03–1.35 ×
-    the registered ring's time at every ring shape, probes-20261207-session42/s40b). LPF (with ASM;
-    probes, session 43): in every iteration the word tile LPF tiles ahead is asked into L2 the same
-    way, beyond what the ring or the register prefetch holds — bytes in flight at no register cost
-    (the H200 reads these kernels at 72 % where the H100 reads 82 %)."""
+    the registered ring's time at every ring shape, probes-20261207-session42/s40b)."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)
@@ -543,8 +538,6 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
         if PDL:
             gdc_wait()
         for k0 in tl.range(0, K, BK, num_stages=STAGES):
-            if ASM and LPF > 0:
-                _prefetch_rows(w_ptr, rows_ld, W_STRIDE, K, BK // 256, k0 + LPF * BK)
             words = _words(wrow, k0, K, wi, 8, EVEN_K)
             acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     else:
@@ -553,8 +546,6 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
             gdc_wait()
         for k0 in range(0, K, BK):
             words = nxt
-            if ASM and LPF > 0:
-                _prefetch_rows(w_ptr, rows_ld, W_STRIDE, K, BK // 256, k0 + LPF * BK)
             nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
             acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     out = tl.sum(acc, axis=1)

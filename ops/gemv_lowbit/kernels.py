@@ -976,7 +976,7 @@ TRITON_DP4A_PREF = 2
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = "", pref: int = TRITON_DP4A_PREF, lpf: int = 0):
+                alone: str = "", pref: int = TRITON_DP4A_PREF):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -990,8 +990,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
     planes of the first call's x). ``pref`` (with the dependent launch): the first ``pref`` word
-    tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF); ``lpf``
-    (probes): in every iteration the word tile ``lpf`` tiles ahead asked into L2 (its LPF)."""
+    tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF)."""
     import torch
     import triton
 
@@ -1027,7 +1026,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
             planes_made[0] = True
         if alone != "planes":
-            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, LPF=lpf, **dependent)
+            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
 
     info = {}
     if not interp and alone != "planes":  # (planes alone: nothing to tune)
@@ -1047,8 +1046,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
                                {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
-                                "PREF": dependent.get("PREF", 0), "LPF": lpf,
-                                "EVEN_K": k % best.kwargs["BK"] == 0,
+                                "PREF": dependent.get("PREF", 0), "EVEN_K": k % best.kwargs["BK"] == 0,
                                 **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}
 

@@ -302,7 +302,9 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // registers before the current chunk is multiplied (a cp.async ring in local memory instead ran no
 // faster on the H200, its depth capped by the 48 KiB a work-group gets there: session 21, s21b–c,
 // removed; two chunks ahead in a register ring of three slots, at 128 or 168 registers, took
-// 1.16–1.34 × the time on an H100: session 42, s42o, removed); steps left over (< US) go one per
+// 1.16–1.34 × the time on an H100: session 42, s42o, removed; the weights 1–8 chunks past the
+// register ring asked into L2 by prefetch.global.L2, 1.12–1.61 ×: session 43, s43p, commit 59dc36c,
+// removed); steps left over (< US) go one per
 // warp; the warps' partial sums meet in local memory and warp 0 stores.
 // Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
 #if defined(MMA) || defined(PKW)

@@ -521,7 +521,9 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     the first tiles' loads hit L2 (1–2 % faster on an H100). Tried and removed: the ring filled by
     one TMA copy per [BN, BW] box of a [N, K/8] tensor descriptor instead of every thread's cp.async
     (session 40, commit dfc96ab: 80 registers against 94; H200, 60 interleaved rounds: 1.03–1.35 ×
-    the registered ring's time at every ring shape, probes-20261207-session42/s40b)."""
+    the registered ring's time at every ring shape, probes-20261207-session42/s40b); in every
+    iteration the word tile 3 / 4 / 6 tiles ahead asked into L2 as PREF's are (LPF, session 43,
+    commit 59dc36c; H100, 30 interleaved rounds at both rings: 1.07–1.33 × the time, s43p)."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)

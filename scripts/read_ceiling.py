@@ -6,11 +6,14 @@ bytes; this times our own read kernels (scripts/read_ceiling.cu: grid-stride 16-
 into a shared-memory ring) of the same byte counts with the harness's protocol
 (suite.timing.measure: cold, L2 read-flushed, median), plus an empty kernel: the timed window's
 fixed cost. Each form is checked first (the XOR of every word it read against the host's). One
-JSON file (atomic) under --out.
+JSON file (atomic) under --out. ``--backend opencl``: the plain-load forms in OpenCL C
+(scripts/read_ceiling.cl), timed by the OpenCL backend's sample — what a vendor's OpenCL path
+allows at the same byte counts (runs on PoCL too).
 
-    python scripts/read_ceiling.py [--out DIR] [--cap SECONDS] [--sizes BYTES,...] [--only REGEX]
+    python scripts/read_ceiling.py [--backend cuda|opencl] [--out DIR] [--cap SECONDS]
+                                   [--sizes BYTES,...] [--only REGEX]
 
-Without a CUDA GPU (the compile-only NVRTC device) every form is compiled, nothing is timed.
+Without a CUDA GPU (the compile-only NVRTC device) every CUDA form is compiled, nothing is timed.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SRC = ROOT / "scripts" / "read_ceiling.cu"
+SRC = {"cuda": ROOT / "scripts" / "read_ceiling.cu", "opencl": ROOT / "scripts" / "read_ceiling.cl"}
 
 #: label → (entry, defines, blocks per SM, threads per block); rd_bulk's ring is dynamic shared memory
 FORMS: dict[str, tuple[str, dict, int, int]] = {
@@ -60,6 +63,10 @@ FORMS: dict[str, tuple[str, dict, int, int]] = {
 }
 
 
+#: the forms read_ceiling.cl has (no PTX: plain loads only); its work-group size is the BLOCK define
+CL_FORMS = [f for f, (entry, d, _, _) in FORMS.items() if entry in ("rd_empty", "rd_ldg") and not d.get("NC")]
+
+
 def launch_shape(form: str, sms: int) -> tuple[int, int, int]:
     """(blocks, threads, dynamic shared bytes) of ``form`` on a device with ``sms`` SMs."""
     entry, d, per_sm, threads = FORMS[form]
@@ -69,6 +76,7 @@ def launch_shape(form: str, sms: int) -> tuple[int, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="cuda", choices=sorted(SRC))
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--cap", type=float, default=1.0, help="seconds of samples per row")
     ap.add_argument("--sizes", default="", help="byte counts instead of the batch-1 GEMV cases' + 2 GiB")
@@ -81,16 +89,18 @@ def main() -> None:
     from suite.timing import Protocol, measure
     from suite.worker import probe_backend
 
-    forms = [f for f in FORMS if re.search(args.only, f)]
-    be = probe_backend("cuda")
+    cl = args.backend == "opencl"
+    forms = [f for f in (CL_FORMS if cl else FORMS) if re.search(args.only, f)]
+    be = probe_backend(args.backend)
     kernels = {}
     for f in forms:  # TMA bulk copies are sm_90's: elsewhere those forms are left out, with the reason
+        entry, defs, _, threads = FORMS[f]
         try:
-            kernels[f] = be.compile(SRC, FORMS[f][0], FORMS[f][1],
-                                    ("-arch=sm_90",) if FORMS[f][0] == "rd_bulk" else ())
+            kernels[f] = be.compile(SRC[args.backend], entry, {**defs, "BLOCK": threads} if cl else defs,
+                                    ("-arch=sm_90",) if entry == "rd_bulk" else ())
         except Exception as e:  # noqa: BLE001 - Unsupported (another arch), a compile error
             print(f"{f:20s} left out: {type(e).__name__}: {str(e)[:300]}")
-    if be.compile_only:
+    if getattr(be, "compile_only", False):
         for f in kernels:
             print(f"{f:20s} compiled ({FORMS[f][0]} {FORMS[f][1]})")
         sys.exit(0 if len(kernels) == len(forms) else 1)
@@ -108,10 +118,11 @@ def main() -> None:
     sms = be.device.compute_units
     rng = np.random.default_rng(0)
     rows: list[dict] = []
-    path = Path(args.out) / "read-ceiling.json"
+    path = Path(args.out) / ("read-ceiling-opencl.json" if cl else "read-ceiling.json")
 
     def save() -> None:  # after every row: a hang in a later form keeps the rows before it
-        atomic_write_json(path, {"device": be.device.name, "ceiling_gbs": ceiling, "sms": sms, "rows": rows})
+        atomic_write_json(path, {"device": be.device.name, "backend": args.backend, "ceiling_gbs": ceiling,
+                                 "sms": sms, "rows": rows})
 
     for name, nbytes in sizes.items():
         host = rng.integers(0, 2**32, size=nbytes // 16 * 4, dtype=np.uint32)
@@ -125,7 +136,7 @@ def main() -> None:
             def fn(k=kernels[f], g=blocks, t=threads, s=smem, args=(a, n16, out)):
                 be.launch(k, (g,), (t,), list(args), shared_mem=s)
 
-            out.fill(0)
+            be.fill_bytes(out, 0)
             fn()
             got = int(be.download(out)[0])
             ok = f == "empty" or got == want

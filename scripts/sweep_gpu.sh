@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s43w | s43b | s43a | s43n | s42d | s42c | s42w | s42o | s41h | s41a | s41w | s40c | s40b | s40a | s39d | s39c | s39b | s39a | s38b | s38a | s37f | s37e | s37d | s37c | s37b | s37a | s36f | s36e | s36d | s36c | s36b | s36a | s35k | s35j | s35i | s35h | s35g | s35f | s35e | s35d | s35c | s35b | s35a | s34d | s34c | s34b | s34a | s33e | s33d | s33c | s33b | s33a | s32c | s32b | s32a | s31b | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24c | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s43w | s43b | s43r | s43a | s43n | s42d | s42c | s42w | s42o | s41h | s41a | s41w | s40c | s40b | s40a | s39d | s39c | s39b | s39a | s38b | s38a | s37f | s37e | s37d | s37c | s37b | s37a | s36f | s36e | s36d | s36c | s36b | s36a | s35k | s35j | s35i | s35h | s35g | s35f | s35e | s35d | s35c | s35b | s35a | s34d | s34c | s34b | s34a | s33e | s33d | s33c | s33b | s33a | s32c | s32b | s32a | s31b | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24c | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -149,8 +149,20 @@ s43w)  # ~2 min, any NVIDIA card, for an H200 first (session 43): WebGPU fused_d
     # registered (4, 32, 1, 2, 0, 1, 1): 2 / 4 / 6 rows per team, 24 teams, PF, two workgroups per SM
     w4_ab 90 gemv_webgpu_lp webgpu 20 'fused_dp4a$|, 2, 0, 1, 1)$|(4, 32, 1, 2, 1, 1, 1)$'
     ;;
-s43b)  # ~6.5 min, for an H200: s42d (the WebGPU GEMV cell's rows), s43a, then s43n
-    subparts s42d s43a s43n
+s43b)  # ~8 min, for an H200: s42d (the WebGPU GEMV cell's rows), s43a, s43n, then s43r
+    subparts s42d s43a s43n s43r
+    ;;
+s43r)  # ~1.5 min, any NVIDIA card (new in session 43): one-launch plain reads of the GEMV's byte counts
+    # (and 2 GiB) through NVIDIA's OpenCL (scripts/read_ceiling.cl: 16-byte loads, 1-16 in flight, an
+    # empty kernel) beside the same forms and the TMA bulk ring through CUDA, same card, same protocol
+    step "read_ceiling opencl"
+    timeout 100 "$PY" scripts/read_ceiling.py --backend opencl --out "$W" > "$W/read_ceiling_opencl.txt" 2>&1
+    grep -v "Warning\|lambda: self" "$W/read_ceiling_opencl.txt" >> "$OUT/log-$PART.txt"
+    step "read_ceiling cuda"
+    timeout 100 "$PY" scripts/read_ceiling.py --out "$W" \
+        --only '^empty$|^ldg u(1|4|8) 2x512$|^ldg u8 8x256$|^chunk u4 2x512$|^bulk 4x32K 1x256$' \
+        > "$W/read_ceiling_cuda.txt" 2>&1
+    cat "$W/read_ceiling_cuda.txt" >> "$OUT/log-$PART.txt"
     ;;
 s43n)  # ~1 min, for an H200: s39a's last step alone — Nsight Compute's reading of one cold launch of
     # CUDA's and Triton's softmax split_row at 4096x131072 (at parity on an H100, session 43: the

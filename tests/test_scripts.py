@@ -113,6 +113,25 @@ def test_cl_window_runs_on_the_cpu(tmp_path):
         assert all(row[k] > 0 for k in ("window_us", "events_us", "ungated_us", "host_batch_us")), row
 
 
+def test_opencl_read_ceiling_runs_on_the_cpu(tmp_path):
+    """scripts/read_ceiling.py --backend opencl (what an OpenCL path allows at the GEMV's byte
+    counts) runs every OpenCL form end to end on PoCL at an odd size, each checked by the XOR of
+    every word it read before it is timed."""
+    pytest.importorskip("pyopencl")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from read_ceiling import CL_FORMS
+
+    cmd = [sys.executable, str(ROOT / "scripts/read_ceiling.py"), "--backend", "opencl", "--sizes", "1000016",
+           "--cap", "0.02", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    if "no usable device" in r.stderr + r.stdout:
+        pytest.skip("no OpenCL device")
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads((tmp_path / "read-ceiling-opencl.json").read_text())
+    assert doc["backend"] == "opencl" and [row["form"] for row in doc["rows"]] == CL_FORMS
+    assert all(row["checked"] and row["median_s"] > 0 for row in doc["rows"]), doc["rows"]
+
+
 @pytest.mark.parametrize("script", ["read_ceiling", "pk_timeline"])
 def test_cuda_probe_forms_compile(script):
     """Every form of the CUDA probe scripts compiles for sm_90 through NVRTC on a machine without a

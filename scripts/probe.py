@@ -215,12 +215,6 @@ def _gemv_opencl():
          lambda be, c, kw=kw, st=st, sp=sp, m=m: gk.opencl_packed(be, c, kw, st, sp, m))
         for kw, st, sp, m in ((8, 5, 1, 1), (8, 5, 1, 3), (8, 2, 2, 2), (8, 2, 2, 3), (4, 8, 1, 3),
                               (4, 10, 1, 3), (4, 4, 1, 4), (4, 2, 2, 4), (16, 2, 1, 1))] + [
-        # session 43: the same stream with no producer and no ring (gemv_lowbit_pkr): each warp loads
-        # its next chunk into registers, as fused_mma does from the row-major weights (KW warps,
-        # steps per warp and chunk, work-groups per SM; registers capped at 64K / their threads)
-        (f"packed regs KW={kw} SPW={sp} x{m}/SM",
-         lambda be, c, kw=kw, sp=sp, m=m: gk.opencl_packed(be, c, kw, spw=sp, per_sm=m, ring=False))
-        for kw, sp, m in ((8, 1, 2), (8, 2, 2), (8, 1, 4), (4, 1, 4), (4, 2, 4), (4, 1, 8), (16, 1, 2))] + [
         # ptxas's registers and spills in the build log (PYOPENCL_COMPILER_OUTPUT=1)
         (f"packed verbose x{m}/SM",
          lambda be, c, m=m: gk.opencl_packed(be, c, per_sm=m, options=("-cl-nv-verbose",))) for m in (2, 3)]

@@ -541,14 +541,14 @@ def test_cuda_simt_probe_compiles_without_spills(dt, pf):
 
 
 def _mma_frontend_jobs(forms):
-    """gemv_lowbit.cl's inline-PTX kernels (gemv_lowbit_mma: MMA forms; gemv_lowbit_pk and
-    gemv_lowbit_pkr: PKW forms) through PoCL's compiler front end (OpenCL C parsed and
-    type-checked; PoCL's clang knows the inline asm only as ``__asm__``, NVIDIA's as ``asm``, and
-    the PTX itself is checked on the GPU only), and the factories' answer on a non-NVIDIA device."""
+    """gemv_lowbit.cl's inline-PTX kernels (gemv_lowbit_mma: MMA forms, gemv_lowbit_pk: PKW forms)
+    through PoCL's compiler front end (OpenCL C parsed and type-checked; PoCL's clang knows the
+    inline asm only as ``__asm__``, NVIDIA's as ``asm``, and the PTX itself is checked on the GPU
+    only), and both factories' answer on a non-NVIDIA device."""
     import pyopencl as cl
 
     from backends.base import Unsupported, read_source
-    from ops.gemv_lowbit.kernels import _CL, opencl_fused_mma, opencl_fused_packed, opencl_packed
+    from ops.gemv_lowbit.kernels import _CL, opencl_fused_mma, opencl_fused_packed
     from tests.spawn import open_backend
 
     be, skip = open_backend("opencl")
@@ -563,8 +563,7 @@ def _mma_frontend_jobs(forms):
             cl.Program(be.ctx, src).build(options=opts, devices=[be.cl_device])
         except Exception as e:  # noqa: BLE001 - reported
             fails.append(f"{defs}: {str(e)[:2000]}")
-    for name, factory in (("fused_mma", opencl_fused_mma), ("fused_packed", opencl_fused_packed),
-                          ("packed regs", lambda be, c: opencl_packed(be, c, ring=False))):
+    for name, factory in (("fused_mma", opencl_fused_mma), ("fused_packed", opencl_fused_packed)):
         try:
             factory(be, Case("t", {"n": 256, "k": 256, "b": 1, "bits": 4}, "bf16"))
             fails.append(f"{name} did not decline a device without NVIDIA's attribute query")
@@ -580,8 +579,7 @@ _MMA_FORMS = [{"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 2, "RT": 2},
               {"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 1, "RT": 2},
               {"BITS": 8, "NB": 2, "DT": 1, "KW": 4, "US": 2, "RT": 1},
               {"BITS": 4, "NB": 1, "DT": 2, "PKW": 8, "PSTAGES": 5, "PSPW": 1},
-              {"BITS": 4, "NB": 1, "DT": 1, "PKW": 4, "PSTAGES": 4, "PSPW": 2},
-              {"BITS": 4, "NB": 1, "DT": 2, "PKW": 8, "PSTAGES": 1, "PSPW": 1}]
+              {"BITS": 4, "NB": 1, "DT": 1, "PKW": 4, "PSTAGES": 4, "PSPW": 2}]
 
 
 def test_opencl_mma_source_parses_and_declines_off_nvidia():

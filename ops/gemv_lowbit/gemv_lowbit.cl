@@ -304,8 +304,9 @@ __kernel void dequant_lowbit(__global const uchar* wq, __global const ushort* sc
 // removed; two chunks ahead in a register ring of three slots, at 128 or 168 registers, took
 // 1.16–1.34 × the time on an H100: session 42, s42o, removed; the weights 1–8 chunks past the
 // register ring asked into L2 by prefetch.global.L2, 1.12–1.61 ×: session 43, s43p, commit 59dc36c,
-// removed); steps left over (< US) go one per
-// warp; the warps' partial sums meet in local memory and warp 0 stores.
+// removed; gemv_lowbit_pk's repacked stream loaded the same way, a chunk ahead into registers with
+// coalesced 512-byte loads, 1.055–1.37 ×: session 43, s43k, commit 8d1f8ea, removed); steps left
+// over (< US) go one per warp; the warps' partial sums meet in local memory and warp 0 stores.
 // Defines: BITS (4, 8), NB, DT, KW, US, RT. Launch: groups = (⌈N / (16·RT)⌉), block = (32·KW).
 #if defined(MMA) || defined(PKW)
 // h2fma, mma16816, unpack_pairs, tc_step (shared with gemv_lowbit.cu); TC_VPL, TC_STEPK, TC_XU
@@ -487,33 +488,29 @@ inline void pk_ldx(__global const uint4* xs, int kc, int t, uint4* xr) {
         for (int h = 0; h < 4; ++h) xr[4 * j + h] = xs[(kc * PSPW + j) * 16 + 4 * h + t];
 }
 
-// one step of this warp's 16 rows: the lane's words va (row g) and vb (row g + 8), its x pieces
-// xr[0..3] and the rows' scales s0, s8 → acc (lane (g, 0): rows g in acc[0], g + 8 in acc[2])
-inline void pk_step(uint4 va, uint4 vb, const uint4* xr, float s0, float s8, float* acc) {
-    const uint wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
-    float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-    for (int h = 0; h < 4; ++h) {
-        const uint4 xv = xr[h];
-        uint pa[4], pb[4];
-        unpack_pairs(wa[h], pa);
-        unpack_pairs(wb[h], pb);
-        mma16816(d0, pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
-        mma16816(d1, pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
-    }
-    acc[0] = fma(d0[0] + d1[0], s0, acc[0]);
-    acc[2] = fma(d0[2] + d1[2], s8, acc[2]);
-}
-
-// a stage → this warp's PSPW steps of its 16 rows, with the chunk's x pieces xr (pk_ldx)
+// a stage → this warp's PSPW steps of its 16 rows (lane (g, 0): rows g in acc[0], g + 8 in acc[2]),
+// with the chunk's x pieces xr (pk_ldx)
 inline void pk_steps(__local const uchar* stage, const uint4* xr, int warp, int lane, float* acc) {
     const int g = lane >> 2;
     __local const uint4* st = (__local const uint4*)stage + warp * PSPW * 64;
     __local const ushort* ss = (__local const ushort*)(stage + PK_WB) + warp * PSPW * 16;
 #pragma unroll
-    for (int j = 0; j < PSPW; ++j)
-        pk_step(st[64 * j + lane], st[64 * j + 32 + lane], xr + 4 * j, pk_scale(ss, 16 * j + g),
-                pk_scale(ss, 16 * j + 8 + g), acc);
+    for (int j = 0; j < PSPW; ++j) {
+        const uint4 va = st[64 * j + lane], vb = st[64 * j + 32 + lane];
+        const uint wa[4] = {va.x, va.y, va.z, va.w}, wb[4] = {vb.x, vb.y, vb.z, vb.w};
+        float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            const uint4 xv = xr[4 * j + h];
+            uint pa[4], pb[4];
+            unpack_pairs(wa[h], pa);
+            unpack_pairs(wb[h], pb);
+            mma16816(d0, pa[0], pb[0], pa[1], pb[1], xv.x, xv.y);
+            mma16816(d1, pa[2], pb[2], pa[3], pb[3], xv.z, xv.w);
+        }
+        acc[0] = fma(d0[0] + d1[0], pk_scale(ss, 16 * j + g), acc[0]);
+        acc[2] = fma(d0[2] + d1[2], pk_scale(ss, 16 * j + 8 + g), acc[2]);
+    }
 }
 
 // this warp's 16 sums of group grp into y, or as this work-group's slot of the group's epoch-tagged
@@ -612,75 +609,6 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
         grp += kn == 0;
         kc = kn;
     }
-    if (len > 0) pk_finish(y, N, cur, warp, lane, acc, ws, slots, cpg, nb, total, bid, epoch, pre);
-}
-
-// gemv_lowbit_pkr (probe, session 43): the same stream, range split and group finish with no
-// producer and no ring — each warp loads its own words and scales of chunk i + 1 from the stream into
-// registers (two coalesced 512-byte loads per step) while it multiplies chunk i's, as fused_mma
-// does from the row-major weights (each of whose loads touches 8 rows × 64 bytes). No local memory,
-// so more warps share an SM. Launch: as gemv_lowbit_pk with block = (32·PKW).
-__kernel __attribute__((reqd_work_group_size(32 * PKW, 1, 1)))
-void gemv_lowbit_pkr(__global const uchar* restrict src, __global const ushort* restrict x,
-                     __global ushort* restrict y, int N, int K, __global ulong* restrict ws, int slots,
-                     uint epoch) {
-    const int lane = get_local_id(0) & 31, warp = get_local_id(0) >> 5, g = lane >> 2;
-    const int cpg = K / 128 / PSPW, groups = (N + 16 * PKW - 1) / (16 * PKW);
-    const long total = (long)groups * cpg, nb = get_num_groups(0), bid = get_group_id(0);
-    const long start = total * bid / nb, end = total * (bid + 1) / nb;
-    const int len = (int)(end - start);
-    __global const uint4* xs = (__global const uint4*)x;
-    // chunk c's words of this warp (uint4 index 64j + lane: row g; + 32: row g + 8) and scales
-#define PKR_W(c) ((__global const uint4*)(src + (c) * PK_STB) + warp * PSPW * 64 + lane)
-#define PKR_S(c) ((__global const ushort*)(src + (c) * PK_STB + PK_WB) + warp * PSPW * 16 + g)
-#define PKR_LOAD(c, kc, W, S, X)                                                                   \
-    {                                                                                              \
-        __global const uint4* pw = PKR_W(c);                                                       \
-        __global const ushort* ps = PKR_S(c);                                                      \
-        for (int j = 0; j < PSPW; ++j) {                                                           \
-            (W)[2 * j] = pw[64 * j], (W)[2 * j + 1] = pw[64 * j + 32];                             \
-            (S)[2 * j] = ld16(16 * j, ps), (S)[2 * j + 1] = ld16(16 * j + 8, ps);                  \
-        }                                                                                          \
-        pk_ldx(xs, kc, lane & 3, X);                                                               \
-    }
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    long cur = start / cpg;
-    ulong pre[2] = {0ul, 0ul};
-    const long last = (end - 1) / cpg;
-    const bool fin = pk_first_block(last * cpg, nb, total) == (int)bid &&
-                     pk_first_block(last * cpg + cpg - 1, nb, total) > (int)bid;
-    long grp = cur;
-    int kc = (int)(start - cur * cpg);
-    uint4 wr[2 * PSPW], xr[4 * PSPW];
-    float sr[2 * PSPW];
-    if (len > 0) PKR_LOAD(start, kc, wr, sr, xr)
-    for (int i = 0; i < len; ++i) {
-        const int kn = kc + 1 == cpg ? 0 : kc + 1;
-        uint4 wn[2 * PSPW], xn[4 * PSPW];  // the next chunk (this one again at the end: unused)
-        float sn[2 * PSPW];
-        if (i + 1 < len) PKR_LOAD(start + i + 1, kn, wn, sn, xn) else PKR_LOAD(start + i, kc, wn, sn, xn)
-        if (grp != cur) {
-            pk_finish(y, N, cur, warp, lane, acc, ws, slots, cpg, nb, total, bid, epoch, pre);
-            acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
-            cur = grp;
-        }
-        if (i == (len > 2 ? len - 2 : 0) && (lane & 3) == 0 && fin) {  // slot 1's words of the last group
-            __global const ulong* p1 = ws + (last * PKW + warp) * slots * 16 + 16;
-            pre[0] = pk_ld_relaxed(p1 + g), pre[1] = pk_ld_relaxed(p1 + 8 + g);
-        }
-#pragma unroll
-        for (int j = 0; j < PSPW; ++j)
-            pk_step(wr[2 * j], wr[2 * j + 1], xr + 4 * j, sr[2 * j], sr[2 * j + 1], acc);
-#pragma unroll
-        for (int e = 0; e < 2 * PSPW; ++e) wr[e] = wn[e], sr[e] = sn[e];
-#pragma unroll
-        for (int e = 0; e < 4 * PSPW; ++e) xr[e] = xn[e];
-        grp += kn == 0;
-        kc = kn;
-    }
-#undef PKR_LOAD
-#undef PKR_S
-#undef PKR_W
     if (len > 0) pk_finish(y, N, cur, warp, lane, acc, ws, slots, cpg, nb, total, bid, epoch, pre);
 }
 #endif

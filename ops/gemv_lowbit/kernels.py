@@ -422,12 +422,10 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
                    smem, () if timeline is None else (timeline,))
 
 
-def _pk_run(be, prog, n: int, k: int, kw: int, spw: int, per_sm: int, pack, smem: int = 0, tail=(),
-            producer: int = 1):
+def _pk_run(be, prog, n: int, k: int, kw: int, spw: int, per_sm: int, pack, smem: int = 0, tail=()):
     """The run of gemv_lowbit_pk in either dialect: its geometry, the zeroed epoch-tagged
     partials ``ws`` (epoch 0: no launch's; each launch passes the next), and the packed stream
-    ``pack(ins)`` made once per input set (the old set's copy freed first). ``producer`` 0:
-    OpenCL's gemv_lowbit_pkr, consumer warps only."""
+    ``pack(ins)`` made once per input set (the old set's copy freed first)."""
     groups, cpg, blocks, slots = pk_geometry(n, k, be.device.compute_units or 132, kw, spw, per_sm)
     ws = be.empty((groups * slots * kw * 16,), np.uint64)
     be.fill_bytes(ws, 0)
@@ -441,7 +439,7 @@ def _pk_run(be, prog, n: int, k: int, kw: int, spw: int, per_sm: int, pack, smem
             cache["stream"] = pack(ins)
         return cache["stream"]
 
-    return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + producer),),
+    return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
                                        [stream(ins), ins["x"], outs["y"], nn, kk, ws, ns,
                                         np.uint32(next(epochs) % 0xFFFFFFFF or 1), *tail], shared_mem=smem)
 
@@ -697,7 +695,7 @@ SM90_REGS = 65536
 
 
 def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw: int = PK_CL_SPW,
-                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = (), ring: bool = True):
+                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = ()):
     """w4a16 at batch 1 on NVIDIA sm_90 from OpenCL C: gemv_lowbit.cl's gemv_lowbit_pk over the
     stream of ``pack_groups`` (repacked once per input set, outside the timed calls, as CUDA's
     ``cuda_packed``). ``per_sm`` work-groups per SM, their registers capped
@@ -705,9 +703,7 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     shapes' 72-register cap did not hold, and they ran 10 points slower, not stuck).
     Unsupported off NVIDIA's OpenCL at compute capability 9, without its compiler options (the
     cap), for K not a multiple of 128·``spw``, or where the ring exceeds the local memory.
-    ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills).
-    ``ring`` False (probes, session 43): gemv_lowbit_pkr — no producer and no ring, each of the
-    ``kw`` warps loading its next chunk of the stream into registers (``stages`` unused)."""
+    ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills)."""
     feats = set(be.device.features)
     dev = getattr(be, "cl_device", None)
     if "cl_nv_device_attribute_query" not in feats or int(dev.compute_capability_major_nv) < 9:
@@ -717,17 +713,16 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % (GROUP * spw):
         raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
-    lmem = (stages * kw * spw * 1056 + 16 * stages) * ring  # ring, barriers
+    lmem = stages * kw * spw * 1056 + 16 * stages  # ring, barriers
     if lmem > int(dev.local_mem_size):
         raise Unsupported(f"gemv_lowbit_pk needs {lmem} bytes of local memory; the device allows "
                           f"{int(dev.local_mem_size)}")
-    maxrreg = SM90_REGS // (per_sm * 32 * (kw + ring)) // 8 * 8
+    maxrreg = SM90_REGS // (per_sm * 32 * (kw + 1)) // 8 * 8
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw}
-    prog = be.compile(_CL, "gemv_lowbit_pk" if ring else "gemv_lowbit_pkr", defs,
-                      (f"-cl-nv-maxrregcount={min(255, maxrreg)}", *options))
+    prog = be.compile(_CL, "gemv_lowbit_pk", defs, (f"-cl-nv-maxrregcount={min(255, maxrreg)}", *options))
     return _pk_run(be, prog, n, k, kw, spw, per_sm,  # the stream packed on the host
                    lambda ins: be.upload(pack_groups(be.download(ins["qweight"]), be.download(ins["scales"]),
-                                                     n, k, kw, spw)), producer=int(ring))
+                                                     n, k, kw, spw)))
 
 
 @kernel("gemv_lowbit", "opencl", "fused_packed")

@@ -167,7 +167,10 @@ def _gemv_cuda():
         ("packed PIMMA=1 STAGES=4", lambda be, c: gk.cuda_packed(be, c, stages=4, PIMMA=1))] + [
         (f"packed2 KW={kw} STAGES={st} SPW={sp} x2/SM",
          lambda be, c, kw=kw, st=st, sp=sp: gk.cuda_packed(be, c, kw, st, sp, per_sm=2))
-        for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8))] + [  # two blocks per SM
+        for kw, st, sp in ((8, 2, 4), (4, 2, 4), (4, 4, 4), (4, 3, 4), (8, 1, 8),
+                           # session 43: OpenCL fused_packed's registered geometry (its 48 KiB of
+                           # local memory: 5 stages of 8.25 KiB, two work-groups per SM) in CUDA
+                           (8, 5, 1))] + [  # two blocks per SM
         ("packed PMINB=0 x2/SM", lambda be, c: gk.cuda_packed(be, c, 8, 2, 4, per_sm=2, PMINB=0)),
         ("packed PMINB=0", lambda be, c: gk.cuda_packed(be, c, PMINB=0))] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",

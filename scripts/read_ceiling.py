@@ -6,11 +6,12 @@ bytes; this times our own read kernels (scripts/read_ceiling.cu: grid-stride 16-
 into a shared-memory ring) of the same byte counts with the harness's protocol
 (suite.timing.measure: cold, L2 read-flushed, median), plus an empty kernel: the timed window's
 fixed cost. Each form is checked first (the XOR of every word it read against the host's). One
-JSON file (atomic) under --out. ``--backend opencl``: the plain-load forms in OpenCL C
-(scripts/read_ceiling.cl), timed by the OpenCL backend's sample — what a vendor's OpenCL path
-allows at the same byte counts (runs on PoCL too).
+JSON file (atomic) under --out. ``--backend opencl`` / ``webgpu``: the plain-load forms in OpenCL C
+(scripts/read_ceiling.cl) or WGSL (scripts/read_ceiling.wgsl), timed by that backend's sample —
+what a vendor's OpenCL or WebGPU path allows at the same byte counts (they run on PoCL and
+lavapipe too); a size a backend cannot hold in one buffer or binding is left out, with the reason.
 
-    python scripts/read_ceiling.py [--backend cuda|opencl] [--out DIR] [--cap SECONDS]
+    python scripts/read_ceiling.py [--backend cuda|opencl|webgpu] [--out DIR] [--cap SECONDS]
                                    [--sizes BYTES,...] [--only REGEX]
 
 Without a CUDA GPU (the compile-only NVRTC device) every CUDA form is compiled, nothing is timed.
@@ -22,13 +23,14 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SRC = {"cuda": ROOT / "scripts" / "read_ceiling.cu", "opencl": ROOT / "scripts" / "read_ceiling.cl"}
 
 #: label → (entry, defines, blocks per SM, threads per block); rd_bulk's ring is dynamic shared memory
 FORMS: dict[str, tuple[str, dict, int, int]] = {
@@ -63,8 +65,41 @@ FORMS: dict[str, tuple[str, dict, int, int]] = {
 }
 
 
-#: the forms read_ceiling.cl has (no PTX: plain loads only); its work-group size is the BLOCK define
+#: the forms read_ceiling.cl and .wgsl have (no PTX: plain loads only)
 CL_FORMS = [f for f, (entry, d, _, _) in FORMS.items() if entry in ("rd_empty", "rd_ldg") and not d.get("NC")]
+
+
+class Dialect(NamedTuple):
+    """One backend's read kernels: the source, its forms, the defines every build gets (with
+    ``block``, the form's threads as BLOCK: a work-group size fixed in the source), how a launch
+    takes (buffer, 16-byte words, out) and the grid, and the largest default size."""
+    src: Path
+    forms: list[str]
+    defaults: dict
+    block: bool
+    args: Callable
+    grid: Callable
+    largest: tuple[str, int]
+
+
+def _scalars(a, n16, out):
+    return [a, np.int64(n16), out]
+
+
+def _linear(blocks, threads):
+    return (blocks,), (threads,)
+
+
+DIALECTS = {
+    "cuda": Dialect(ROOT / "scripts" / "read_ceiling.cu", list(FORMS), {}, False, _scalars, _linear,
+                    ("2 GiB", 2**31)),
+    # NVIDIA's OpenCL takes buffers below 2^31 bytes only; WGSL indexes in u32 and binds buffers whole
+    "opencl": Dialect(ROOT / "scripts" / "read_ceiling.cl", CL_FORMS, {}, True, _scalars, _linear,
+                      ("2 GiB - 4 KiB", 2**31 - 4096)),
+    "webgpu": Dialect(ROOT / "scripts" / "read_ceiling.wgsl", CL_FORMS, {"U": 1, "CHUNK": 0}, True,
+                      lambda a, n16, out: [a, out, np.array([n16], dtype=np.uint32)],
+                      lambda blocks, threads: ((blocks, 1, 1), None), ("2 GiB - 4 KiB", 2**31 - 4096)),
+}
 
 
 def launch_shape(form: str, sms: int) -> tuple[int, int, int]:
@@ -76,27 +111,29 @@ def launch_shape(form: str, sms: int) -> tuple[int, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="cuda", choices=sorted(SRC))
+    ap.add_argument("--backend", default="cuda", choices=sorted(DIALECTS))
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--cap", type=float, default=1.0, help="seconds of samples per row")
     ap.add_argument("--sizes", default="", help="byte counts instead of the batch-1 GEMV cases' + 2 GiB")
     ap.add_argument("--only", default="", help="regex over the form labels")
     args = ap.parse_args()
 
+    from backends.base import Unsupported
     from suite.registry import discover, get_spec
     from suite.results import RESULTS_DIR, atomic_write_json
     from suite.sol import load_peaks
     from suite.timing import Protocol, measure
     from suite.worker import probe_backend
 
-    cl = args.backend == "opencl"
-    forms = [f for f in (CL_FORMS if cl else FORMS) if re.search(args.only, f)]
+    dia = DIALECTS[args.backend]
+    forms = [f for f in dia.forms if re.search(args.only, f)]
     be = probe_backend(args.backend)
     kernels = {}
     for f in forms:  # TMA bulk copies are sm_90's: elsewhere those forms are left out, with the reason
         entry, defs, _, threads = FORMS[f]
         try:
-            kernels[f] = be.compile(SRC[args.backend], entry, {**defs, "BLOCK": threads} if cl else defs,
+            block = {"BLOCK": threads} if dia.block else {}
+            kernels[f] = be.compile(dia.src, entry, {**dia.defaults, **defs, **block},
                                     ("-arch=sm_90",) if entry == "rd_bulk" else ())
         except Exception as e:  # noqa: BLE001 - Unsupported (another arch), a compile error
             print(f"{f:20s} left out: {type(e).__name__}: {str(e)[:300]}")
@@ -112,16 +149,14 @@ def main() -> None:
     else:
         sizes = {c.name: spec.bytes_moved(c) for c in spec.cases("bench")
                  if c.name.endswith(",b1,bf16")}
-        if cl:  # NVIDIA's OpenCL takes buffers below 2^31 bytes only
-            sizes["2 GiB - 4 KiB"] = 2**31 - 4096
-        else:
-            sizes["2 GiB"] = 2**31
+        sizes[dia.largest[0]] = dia.largest[1]
     measured = (load_peaks(be.device.slug, RESULTS_DIR) or {}).get("measured", {})
     ceiling = (measured.get("bandwidth") or {}).get("value")
-    sms = be.device.compute_units
+    sms = be.device.compute_units or 128  # (WebGPU reports none)
     rng = np.random.default_rng(0)
     rows: list[dict] = []
-    path = Path(args.out) / ("read-ceiling-opencl.json" if cl else "read-ceiling.json")
+    path = Path(args.out) / ("read-ceiling.json" if args.backend == "cuda"
+                             else f"read-ceiling-{args.backend}.json")
 
     def save() -> None:  # after every row: a hang in a later form keeps the rows before it
         atomic_write_json(path, {"device": be.device.name, "backend": args.backend, "ceiling_gbs": ceiling,
@@ -130,17 +165,26 @@ def main() -> None:
     for name, nbytes in sizes.items():
         host = rng.integers(0, 2**32, size=nbytes // 16 * 4, dtype=np.uint32)
         want = int(np.bitwise_xor.reduce(host))
-        a = be.upload(host)
         out = be.empty((1,), np.uint32)
-        n16 = np.int64(host.size // 4)
+        try:
+            a = be.upload(host)
+        except Unsupported as e:  # more than one buffer takes (OpenCL); a binding's limit shows at launch
+            print(f"{name:28s} left out: {e}", flush=True)
+            continue
         for f in forms:
             blocks, threads, smem = launch_shape(f, sms)  # "empty": one block (0 per SM)
 
-            def fn(k=kernels[f], g=blocks, t=threads, s=smem, args=(a, n16, out)):
-                be.launch(k, (g,), (t,), list(args), shared_mem=s)
+            grid, launch_args = dia.grid(blocks, threads), dia.args(a, host.size // 4, out)
+
+            def fn(k=kernels[f], grid=grid, s=smem, args=launch_args):
+                be.launch(k, *grid, list(args), shared_mem=s)
 
             be.fill_bytes(out, 0)
-            fn()
+            try:
+                fn()
+            except Unsupported as e:  # WebGPU: a buffer above the adapter's storage binding limit
+                print(f"{name:28s} {f:20s} left out: {e}", flush=True)
+                break
             got = int(be.download(out)[0])
             ok = f == "empty" or got == want
             row = {"case": name, "form": f, "bytes": host.nbytes, "blocks": blocks, "threads": threads,

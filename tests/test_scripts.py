@@ -113,22 +113,25 @@ def test_cl_window_runs_on_the_cpu(tmp_path):
         assert all(row[k] > 0 for k in ("window_us", "events_us", "ungated_us", "host_batch_us")), row
 
 
-def test_opencl_read_ceiling_runs_on_the_cpu(tmp_path):
-    """scripts/read_ceiling.py --backend opencl (what an OpenCL path allows at the GEMV's byte
-    counts) runs every OpenCL form end to end on PoCL at an odd size, each checked by the XOR of
-    every word it read before it is timed."""
-    pytest.importorskip("pyopencl")
+@pytest.mark.parametrize("backend, module", [("opencl", "pyopencl"), ("webgpu", "wgpu")])
+def test_read_ceiling_runs_on_the_cpu(tmp_path, backend, module):
+    """scripts/read_ceiling.py --backend opencl / webgpu (what an OpenCL or WebGPU path allows at
+    the GEMV's byte counts) runs every form end to end on PoCL / lavapipe at an odd size, each
+    checked by the XOR of every word it read before it is timed."""
+    pytest.importorskip(module)
     sys.path.insert(0, str(ROOT / "scripts"))
     from read_ceiling import CL_FORMS
 
-    cmd = [sys.executable, str(ROOT / "scripts/read_ceiling.py"), "--backend", "opencl", "--sizes", "1000016",
-           "--cap", "0.02", "--out", str(tmp_path)]
+    only = [] if backend == "opencl" else ["--only", "empty|u4 2x512|chunk"]  # (lavapipe: slow dispatches)
+    cmd = [sys.executable, str(ROOT / "scripts/read_ceiling.py"), "--backend", backend, "--sizes", "1000016",
+           "--cap", "0.02", "--out", str(tmp_path), *only]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
-    if "no usable device" in r.stderr + r.stdout:
-        pytest.skip("no OpenCL device")
+    if "no usable device" in r.stderr + r.stdout or "no adapter" in r.stderr + r.stdout:
+        pytest.skip(f"no {backend} device")
     assert r.returncode == 0, r.stderr[-2000:]
-    doc = json.loads((tmp_path / "read-ceiling-opencl.json").read_text())
-    assert doc["backend"] == "opencl" and [row["form"] for row in doc["rows"]] == CL_FORMS
+    doc = json.loads((tmp_path / f"read-ceiling-{backend}.json").read_text())
+    want = CL_FORMS if backend == "opencl" else ["empty", "ldg u4 2x512", "chunk u4 2x512"]
+    assert doc["backend"] == backend and [row["form"] for row in doc["rows"]] == want
     assert all(row["checked"] and row["median_s"] > 0 for row in doc["rows"]), doc["rows"]
 
 

@@ -182,11 +182,11 @@ s43n)  # ~1 min, for an H200: s39a's last step alone — Nsight Compute's readin
         softmax/triton/split_row/4096x131072 > "$W/ncu.txt" 2>&1
     tail -n 12 "$W/ncu.txt" >> "$OUT/log-$PART.txt"
     ;;
-s43a)  # ~3 min, any NVIDIA card (new in session 43): what NVIDIA's OpenCL path allows at GEMV w4a16's
-    # byte counts, beside CUDA's in the same call. Per backend: a 32-element vector_add (the timed
-    # window's fixed cost: session 21 read 7.2 us for OpenCL's own command events, ~3 for CUDA's),
-    # the registered reductions of i32 arrays of exactly the two cases' bytes (plain reads of the same
-    # bytes, 16-byte loads, two launches), then OpenCL's GEMV kernels themselves at both cases
+s43a)  # ~3 min, any NVIDIA card (new in session 43): NVIDIA's OpenCL beside CUDA at GEMV w4a16's byte
+    # counts, same call. Per backend: a 32-element vector_add (the timed window's fixed cost: session
+    # 21 read 7.2 us for OpenCL's own command events, ~3 for CUDA's), the registered reductions of i32
+    # arrays of exactly the two cases' bytes (16-byte loads, two launches: not the best read of the
+    # bytes, s43r's one-launch forms are), then OpenCL's GEMV kernels themselves at both cases
     for b in opencl cuda; do
         probe 40 "fixed_$b" vector_add "$b" --case n32 --dims n=32
         for n in 34619392 30296064; do  # 138477568 / 121184256 bytes: w4a16 K=N=16384 / N=28672

@@ -171,6 +171,10 @@ def _gemv_cuda():
                            # session 43: OpenCL fused_packed's registered geometry (its 48 KiB of
                            # local memory: 5 stages of 8.25 KiB, two work-groups per SM) in CUDA
                            (8, 5, 1))] + [  # two blocks per SM
+        # session 43: and with x read from global memory, as the OpenCL port reads it (PXG)
+        ("packed2 KW=8 STAGES=5 SPW=1 x2/SM PXG",
+         lambda be, c: gk.cuda_packed(be, c, 8, 5, 1, per_sm=2, PXG=1)),
+        ("packed PXG", lambda be, c: gk.cuda_packed(be, c, PXG=1)),
         ("packed PMINB=0 x2/SM", lambda be, c: gk.cuda_packed(be, c, 8, 2, 4, per_sm=2, PMINB=0)),
         ("packed PMINB=0", lambda be, c: gk.cuda_packed(be, c, PMINB=0))] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",

@@ -146,9 +146,10 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
     ;;
 s43o)  # ~2 min, any NVIDIA sm_90 card (new in session 43): why does OpenCL fused_packed (75.7 / 74.6 % on
     # an H100, s43k) trail CUDA's (87.5 / 84.6 %) with the same algorithm? CUDA's kernel at OpenCL's
-    # geometry (KW 8, 5 stages of SPW 1, two blocks per SM: what 48 KiB of local memory allows)
-    # against its registered one in 40 interleaved rounds, then OpenCL's fused_packed and fused_mma
-    w4_ab 80 gemv_cuda_clgeom cuda 40 'fused_packed$|packed2 KW=8 STAGES=5 SPW=1 x2/SM'
+    # geometry (KW 8, 5 stages of SPW 1, two blocks per SM: what 48 KiB of local memory allows),
+    # with x in shared memory or (PXG) read from global memory as the port reads it, against its
+    # registered form in 40 interleaved rounds, then OpenCL's fused_packed and fused_mma
+    w4_ab 80 gemv_cuda_clgeom cuda 40 'fused_packed$|packed2 KW=8 STAGES=5 SPW=1 x2/SM|packed PXG'
     w4_ab 60 gemv_opencl_pk opencl 20 'fused_packed$|fused_mma$'
     ;;
 s43w)  # ~2 min, any NVIDIA card, for an H200 first (session 43): WebGPU fused_dp4a's LP shapes (one

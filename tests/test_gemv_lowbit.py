@@ -380,7 +380,8 @@ def test_cuda_tma_compiles_for_sm90_without_spills(defines):
                                            ("gemv_lowbit_pk", {"DT": 2, "PKDIV": 1}),
                                            ("gemv_lowbit_pk", {"DT": 2, "PNEXT": 4}),
                                            ("gemv_lowbit_pk", {"DT": 1, "PIMMA": 1}),
-                                           ("gemv_lowbit_pk", {"DT": 2, "PIMMA": 1})])
+                                           ("gemv_lowbit_pk", {"DT": 2, "PIMMA": 1}),
+                                           ("gemv_lowbit_pk", {"DT": 2, "PXG": 1, "PSTAGES": 5, "PSPW": 1})])
 def test_cuda_packed_compiles_for_sm90_without_spills(entry, defines):
     """gemv_lowbit_pk (fused_packed, and the probe's shapes) compiles for sm_90 in fp16 and bf16
     without spills, within 65536 registers per block."""

@@ -754,6 +754,9 @@ gemv_lowbit_tma(const unsigned char* __restrict__ tmaps, const unsigned short* _
 #ifndef PTIMELINE
 #define PTIMELINE 0  // probe: per-block event clocks into a last argument tl (scripts/pk_timeline.py)
 #endif
+#ifndef PXG
+#define PXG 0  // probe (session 43): consumers read x from global memory (L1/L2 hits), as the OpenCL port must
+#endif
 // PTIMELINE's record of block b at tl + b·PK_TL_STRIDE (u64): [0] %globaltimer at entry, [1] at the
 // end of consumer warp 0, [2] clock64 at entry, [3] warp 0's x ready, [4] warp 0's end, [5] the
 // range's chunks, [8 + w] consumer warp w's end (clock64); then per chunk i < PK_TL_MAX the clock64
@@ -1007,7 +1010,9 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
     if (PTIMELINE && threadIdx.x == 0) PK_TL(0, pk_gtime()), PK_TL(2, clock64());
     constexpr int WB = PKW * PSPW * 1024;  // bytes of a chunk's weights
     constexpr int STB = WB + PKW * PSPW * 32;
-    const uint4* xs = reinterpret_cast<const uint4*>(dyn + PSTAGES * STB);  // x, K/8 pieces
+    // x, K/8 pieces: copied into shared memory by the producer, or (PXG) read where it lies
+    const uint4* xs = reinterpret_cast<const uint4*>(PXG ? reinterpret_cast<const unsigned char*>(x)
+                                                         : dyn + PSTAGES * STB);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int cpg = K / 128 / PSPW, groups = (N + 16 * PKW - 1) / (16 * PKW);
@@ -1018,8 +1023,10 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
 
     if (warp == PKW) {  // producer: lane 0 copies x, then streams the range's chunks through the ring
         if (lane != 0) return;
-        mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
-        bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
+        if (!PXG) {
+            mbar_arrive_expect_tx(smem_u32(&xbar), 2 * K);
+            bulk_1d(smem_u32(xs), x, 2 * K, smem_u32(&xbar));
+        }
         for (int i = 0; i < len; ++i) {
             const int s = i % PSTAGES;
             const u32 fb = smem_u32(&full[s]);
@@ -1037,7 +1044,7 @@ gemv_lowbit_pk(const unsigned char* __restrict__ src, const unsigned short* __re
         return;
     }
 
-    mbar_wait_parity(smem_u32(&xbar), 0);
+    if (!PXG) mbar_wait_parity(smem_u32(&xbar), 0);
     unsigned char* pl = dyn + PSTAGES * STB + 2 * K;  // PIMMA: x's planes, then (2^e, −8·ΣM) per group
     float2* gf = reinterpret_cast<float2*>(pl + 3 * K);
     if (PIMMA) {

@@ -402,8 +402,8 @@ def cuda_packed(be, case, kw: int = PK_KW, stages: int = PK_STAGES, spw: int = P
     spanning several blocks finished by the one holding its first chunk from the others'
     epoch-tagged partials in ``ws`` (each launch passes the next epoch: nothing is reset). Unsupported
     off sm_90, for K not a multiple of 128·``spw``, or where the ring and x exceed a block's shared
-    memory. ``per_sm``: blocks per SM (a probe: no gain, s20i). ``probe``: the PMEMONLY define
-    (scripts/probe.py); ``timeline``: a uint64 buffer of blocks·PK_TL_STRIDE words, the PTIMELINE
+    memory. ``per_sm``: blocks per SM (a probe: no gain, s20i). ``probe``: probe defines (PMEMONLY,
+    PXG, ...; scripts/probe.py); ``timeline``: a uint64 buffer of blocks·PK_TL_STRIDE words, the PTIMELINE
     record of every launch (scripts/pk_timeline.py)."""
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % (GROUP * spw):

@@ -66,7 +66,8 @@ FORMS: dict[str, tuple[str, dict, int, int]] = {
 
 
 #: the forms read_ceiling.cl and .wgsl have (no PTX: plain loads only)
-CL_FORMS = [f for f, (entry, d, _, _) in FORMS.items() if entry in ("rd_empty", "rd_ldg") and not d.get("NC")]
+PLAIN_FORMS = [f for f, (entry, d, _, _) in FORMS.items()
+               if entry in ("rd_empty", "rd_ldg") and not d.get("NC")]
 
 
 class Dialect(NamedTuple):
@@ -94,9 +95,9 @@ DIALECTS = {
     "cuda": Dialect(ROOT / "scripts" / "read_ceiling.cu", list(FORMS), {}, False, _scalars, _linear,
                     ("2 GiB", 2**31)),
     # NVIDIA's OpenCL takes buffers below 2^31 bytes only; WGSL indexes in u32 and binds buffers whole
-    "opencl": Dialect(ROOT / "scripts" / "read_ceiling.cl", CL_FORMS, {}, True, _scalars, _linear,
+    "opencl": Dialect(ROOT / "scripts" / "read_ceiling.cl", PLAIN_FORMS, {}, True, _scalars, _linear,
                       ("2 GiB - 4 KiB", 2**31 - 4096)),
-    "webgpu": Dialect(ROOT / "scripts" / "read_ceiling.wgsl", CL_FORMS, {"U": 1, "CHUNK": 0}, True,
+    "webgpu": Dialect(ROOT / "scripts" / "read_ceiling.wgsl", PLAIN_FORMS, {"U": 1, "CHUNK": 0}, True,
                       lambda a, n16, out: [a, out, np.array([n16], dtype=np.uint32)],
                       lambda blocks, threads: ((blocks, 1, 1), None), ("2 GiB - 4 KiB", 2**31 - 4096)),
 }
@@ -137,7 +138,7 @@ def main() -> None:
                                     ("-arch=sm_90",) if entry == "rd_bulk" else ())
         except Exception as e:  # noqa: BLE001 - Unsupported (another arch), a compile error
             print(f"{f:20s} left out: {type(e).__name__}: {str(e)[:300]}")
-    if getattr(be, "compile_only", False):
+    if be.device.mode == "compile":  # (CUDA without a GPU: NVRTC only)
         for f in kernels:
             print(f"{f:20s} compiled ({FORMS[f][0]} {FORMS[f][1]})")
         sys.exit(0 if len(kernels) == len(forms) else 1)

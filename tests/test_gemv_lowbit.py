@@ -580,7 +580,9 @@ _MMA_FORMS = [{"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 2, "RT": 2},
               {"BITS": 4, "NB": 1, "DT": 2, "KW": 2, "US": 1, "RT": 2},
               {"BITS": 8, "NB": 2, "DT": 1, "KW": 4, "US": 2, "RT": 1},
               {"BITS": 4, "NB": 1, "DT": 2, "PKW": 8, "PSTAGES": 5, "PSPW": 1},
-              {"BITS": 4, "NB": 1, "DT": 1, "PKW": 4, "PSTAGES": 4, "PSPW": 2}]
+              {"BITS": 4, "NB": 1, "DT": 1, "PKW": 4, "PSTAGES": 4, "PSPW": 2},
+              {"BITS": 4, "NB": 1, "DT": 2, "PKW": 8, "PSTAGES": 5, "PSPW": 1, "PXR": 1},
+              {"BITS": 4, "NB": 1, "DT": 1, "PKW": 8, "PSTAGES": 2, "PSPW": 2, "PXR": 1}]
 
 
 def test_opencl_mma_source_parses_and_declines_off_nvidia():

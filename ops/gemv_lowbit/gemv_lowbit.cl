@@ -429,12 +429,16 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 // work-group waits only at the end of its range and only on later ones, which post at their start).
 // Measured on an H100 only (session 36): 72 % of its ceiling against fused_mma's 74–76 %; three 64-bit
 // divisions per chunk (its group and place) had cost 7–9 points at one step per warp and chunk.
-// Defines: DT, PKW, PSTAGES, PSPW (as CUDA's). Launch: groups = (B) as kernels.pk_geometry, block
+// Defines: DT, PKW, PSTAGES, PSPW (as CUDA's), PXR. Launch: groups = (B) as kernels.pk_geometry, block
 // = (32·(PKW + 1)); src the packed stream; ws: G·PKW·slots·16 ulong, zero before the first launch;
 // epoch 1, 2, ... per launch.
 #ifdef PKW
 #define PK_WB (PKW * PSPW * 1024)           // bytes of a chunk's weights
 #define PK_STB (PK_WB + PKW * PSPW * 32)    // and its scales
+#ifndef PXR
+#define PXR 0  // 1: the chunk's x slice rides in its ring stage (the producer's second bulk copy)
+#endif
+#define PK_SS (PK_STB + PXR * PSPW * 256)  // a stage in local memory
 
 inline uint pk_lds(__local const void* p) { return (uint)(size_t)p; }
 inline void pk_mbar_init(uint bar, uint count) {
@@ -486,6 +490,14 @@ inline void pk_ldx(__global const uint4* xs, int kc, int t, uint4* xr) {
     for (int j = 0; j < PSPW; ++j)
 #pragma unroll
         for (int h = 0; h < 4; ++h) xr[4 * j + h] = xs[(kc * PSPW + j) * 16 + 4 * h + t];
+}
+// the same pieces from the chunk's slice in its stage (PXR)
+inline void pk_ldx_stage(__local const uchar* stage, int t, uint4* xr) {
+    __local const uint4* xl = (__local const uint4*)(stage + PK_STB);
+#pragma unroll
+    for (int j = 0; j < PSPW; ++j)
+#pragma unroll
+        for (int h = 0; h < 4; ++h) xr[4 * j + h] = xl[16 * j + 4 * h + t];
 }
 
 // a stage → this warp's PSPW steps of its 16 rows (lane (g, 0): rows g in acc[0], g + 8 in acc[2]),
@@ -545,7 +557,7 @@ __kernel __attribute__((reqd_work_group_size(32 * (PKW + 1), 1, 1)))
 void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* restrict x,
                     __global ushort* restrict y, int N, int K, __global ulong* restrict ws, int slots,
                     uint epoch) {
-    __local uint4 ring[PSTAGES * PK_STB / 16];
+    __local uint4 ring[PSTAGES * PK_SS / 16];
     __local ulong full[PSTAGES], empty[PSTAGES];
     __local const uchar* dyn = (__local const uchar*)ring;
     const int lane = get_local_id(0) & 31, warp = get_local_id(0) >> 5;
@@ -562,14 +574,17 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    if (warp == PKW) {  // producer: lane 0 streams the range's chunks through the ring
+    if (warp == PKW) {  // producer: lane 0 streams the range's chunks (and PXR: their x) through the ring
         if (lane != 0) return;
-        for (int i = 0; i < len; ++i) {
+        for (int i = 0, kc = (int)(start % cpg); i < len; ++i, kc = kc + 1 == cpg ? 0 : kc + 1) {
             const int s = i % PSTAGES;
             const uint fb = pk_lds(&full[s]);
             if (i >= PSTAGES) pk_mbar_wait(pk_lds(&empty[s]), ((i / PSTAGES) - 1) & 1);
-            pk_mbar_expect(fb, PK_STB);
-            pk_bulk(pk_lds(dyn + s * PK_STB), src + (start + i) * PK_STB, PK_STB, fb);
+            pk_mbar_expect(fb, PK_SS);
+            pk_bulk(pk_lds(dyn + s * PK_SS), src + (start + i) * PK_STB, PK_STB, fb);
+            if (PXR)
+                pk_bulk(pk_lds(dyn + s * PK_SS + PK_STB), (__global const uchar*)x + kc * PSPW * 256,
+                        PSPW * 256, fb);
         }
         return;
     }
@@ -586,11 +601,11 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
     long grp = cur;
     int kc = (int)(start - cur * cpg);
     uint4 xr[4 * PSPW];
-    if (len > 0) pk_ldx(xs, kc, lane & 3, xr);
+    if (len > 0 && !PXR) pk_ldx(xs, kc, lane & 3, xr);
     for (int i = 0; i < len; ++i) {
         const int s = i % PSTAGES, kn = kc + 1 == cpg ? 0 : kc + 1;
         uint4 xn[4 * PSPW];  // the next chunk's x (this one's again at the end: L1 hits, unused)
-        pk_ldx(xs, i + 1 < len ? kn : kc, lane & 3, xn);
+        if (!PXR) pk_ldx(xs, i + 1 < len ? kn : kc, lane & 3, xn);
         if (grp != cur) {
             pk_finish(y, N, cur, warp, lane, acc, ws, slots, cpg, nb, total, bid, epoch, pre);
             acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
@@ -601,11 +616,14 @@ void gemv_lowbit_pk(__global const uchar* restrict src, __global const ushort* r
             pre[0] = pk_ld_relaxed(p1 + (lane >> 2)), pre[1] = pk_ld_relaxed(p1 + 8 + (lane >> 2));
         }
         pk_mbar_wait(pk_lds(&full[s]), (uint)(i / PSTAGES) & 1);
-        pk_steps(dyn + s * PK_STB, xr, warp, lane, acc);
+        if (PXR) pk_ldx_stage(dyn + s * PK_SS, lane & 3, xr);
+        pk_steps(dyn + s * PK_SS, xr, warp, lane, acc);
         asm volatile("bar.warp.sync 0xffffffff;" ::: "memory");
         if (lane == 0) pk_mbar_arrive(pk_lds(&empty[s]));
+        if (!PXR) {
 #pragma unroll
-        for (int e = 0; e < 4 * PSPW; ++e) xr[e] = xn[e];
+            for (int e = 0; e < 4 * PSPW; ++e) xr[e] = xn[e];
+        }
         grp += kn == 0;
         kc = kn;
     }

@@ -695,7 +695,7 @@ SM90_REGS = 65536
 
 
 def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw: int = PK_CL_SPW,
-                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = ()):
+                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = (), pxr: int = 0):
     """w4a16 at batch 1 on NVIDIA sm_90 from OpenCL C: gemv_lowbit.cl's gemv_lowbit_pk over the
     stream of ``pack_groups`` (repacked once per input set, outside the timed calls, as CUDA's
     ``cuda_packed``). ``per_sm`` work-groups per SM, their registers capped
@@ -703,7 +703,10 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     shapes' 72-register cap did not hold, and they ran 10 points slower, not stuck).
     Unsupported off NVIDIA's OpenCL at compute capability 9, without its compiler options (the
     cap), for K not a multiple of 128·``spw``, or where the ring exceeds the local memory.
-    ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills)."""
+    ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills);
+    ``pxr`` 1: each chunk's x slice rides in its ring stage (a second bulk copy) instead of the
+    consumers' loads from global memory (s43o, H100: CUDA's kernel at this geometry lost 6–7 % of
+    its speed when it read x from global memory)."""
     feats = set(be.device.features)
     dev = getattr(be, "cl_device", None)
     if "cl_nv_device_attribute_query" not in feats or int(dev.compute_capability_major_nv) < 9:
@@ -713,12 +716,12 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     n, k, b, bits = _dims(case)
     if bits != 4 or b != 1 or k % (GROUP * spw):
         raise Unsupported(f"gemv_lowbit_pk: w4a16 at batch 1 with K a multiple of {GROUP * spw} only")
-    lmem = stages * kw * spw * 1056 + 16 * stages  # ring, barriers
+    lmem = stages * spw * (kw * 1056 + pxr * 256) + 16 * stages  # ring, barriers
     if lmem > int(dev.local_mem_size):
         raise Unsupported(f"gemv_lowbit_pk needs {lmem} bytes of local memory; the device allows "
                           f"{int(dev.local_mem_size)}")
     maxrreg = SM90_REGS // (per_sm * 32 * (kw + 1)) // 8 * 8
-    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw}
+    defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, "PXR": pxr}
     prog = be.compile(_CL, "gemv_lowbit_pk", defs, (f"-cl-nv-maxrregcount={min(255, maxrreg)}", *options))
     return _pk_run(be, prog, n, k, kw, spw, per_sm,  # the stream packed on the host
                    lambda ins: be.upload(pack_groups(be.download(ins["qweight"]), be.download(ins["scales"]),

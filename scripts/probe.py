@@ -222,10 +222,12 @@ def _gemv_opencl():
          lambda be, c, kw=kw, st=st, sp=sp, m=m: gk.opencl_packed(be, c, kw, st, sp, m))
         for kw, st, sp, m in ((8, 5, 1, 1), (8, 5, 1, 3), (8, 2, 2, 2), (8, 2, 2, 3), (4, 8, 1, 3),
                               (4, 10, 1, 3), (4, 4, 1, 4), (4, 2, 2, 4), (16, 2, 1, 1))] + [
-        # session 44: x's slice in each ring stage (PXR) instead of loads from global memory
-        (f"packed KW={kw} STAGES={st} SPW={sp} x{m}/SM PXR",
-         lambda be, c, kw=kw, st=st, sp=sp, m=m: gk.opencl_packed(be, c, kw, st, sp, m, pxr=1))
-        for kw, st, sp, m in ((8, 5, 1, 2), (8, 4, 1, 2), (16, 2, 1, 1), (8, 2, 2, 2))] + [
+        # session 44: x's slice in each ring stage (PXR, registered since) or loaded from global
+        # memory a chunk ahead (PXR=0, registered before)
+        (f"packed KW={kw} STAGES={st} SPW={sp} x{m}/SM PXR={p}",
+         lambda be, c, kw=kw, st=st, sp=sp, m=m, p=p: gk.opencl_packed(be, c, kw, st, sp, m, pxr=p))
+        for kw, st, sp, m, p in ((8, 5, 1, 2, 1), (8, 4, 1, 2, 1), (8, 3, 1, 2, 1), (4, 5, 2, 2, 1),
+                                 (4, 4, 2, 2, 1), (8, 5, 1, 2, 0))] + [
         # ptxas's registers and spills in the build log (PYOPENCL_COMPILER_OUTPUT=1)
         (f"packed verbose x{m}/SM",
          lambda be, c, m=m: gk.opencl_packed(be, c, per_sm=m, options=("-cl-nv-verbose",))) for m in (2, 3)]

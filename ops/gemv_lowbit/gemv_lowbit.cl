@@ -422,12 +422,14 @@ void gemv_lowbit_mma(__global const uchar* restrict wq, __global const ushort* r
 // finish) in OpenCL C, the PTX (cp.async.bulk, mbarrier, mma.sync, prmt, relaxed loads) through
 // inline asm as gemv_lowbit_mma's is. A __local pointer's value is its shared-window offset on
 // NVIDIA, the address those instructions take. Differences, all from NVIDIA's OpenCL giving a
-// work-group at most 48 KiB of local memory: x is read from global memory (L1 hits after the
-// first warp; CUDA copies it into shared memory, 2·K bytes), the ring is PSTAGES smaller chunks,
-// and several work-groups share an SM (the factory caps the registers so the whole grid can be
-// resident, as CUDA's one block per SM is; one that is not waits for a slot — slower, not stuck: a
-// work-group waits only at the end of its range and only on later ones, which post at their start).
-// Measured on an H100 only (session 36): 72 % of its ceiling against fused_mma's 74–76 %; three 64-bit
+// work-group at most 48 KiB of local memory: x does not fit beside the ring (CUDA copies all of
+// it into shared memory, 2·K bytes), so PXR=1 has the producer copy each chunk's 256·PSPW-byte x
+// slice into the chunk's stage and PXR=0 has the consumers load it from global memory a chunk
+// ahead; the ring is PSTAGES smaller chunks, and several work-groups share an SM (the factory caps
+// the registers so the whole grid can be resident, as CUDA's one block per SM is; one that is not
+// waits for a slot — slower, not stuck: a work-group waits only at the end of its range and only on
+// later ones, which post at their start). Measured on an H100 only: PXR=0 72–74 % of its ceiling
+// against fused_mma's 74–77 % (sessions 36, 44), PXR=1 75–79 % (session 44); three 64-bit
 // divisions per chunk (its group and place) had cost 7–9 points at one step per warp and chunk.
 // Defines: DT, PKW, PSTAGES, PSPW (as CUDA's), PXR. Launch: groups = (B) as kernels.pk_geometry, block
 // = (32·(PKW + 1)); src the packed stream; ws: G·PKW·slots·16 ulong, zero before the first launch;

@@ -683,19 +683,22 @@ def opencl_fused_mma(be, case, maxrreg: int | None = MMA_MAXRREG, **defines):
 
 
 #: OpenCL fused_packed (gemv_lowbit.cl: gemv_lowbit_pk): consumer warps, ring stages, steps per warp
-#: and chunk, work-groups per SM — 5 stages of 8.25 KiB fit the 48 KiB NVIDIA's OpenCL gives a
-#: work-group, two work-groups per SM keep 82.5 KiB in flight (CUDA's one block: 3 × 33 KiB).
-#: H100 only so far (probes-20261206-session36, s36b-3; K=N=16384 / K=8192 N=28672, % of that
-#: card's ceiling): 72.1 / 71.6 registered, (16, 2, 1, 1) 73.4 / 71.4, (4, 4, 1, 4) 71.4 / 70.3,
-#: (4, 8, 1, 3) 70.5 / 65.5, (8, 2, 2, 2) 69.8 / 67.4, three per SM 58–61 (their 72-register cap
-#: not taken: 96 in the build log); fused_mma 77.1 / 74.7 in the same probe.
-PK_CL_KW, PK_CL_STAGES, PK_CL_SPW, PK_CL_PER_SM = 8, 5, 1, 2
+#: and chunk, work-groups per SM, x's slice in each stage (PXR) — 2 stages of 17 KiB fit the 48 KiB
+#: NVIDIA's OpenCL gives a work-group; two work-groups per SM keep 68 KiB in flight (CUDA's one
+#: block: 3 × 33 KiB). H100 only so far (K=N=16384 / K=8192 N=28672, % of that card's ceiling):
+#: with x from global memory (probes-20261206-session36, s36b-3) (8, 5, 1, 2) 72.1 / 71.6,
+#: (16, 2, 1, 1) 73.4 / 71.4, (4, 4, 1, 4) 71.4 / 70.3, (4, 8, 1, 3) 70.5 / 65.5, (8, 2, 2, 2)
+#: 69.8 / 67.4, three per SM 58–61 (their 72-register cap not taken: 96 in the build log); with
+#: PXR (probes-20261207-session44, s44a, 20 interleaved rounds) (8, 2, 2, 2) 78.8 / 74.8,
+#: (8, 4, 1, 2) 78.1 / 75.9, (8, 5, 1, 2) 76.2 / 74.5, (16, 2, 1, 1) 71.4 / 68.8 against x from
+#: global memory's (8, 5, 1, 2) 73.8 / 71.1 and fused_mma's 76.4 / 74.0 in the same rounds.
+PK_CL_KW, PK_CL_STAGES, PK_CL_SPW, PK_CL_PER_SM, PK_CL_PXR = 8, 2, 2, 2, 1
 #: registers per SM of the sm_90 parts the kernel runs on (the residency cap below)
 SM90_REGS = 65536
 
 
 def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw: int = PK_CL_SPW,
-                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = (), pxr: int = 0):
+                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = (), pxr: int = PK_CL_PXR):
     """w4a16 at batch 1 on NVIDIA sm_90 from OpenCL C: gemv_lowbit.cl's gemv_lowbit_pk over the
     stream of ``pack_groups`` (repacked once per input set, outside the timed calls, as CUDA's
     ``cuda_packed``). ``per_sm`` work-groups per SM, their registers capped
@@ -704,9 +707,9 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     Unsupported off NVIDIA's OpenCL at compute capability 9, without its compiler options (the
     cap), for K not a multiple of 128·``spw``, or where the ring exceeds the local memory.
     ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills);
-    ``pxr`` 1: each chunk's x slice rides in its ring stage (a second bulk copy) instead of the
-    consumers' loads from global memory (s43o, H100: CUDA's kernel at this geometry lost 6–7 % of
-    its speed when it read x from global memory)."""
+    ``pxr`` 1: each chunk's x slice rides in its ring stage (a second bulk copy); 0: the
+    consumers load it from global memory a chunk ahead (s43o, H100: CUDA's kernel at this
+    geometry lost 6–7 % of its speed when it read x from global memory)."""
     feats = set(be.device.features)
     dev = getattr(be, "cl_device", None)
     if "cl_nv_device_attribute_query" not in feats or int(dev.compute_capability_major_nv) < 9:
@@ -732,7 +735,8 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
 def opencl_fused_packed(be, case):
     """CUDA's fused_packed in OpenCL C (``opencl_packed``; gemv_lowbit.cl: gemv_lowbit_pk): the
     repacked stream through a ring of 1-D bulk copies (inline PTX), each consumer warp's own rows,
-    mma.sync consumers, x from global memory. NVIDIA sm_90 only; elsewhere unsupported."""
+    mma.sync consumers, each chunk's x slice copied into its stage. NVIDIA sm_90 only; elsewhere
+    unsupported."""
     return opencl_packed(be, case)
 
 

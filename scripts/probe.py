@@ -142,6 +142,31 @@ def _attention_webgpu():
             for t in ((32, 32, 2, 2), (32, 32, 4, 2), (64, 32, 8, 2), (64, 32, 4, 4), (32, 64, 2, 4))]
 
 
+def _cl_ptx_on_cuda(be, case):
+    """OpenCL fused_packed as NVIDIA's OpenCL compiler built it — the PTX scripts/cl_ptx.py dumped
+    (a file named by $SOLBENCH_CL_PTX, from another process: one driver stack per process) — loaded
+    by the CUDA driver and launched like CUDA's fused_packed at OpenCL's registered geometry (the two
+    kernels take the same arguments). Its trailing metadata section (OpenCL's, not PTX) is cut."""
+    import tempfile
+
+    import ops.gemv_lowbit.kernels as gk
+    from backends.base import Unsupported
+
+    path = os.environ.get("SOLBENCH_CL_PTX", "")
+    if not path or not Path(path).exists():
+        raise Unsupported("SOLBENCH_CL_PTX: name scripts/cl_ptx.py's gemv_lowbit_pk PTX of fused_packed")
+    if be.device.mode == "compile":
+        raise Unsupported("compile-only device: the PTX is loaded by the CUDA driver")
+    n, k, _, _ = gk._dims(case)
+    text = Path(path).read_bytes().replace(b"\0", b"").decode().split(".metadata_section")[0]
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(text)
+    fn = be.cp.RawModule(path=f.name).get_function("gemv_lowbit_pk")
+    kw, spw = gk.PK_CL_KW, gk.PK_CL_SPW
+    return gk._pk_run(be, fn, n, k, kw, spw, gk.PK_CL_PER_SM,
+                      lambda ins: gk.pack_groups(ins["qweight"], ins["scales"], n, k, kw, spw))
+
+
 def _gemv_cuda():
     import ops.gemv_lowbit.kernels as gk
 
@@ -175,6 +200,10 @@ def _gemv_cuda():
         ("packed2 KW=8 STAGES=5 SPW=1 x2/SM PXG",
          lambda be, c: gk.cuda_packed(be, c, 8, 5, 1, per_sm=2, PXG=1)),
         ("packed PXG", lambda be, c: gk.cuda_packed(be, c, PXG=1)),
+        # session 44: OpenCL fused_packed's registered geometry, and NVIDIA OpenCL's own PTX of that
+        # kernel launched through CUDA (the front end's code or the OpenCL runtime behind its gap?)
+        ("packed2 KW=8 STAGES=2 SPW=2 x2/SM", lambda be, c: gk.cuda_packed(be, c, 8, 2, 2, per_sm=2)),
+        ("OpenCL PTX fused_packed", _cl_ptx_on_cuda),
         ("packed PMINB=0 x2/SM", lambda be, c: gk.cuda_packed(be, c, 8, 2, 4, per_sm=2, PMINB=0)),
         ("packed PMINB=0", lambda be, c: gk.cuda_packed(be, c, PMINB=0))] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",

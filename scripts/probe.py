@@ -146,8 +146,8 @@ def _cl_ptx_on_cuda(be, case):
     """OpenCL fused_packed as NVIDIA's OpenCL compiler built it — the PTX scripts/cl_ptx.py dumped
     (a file named by $SOLBENCH_CL_PTX, from another process: one driver stack per process) — loaded
     by the CUDA driver and launched like CUDA's fused_packed at OpenCL's registered geometry (the two
-    kernels take the same arguments). Its trailing metadata section (OpenCL's, not PTX) is cut, and
-    the two environment registers NVIDIA's OpenCL runtime fills are given their CUDA meaning:
+    kernels take the same arguments). The file's other kernels and its trailing metadata section
+    (OpenCL's, not PTX) are cut, and the two environment registers NVIDIA's OpenCL runtime fills are given their CUDA meaning:
     %envreg6 (get_num_groups(0)) → %nctaid.x, %envreg0 (the group offset) → 0."""
     import tempfile
 
@@ -161,7 +161,8 @@ def _cl_ptx_on_cuda(be, case):
         raise Unsupported("compile-only device: the PTX is loaded by the CUDA driver")
     n, k, _, _ = gk._dims(case)
     text = Path(path).read_bytes().replace(b"\0", b"").decode().split(".metadata_section")[0]
-    text = text.replace("%envreg6", "%nctaid.x").replace("%envreg0", "0")
+    head, entry = text.split(".entry", 1)[0], text[text.index(".entry gemv_lowbit_pk("):]  # the kernel alone
+    text = (head + entry).replace("%envreg6", "%nctaid.x").replace("%envreg0", "0")
     if "%envreg" in text:
         raise Unsupported("the PTX reads an OpenCL environment register CUDA has no value for")
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:

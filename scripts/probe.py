@@ -147,8 +147,9 @@ def _cl_ptx_on_cuda(be, case):
     (a file named by $SOLBENCH_CL_PTX, from another process: one driver stack per process) — loaded
     by the CUDA driver and launched like CUDA's fused_packed at OpenCL's registered geometry (the two
     kernels take the same arguments). The file's other kernels and its trailing metadata section
-    (OpenCL's, not PTX) are cut, and the two environment registers NVIDIA's OpenCL runtime fills are given their CUDA meaning:
-    %envreg6 (get_num_groups(0)) → %nctaid.x, %envreg0 (the group offset) → 0."""
+    (OpenCL's, not PTX) are cut, and the two environment registers NVIDIA's OpenCL runtime fills are
+    given their CUDA meaning: %envreg6 (get_num_groups(0)) → %nctaid.x, %envreg0 (the group offset)
+    → 0."""
     import tempfile
 
     import ops.gemv_lowbit.kernels as gk

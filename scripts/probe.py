@@ -142,15 +142,14 @@ def _attention_webgpu():
             for t in ((32, 32, 2, 2), (32, 32, 4, 2), (64, 32, 8, 2), (64, 32, 4, 4), (32, 64, 2, 4))]
 
 
-def _cl_ptx_on_cuda(be, case, per_sm: int | None = None, carveout: int | None = None):
+def _cl_ptx_on_cuda(be, case, per_sm: int | None = None):
     """OpenCL fused_packed as NVIDIA's OpenCL compiler built it — the PTX scripts/cl_ptx.py dumped
     (a file named by $SOLBENCH_CL_PTX, from another process: one driver stack per process) — loaded
     by the CUDA driver and launched like CUDA's fused_packed at OpenCL's registered geometry (the two
     kernels take the same arguments). The file's other kernels and its trailing metadata section
     (OpenCL's, not PTX) are cut, and the two environment registers NVIDIA's OpenCL runtime fills are
     given their CUDA meaning: %envreg6 (get_num_groups(0)) → %nctaid.x, %envreg0 (the group offset)
-    → 0. ``per_sm``: blocks per SM the grid is sized for (OpenCL's registered count by default);
-    ``carveout``: the shared-memory carveout asked for (% of the SM's unified L1/shared memory)."""
+    → 0. ``per_sm``: blocks per SM the grid is sized for (OpenCL's registered count by default)."""
     import tempfile
 
     import ops.gemv_lowbit.kernels as gk
@@ -170,8 +169,6 @@ def _cl_ptx_on_cuda(be, case, per_sm: int | None = None, carveout: int | None = 
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
         f.write(text)
     fn = be.cp.RawModule(path=f.name).get_function("gemv_lowbit_pk")
-    if carveout is not None:  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-        be.cp.cuda.driver.funcSetAttribute(fn.ptr, 9, carveout)
     kw, spw = gk.PK_CL_KW, gk.PK_CL_SPW
     return gk._pk_run(be, fn, n, k, kw, spw, per_sm or gk.PK_CL_PER_SM,
                       lambda ins: gk.pack_groups(ins["qweight"], ins["scales"], n, k, kw, spw))
@@ -215,8 +212,6 @@ def _gemv_cuda():
         ("packed2 KW=8 STAGES=2 SPW=2 x2/SM", lambda be, c: gk.cuda_packed(be, c, 8, 2, 2, per_sm=2)),
         ("OpenCL PTX fused_packed", _cl_ptx_on_cuda),
         ("OpenCL PTX x1/SM", lambda be, c: _cl_ptx_on_cuda(be, c, per_sm=1)),
-        ("OpenCL PTX carveout=25", lambda be, c: _cl_ptx_on_cuda(be, c, carveout=25)),  # one block per SM
-        ("OpenCL PTX carveout=100", lambda be, c: _cl_ptx_on_cuda(be, c, carveout=100)),
         ("packed PMINB=0 x2/SM", lambda be, c: gk.cuda_packed(be, c, 8, 2, 4, per_sm=2, PMINB=0)),
         ("packed PMINB=0", lambda be, c: gk.cuda_packed(be, c, PMINB=0))] + [
         (f"fused_vec KW={kw} US={us} STAGES={st}",
@@ -270,6 +265,8 @@ def _gemv_opencl():
          lambda be, c, kw=kw, st=st, sp=sp, m=m, p=p: gk.opencl_packed(be, c, kw, st, sp, m, pxr=p))
         for kw, st, sp, m, p in ((8, 5, 1, 2, 1), (8, 4, 1, 2, 1), (8, 3, 1, 2, 1), (4, 5, 2, 2, 1),
                                  (4, 4, 2, 2, 1), (8, 5, 1, 2, 0), (8, 2, 2, 1, 1), (8, 5, 1, 1, 1))] + [
+        # session 44: the registered form without its register cap (-cl-nv-maxrregcount)
+        ("packed no regcap", lambda be, c: gk.opencl_packed(be, c, regcap=False))] + [
         # ptxas's registers and spills in the build log (PYOPENCL_COMPILER_OUTPUT=1)
         (f"packed verbose x{m}/SM",
          lambda be, c, m=m: gk.opencl_packed(be, c, per_sm=m, options=("-cl-nv-verbose",))) for m in (2, 3)]

@@ -11,7 +11,7 @@
 # rated against it; part peaks measures a new one (copy it to results/ by hand).
 set -u
 cd "$(dirname "$0")/.."
-PARTS="s44d | s44c | s44b | s44a | s43o | s43w | s43b | s43r | s43a | s43n | s42d | s42c | s42w | s42o | s41h | s41a | s41w | s40c | s40b | s40a | s39d | s39c | s39b | s39a | s38b | s38a | s37f | s37e | s37d | s37c | s37b | s37a | s36f | s36e | s36d | s36c | s36b | s36a | s35k | s35j | s35i | s35h | s35g | s35f | s35e | s35d | s35c | s35b | s35a | s34d | s34c | s34b | s34a | s33e | s33d | s33c | s33b | s33a | s32c | s32b | s32a | s31b | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24c | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
+PARTS="s44e | s44d | s44c | s44b | s44a | s43o | s43w | s43b | s43r | s43a | s43n | s42d | s42c | s42w | s42o | s41h | s41a | s41w | s40c | s40b | s40a | s39d | s39c | s39b | s39a | s38b | s38a | s37f | s37e | s37d | s37c | s37b | s37a | s36f | s36e | s36d | s36c | s36b | s36a | s35k | s35j | s35i | s35h | s35g | s35f | s35e | s35d | s35c | s35b | s35a | s34d | s34c | s34b | s34a | s33e | s33d | s33c | s33b | s33a | s32c | s32b | s32a | s31b | s30b | s30a | s29c | s29b | s29a | s28c | s28b | s28a | s27a | s26b | s26a | s25b | s25a | s24c | s24b | s24a | s23h | s23g | s23f | s23e | s23d | s23c | s23b | s23a | x1b | x1a | x2a | x2s | x2c | next22a | next22b | next22c | s21g | s21f | s21e | s21d | s21c | s21b | s21a | next21a | s20l | s20k | s20j | s20i | s20h | s20g | s20f | s20e | s20d | s20c | s20b | s20a | s19h | s19g | s19f | s19e | s19d | s19c | s19b | s19a | s18f | s18e | s18d | s18c | s18b | s18a | next18b | session17f | session17e | session17d | session17b | session17c | session17 | gemv17old | session16d | session16c | probe16d | session16b | probe16c | session16 | probe16b | probe16 | probe15h | probe15g | probe15f | probe15e | probe15d | probe15c | probe15b | probe15 | probe14h | session14c | probe14g | probe14f | probe14e | confirm14 | probe14d | probe14c | session14b | probe14 | session14 | subtile13 | final13 | next13 | next13b | next13c | final12 | next12d | next12c | next12 | next12b | session11e | session11d | session11c | session11b | session11 | next11 | session10e | session10d | session10c | session10b | session10 | next10 | session9f | session9e | session9d | session9c | session9b | session9 | next9 | session8f | session8e | session8d | session8c | session8b | session8 | next8 | session7e | session7d | session7c | session7b | session7 | session6g | session6f | session6e | session6d | session6c | session6b | session6 | ncu | next | next_probes | session5b | session5d | flush | session5 | peaks | attention_gemv | integrity | start_rule | softmax | splitk | softmax_rest | probes_matmul | probes_attention | probes_softmax | probes_gemv"
 PART=${1:?part: $PARTS}
 OUT=${OUT:-$(pwd)/sweep-out}
 W="$OUT/$PART"
@@ -143,6 +143,20 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
     timeout 100 "$PY" scripts/scan_probe.py triton --dtype fp32 \
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
+    ;;
+s44e)  # ~2 min, any NVIDIA sm_90 card (session 44): s44d — the second work-group per SM gains OpenCL as much as
+    # CUDA (6 %): not residency. Is OpenCL's 8-9 points a fixed time per launch (then it shrinks at twice
+    # the bytes, N=32768 K=16384) or a rate? And the registered form without its register cap
+    local_c=w4a16,n32768,k16384,b1,bf16
+    step "opencl gemv PTX"
+    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case w4a16,n16384,k16384,b1,bf16 --out "$W/ptx" \
+        >> "$OUT/log-$PART.txt" 2>&1
+    SOLBENCH_CL_PTX="$W/ptx/cl-gemv_lowbit-fused_packed-gemv_lowbit_pk.ptx" \
+        probe 100 "gemv_cuda_clptx_$local_c" gemv_lowbit cuda --case $local_c --cap 0.5 --ab 20 \
+        --only 'fused_packed$|OpenCL PTX fused_packed$'
+    probe 100 "gemv_opencl_pk_$local_c" gemv_lowbit opencl --case $local_c --cap 0.5 --ab 20 \
+        --only 'fused_packed$|fused_mma$|no regcap'
+    w4_ab 60 gemv_opencl_pk opencl 20 'fused_packed$|no regcap'
     ;;
 s44d)  # ~1.5 min, any NVIDIA sm_90 card (session 44): s44c found OpenCL's own PTX of fused_packed as fast
     # through CUDA as CUDA's build (86.7 / 83.2 % on an H100) and 9 points slower through OpenCL: is it

@@ -698,7 +698,8 @@ SM90_REGS = 65536
 
 
 def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw: int = PK_CL_SPW,
-                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = (), pxr: int = PK_CL_PXR):
+                  per_sm: int = PK_CL_PER_SM, options: tuple[str, ...] = (), pxr: int = PK_CL_PXR,
+                  regcap: bool = True):
     """w4a16 at batch 1 on NVIDIA sm_90 from OpenCL C: gemv_lowbit.cl's gemv_lowbit_pk over the
     stream of ``pack_groups`` (repacked once per input set, outside the timed calls, as CUDA's
     ``cuda_packed``). ``per_sm`` work-groups per SM, their registers capped
@@ -709,7 +710,8 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
     ``options``: more build options (probes: -cl-nv-verbose, ptxas's registers and spills);
     ``pxr`` 1: each chunk's x slice rides in its ring stage (a second bulk copy); 0: the
     consumers load it from global memory a chunk ahead (s43o, H100: CUDA's kernel at this
-    geometry lost 6–7 % of its speed when it read x from global memory)."""
+    geometry lost 6–7 % of its speed when it read x from global memory); ``regcap`` False: no
+    register cap (a probe)."""
     feats = set(be.device.features)
     dev = getattr(be, "cl_device", None)
     if "cl_nv_device_attribute_query" not in feats or int(dev.compute_capability_major_nv) < 9:
@@ -725,7 +727,8 @@ def opencl_packed(be, case, kw: int = PK_CL_KW, stages: int = PK_CL_STAGES, spw:
                           f"{int(dev.local_mem_size)}")
     maxrreg = SM90_REGS // (per_sm * 32 * (kw + 1)) // 8 * 8
     defs = {"BITS": 4, "NB": 1, "DT": _dt(case), "PKW": kw, "PSTAGES": stages, "PSPW": spw, "PXR": pxr}
-    prog = be.compile(_CL, "gemv_lowbit_pk", defs, (f"-cl-nv-maxrregcount={min(255, maxrreg)}", *options))
+    cap = (f"-cl-nv-maxrregcount={min(255, maxrreg)}",) if regcap else ()
+    prog = be.compile(_CL, "gemv_lowbit_pk", defs, (*cap, *options))
     return _pk_run(be, prog, n, k, kw, spw, per_sm,  # the stream packed on the host
                    lambda ins: be.upload(pack_groups(be.download(ins["qweight"]), be.download(ins["scales"]),
                                                      n, k, kw, spw)))

@@ -144,19 +144,17 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s44e)  # ~2 min, any NVIDIA sm_90 card (session 44): s44d — the second work-group per SM gains OpenCL as much as
-    # CUDA (6 %): not residency. Is OpenCL's 8-9 points a fixed time per launch (then it shrinks at twice
-    # the bytes, N=32768 K=16384) or a rate? And the registered form without its register cap
-    local_c=w4a16,n32768,k16384,b1,bf16
+s44e)  # ~1.5 min, any NVIDIA sm_90 card (session 44): s44d — the second work-group per SM gains OpenCL as much as
+    # CUDA (6 %): not residency. Is OpenCL's 8-9 points a fixed time per launch (then it grows at a quarter
+    # of the bytes, K=N=8192 fp16) or a rate? And the registered form without its register cap
+    local_c=w4a16,n8192,k8192,b1
     step "opencl gemv PTX"
-    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case w4a16,n16384,k16384,b1,bf16 --out "$W/ptx" \
-        >> "$OUT/log-$PART.txt" 2>&1
+    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case $local_c --out "$W/ptx" >> "$OUT/log-$PART.txt" 2>&1
     SOLBENCH_CL_PTX="$W/ptx/cl-gemv_lowbit-fused_packed-gemv_lowbit_pk.ptx" \
         probe 100 "gemv_cuda_clptx_$local_c" gemv_lowbit cuda --case $local_c --cap 0.5 --ab 20 \
         --only 'fused_packed$|OpenCL PTX fused_packed$'
     probe 100 "gemv_opencl_pk_$local_c" gemv_lowbit opencl --case $local_c --cap 0.5 --ab 20 \
         --only 'fused_packed$|fused_mma$|no regcap'
-    w4_ab 60 gemv_opencl_pk opencl 20 'fused_packed$|no regcap'
     ;;
 s44d)  # ~1.5 min, any NVIDIA sm_90 card (session 44): s44c found OpenCL's own PTX of fused_packed as fast
     # through CUDA as CUDA's build (86.7 / 83.2 % on an H100) and 9 points slower through OpenCL: is it

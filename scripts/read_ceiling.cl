@@ -5,9 +5,10 @@
 // value against the host's, so a form that skips data fails.
 //
 //   rd_empty  one work-item, no reads: the timed window's fixed cost
+//   rd_lmem   a full grid with LMEM bytes of static local memory per work-group, no reads
 //   rd_ldg    grid-stride 16-byte loads, U of them in flight per work-item before any is used;
 //             CHUNK 1: each work-group reads one contiguous chunk instead of the grid-wide stride
-// Defines: BLOCK (work-group size, a power of two), U, CHUNK.
+// Defines: BLOCK (work-group size, a power of two), U, CHUNK, LMEM.
 #ifndef U
 #define U 4
 #endif
@@ -30,6 +31,20 @@ inline void publish(uint acc, __local uint* tree, __global uint* out) {
 
 __kernel void rd_empty(__global const uint4* restrict a, long n16, __global uint* out) {
     if (get_global_id(0) == 0 && n16 < 0) *out = fold(a[0]);
+}
+
+#ifndef LMEM
+#define LMEM 16
+#endif
+__kernel __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
+void rd_lmem(__global const uint4* restrict a, long n16, __global uint* out) {
+    __local uint4 pad[LMEM / 16];
+    const int t = get_local_id(0);
+    if (n16 < 0) {
+        pad[t % (LMEM / 16)] = a[t];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        *out = fold(pad[(t + 1) % (LMEM / 16)]);
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(BLOCK, 1, 1)))

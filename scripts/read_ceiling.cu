@@ -4,6 +4,7 @@
 // against the host's, so a form that skips data fails.
 //
 //   rd_empty  one thread, no reads: the timed window's fixed cost
+//   rd_lmem   a full grid with LMEM bytes of static shared memory per block, no reads
 //   rd_ldg    grid-stride 16-byte loads, U of them in flight per thread before any is used;
 //             NC 1: ld.global.nc.L1::no_allocate.L2::256B (no L1 line, 256-byte L2 fetch);
 //             CHUNK 1: each block reads one contiguous chunk instead of the grid-wide stride
@@ -57,6 +58,19 @@ __device__ __forceinline__ uint4 ld16(const uint4* p) {
 
 extern "C" __global__ void rd_empty(const uint4* __restrict__ a, long long n16, unsigned* out) {
     if (threadIdx.x == 0 && blockIdx.x == 0 && n16 < 0) *out = fold(a[0]);
+}
+
+// rd_lmem: a grid of blocks with LMEM bytes of static shared memory and no reads
+#ifndef LMEM
+#define LMEM 16
+#endif
+extern "C" __global__ void rd_lmem(const uint4* __restrict__ a, long long n16, unsigned* out) {
+    __shared__ uint4 pad[LMEM / 16];
+    if (n16 < 0) {
+        pad[threadIdx.x % (LMEM / 16)] = a[threadIdx.x];
+        __syncthreads();
+        *out = fold(pad[(threadIdx.x + 1) % (LMEM / 16)]);
+    }
 }
 
 extern "C" __global__ void rd_ldg(const uint4* __restrict__ a, long long n16, unsigned* out) {

@@ -120,7 +120,7 @@ def test_read_ceiling_runs_on_the_cpu(tmp_path, backend, module):
     checked by the XOR of every word it read before it is timed."""
     pytest.importorskip(module)
     sys.path.insert(0, str(ROOT / "scripts"))
-    from read_ceiling import PLAIN_FORMS
+    from read_ceiling import DIALECTS
 
     only = [] if backend == "opencl" else ["--only", "empty|u4 2x512|chunk"]  # (lavapipe: slow dispatches)
     cmd = [sys.executable, str(ROOT / "scripts/read_ceiling.py"), "--backend", backend, "--sizes", "1000016",
@@ -130,7 +130,7 @@ def test_read_ceiling_runs_on_the_cpu(tmp_path, backend, module):
         pytest.skip(f"no {backend} device")
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads((tmp_path / f"read-ceiling-{backend}.json").read_text())
-    want = PLAIN_FORMS if backend == "opencl" else ["empty", "ldg u4 2x512", "chunk u4 2x512"]
+    want = DIALECTS["opencl"].forms if backend == "opencl" else ["empty", "ldg u4 2x512", "chunk u4 2x512"]
     assert doc["backend"] == backend and [row["form"] for row in doc["rows"]] == want
     assert all(row["checked"] and row["median_s"] > 0 for row in doc["rows"]), doc["rows"]
 

@@ -118,6 +118,13 @@ w4_ab() {  # w4_ab SECONDS NAME BACKEND ROUNDS FILTER: scripts/probe.py's GEMV c
     done
 }
 
+cl_ptx() {  # cl_ptx CASE: the PTX NVIDIA's OpenCL compiler makes of every OpenCL GEMV kernel at CASE, into
+    # $W/ptx (scripts/cl_ptx.py); fused_packed's is $W/$CL_PK_PTX (the probe row "OpenCL PTX" loads it)
+    step "opencl gemv PTX"
+    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case "$1" --out "$W/ptx" >> "$OUT/log-$PART.txt" 2>&1
+}
+CL_PK_PTX=ptx/cl-gemv_lowbit-fused_packed-gemv_lowbit_pk.ptx
+
 pk_timeline() {  # pk_timeline CASE: scripts/pk_timeline.py (CUDA fused_packed's per-block timeline)
     step "pk_timeline $1"
     timeout 100 "$PY" scripts/pk_timeline.py --case "$1" --out "$W" > "$W/pk_timeline_$1.txt" 2>&1
@@ -163,9 +170,8 @@ s44e)  # ~1.5 min, any NVIDIA sm_90 card (session 44): s44d — the second work-
     # CUDA (6 %): not residency. Is OpenCL's 8-9 points a fixed time per launch (then it grows at a quarter
     # of the bytes, K=N=8192 fp16) or a rate? And the registered form without its register cap
     local_c=w4a16,n8192,k8192,b1
-    step "opencl gemv PTX"
-    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case $local_c --out "$W/ptx" >> "$OUT/log-$PART.txt" 2>&1
-    SOLBENCH_CL_PTX="$W/ptx/cl-gemv_lowbit-fused_packed-gemv_lowbit_pk.ptx" \
+    cl_ptx $local_c
+    SOLBENCH_CL_PTX="$W/$CL_PK_PTX" \
         probe 100 "gemv_cuda_clptx_$local_c" gemv_lowbit cuda --case $local_c --cap 0.5 --ab 20 \
         --only 'fused_packed$|OpenCL PTX fused_packed$'
     probe 100 "gemv_opencl_pk_$local_c" gemv_lowbit opencl --case $local_c --cap 0.5 --ab 20 \
@@ -175,10 +181,8 @@ s44d)  # ~1.5 min, any NVIDIA sm_90 card (session 44): s44c found OpenCL's own P
     # through CUDA as CUDA's build (86.7 / 83.2 % on an H100) and 9 points slower through OpenCL: is it
     # residency (two work-groups of 35 KiB per SM)? The PTX through CUDA with one block per SM (grid or
     # carveout), and OpenCL's kernel with one work-group per SM beside its two
-    step "opencl gemv PTX"
-    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case w4a16,n16384,k16384,b1,bf16 --out "$W/ptx" \
-        >> "$OUT/log-$PART.txt" 2>&1
-    SOLBENCH_CL_PTX="$W/ptx/cl-gemv_lowbit-fused_packed-gemv_lowbit_pk.ptx" \
+    cl_ptx w4a16,n16384,k16384,b1,bf16
+    SOLBENCH_CL_PTX="$W/$CL_PK_PTX" \
         w4_ab 80 gemv_cuda_clptx cuda 20 'fused_packed$|OpenCL PTX'
     w4_ab 60 gemv_opencl_pk opencl 20 'fused_packed$|x1/SM PXR=1$'
     ;;
@@ -186,10 +190,8 @@ s44c)  # ~1.5 min, any NVIDIA sm_90 card (session 44): OpenCL fused_packed's PTX
     # makes it (scripts/cl_ptx.py, one process), launched through CUDA (probe row "OpenCL PTX", another)
     # beside CUDA's own build of the same kernel at the same geometry (8, 2, 2, two per SM) and the
     # registered CUDA form: does the gap live in the OpenCL front end's code or in its runtime?
-    step "opencl gemv PTX"
-    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case w4a16,n16384,k16384,b1,bf16 --out "$W/ptx" \
-        >> "$OUT/log-$PART.txt" 2>&1
-    SOLBENCH_CL_PTX="$W/ptx/cl-gemv_lowbit-fused_packed-gemv_lowbit_pk.ptx" \
+    cl_ptx w4a16,n16384,k16384,b1,bf16
+    SOLBENCH_CL_PTX="$W/$CL_PK_PTX" \
         w4_ab 80 gemv_cuda_clptx cuda 20 'fused_packed$|packed2 KW=8 STAGES=2 SPW=2 x2/SM$|OpenCL PTX'
     w4_ab 60 gemv_opencl_pk opencl 20 'fused_packed$|fused_mma$'
     ;;
@@ -199,9 +201,7 @@ s44b)  # ~2.5 min, any NVIDIA sm_90 card, an H200 first (session 44): OpenCL fus
     # fused_mma (for a SASS comparison with NVRTC's build of CUDA's kernel on the CPU machine)
     test_cases 60 opencl test_gemv_opencl_pk --op gemv_lowbit --variant fused_packed --variant fused_mma
     w4_ab 90 gemv_opencl_pxr opencl 20 'fused_packed$|fused_mma$|PXR'
-    step "opencl gemv PTX"
-    timeout 60 "$PY" scripts/cl_ptx.py gemv_lowbit --case w4a16,n16384,k16384,b1,bf16 --out "$W/ptx" \
-        >> "$OUT/log-$PART.txt" 2>&1
+    cl_ptx w4a16,n16384,k16384,b1,bf16
     ;;
 s44a)  # ~1 min, any NVIDIA sm_90 card (new in session 44): OpenCL fused_packed with each chunk's x slice
     # in its ring stage (PXR: a second bulk copy) instead of loads from global memory — s43o (H100):

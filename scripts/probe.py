@@ -166,6 +166,7 @@ def _cl_ptx_on_cuda(be, case, per_sm: int | None = None):
     text = (head + entry).replace("%envreg6", "%nctaid.x").replace("%envreg0", "0")
     if "%envreg" in text:
         raise Unsupported("the PTX reads an OpenCL environment register CUDA has no value for")
+    # (kept: CuPy may load the module from the file lazily, at the first launch)
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
         f.write(text)
     fn = be.cp.RawModule(path=f.name).get_function("gemv_lowbit_pk")

@@ -169,13 +169,12 @@ s44f)  # ~1 min, any NVIDIA card (session 44): s44e — OpenCL's extra time on f
 s44e)  # ~1.5 min, any NVIDIA sm_90 card (session 44): s44d — the second work-group per SM gains OpenCL as much as
     # CUDA (6 %): not residency. Is OpenCL's 8-9 points a fixed time per launch (then it grows at a quarter
     # of the bytes, K=N=8192 fp16) or a rate? And the registered form without its register cap
-    local_c=w4a16,n8192,k8192,b1
-    cl_ptx $local_c
+    cl_ptx w4a16,n8192,k8192,b1
     SOLBENCH_CL_PTX="$W/$CL_PK_PTX" \
-        probe 100 "gemv_cuda_clptx_$local_c" gemv_lowbit cuda --case $local_c --cap 0.5 --ab 20 \
-        --only 'fused_packed$|OpenCL PTX fused_packed$'
-    probe 100 "gemv_opencl_pk_$local_c" gemv_lowbit opencl --case $local_c --cap 0.5 --ab 20 \
-        --only 'fused_packed$|fused_mma$|no regcap'
+        probe 100 gemv_cuda_clptx_w4a16,n8192,k8192,b1 gemv_lowbit cuda --case w4a16,n8192,k8192,b1 \
+        --cap 0.5 --ab 20 --only 'fused_packed$|OpenCL PTX fused_packed$'
+    probe 100 gemv_opencl_pk_w4a16,n8192,k8192,b1 gemv_lowbit opencl --case w4a16,n8192,k8192,b1 \
+        --cap 0.5 --ab 20 --only 'fused_packed$|fused_mma$|no regcap'
     ;;
 s44d)  # ~1.5 min, any NVIDIA sm_90 card (session 44): s44c found OpenCL's own PTX of fused_packed as fast
     # through CUDA as CUDA's build (86.7 / 83.2 % on an H100) and 9 points slower through OpenCL: is it

@@ -7,9 +7,9 @@ into a shared-memory ring) of the same byte counts with the harness's protocol
 (suite.timing.measure: cold, L2 read-flushed, median), plus an empty kernel: the timed window's
 fixed cost. Each form is checked first (the XOR of every word it read against the host's). One
 JSON file (atomic) under --out. ``--backend opencl`` / ``webgpu``: the plain-load forms in OpenCL C
-(scripts/read_ceiling.cl) or WGSL (scripts/read_ceiling.wgsl), timed by that backend's sample —
-what a vendor's OpenCL or WebGPU path allows at the same byte counts (they run on PoCL and
-lavapipe too); a size a backend cannot hold in one buffer or binding is left out, with the reason.
+(scripts/read_ceiling.cl, with the full-grid empty launches) or WGSL (scripts/read_ceiling.wgsl),
+timed by that backend's sample — what a vendor's OpenCL or WebGPU path allows at the same byte
+counts (they run on PoCL and lavapipe too); a size a backend cannot hold in one buffer or binding is left out, with the reason.
 
     python scripts/read_ceiling.py [--backend cuda|opencl|webgpu] [--out DIR] [--cap SECONDS]
                                    [--sizes BYTES,...] [--only REGEX]
@@ -69,9 +69,10 @@ FORMS: dict[str, tuple[str, dict, int, int]] = {
 }
 
 
-#: the forms read_ceiling.cl and .wgsl have (no PTX: plain loads only); OpenCL C's local-memory ones
+#: the forms read_ceiling.cl and .wgsl both have (no PTX: plain loads only)
 PLAIN_FORMS = [f for f, (entry, d, _, _) in FORMS.items()
                if entry in ("rd_empty", "rd_ldg") and not d.get("NC")]
+#: the full-grid empty launches with static local memory (read_ceiling.cl and .cu, not .wgsl)
 LMEM_FORMS = [f for f, (entry, _, _, _) in FORMS.items() if entry == "rd_lmem"]
 #: forms that read nothing (their XOR is not checked)
 NO_READ = ("rd_empty", "rd_lmem")

@@ -9,7 +9,8 @@ fixed cost. Each form is checked first (the XOR of every word it read against th
 JSON file (atomic) under --out. ``--backend opencl`` / ``webgpu``: the plain-load forms in OpenCL C
 (scripts/read_ceiling.cl, with the full-grid empty launches) or WGSL (scripts/read_ceiling.wgsl),
 timed by that backend's sample — what a vendor's OpenCL or WebGPU path allows at the same byte
-counts (they run on PoCL and lavapipe too); a size a backend cannot hold in one buffer or binding is left out, with the reason.
+counts (they run on PoCL and lavapipe too); a size a backend cannot hold in one buffer or binding
+is left out, with the reason.
 
     python scripts/read_ceiling.py [--backend cuda|opencl|webgpu] [--out DIR] [--cap SECONDS]
                                    [--sizes BYTES,...] [--only REGEX]

@@ -303,7 +303,14 @@ def _gemv_webgpu():
                   (2, 32, 1, 2, 0, 1, 1), (6, 32, 1, 2, 0, 1, 1), (4, 24, 1, 2, 0, 1, 1),
                   (4, 32, 1, 2, 1, 1, 1),
                   # session 43: two workgroups per compute unit with LP (more bytes in flight per SM)
-                  (4, 16, 2, 2, 0, 1, 1), (2, 32, 2, 2, 0, 1, 1))]
+                  (4, 16, 2, 2, 0, 1, 1), (2, 32, 2, 2, 0, 1, 1))] + [
+        # session 45: the weights repacked so that each team's tile is one contiguous stream (RL,
+        # 8th field); the registered form without x's conversion and without the dot products
+        (f"dp4a s45 shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
+        for s in ((4, 32, 1, 2, 0, 1, 1, 1), (2, 32, 1, 2, 0, 1, 1, 1), (8, 16, 1, 2, 0, 1, 1, 1),
+                  (4, 24, 1, 2, 1, 1, 1, 1))] + [
+        (f"dp4a s45 DIAG={d}{rl} UNCHECKED", lambda be, c, d=d, s=s: gk.webgpu_dp4a(be, c, s, diag=d))
+        for d in (1, 2) for rl, s in (("", None), (" RL", (4, 32, 1, 2, 0, 1, 1, 1)))]
 
 
 def _attention_cuda():

@@ -253,7 +253,9 @@ def _dp4a_wgsl_options_child():
     subgroup summing by subgroupAdd (SG 2; with ST, y stored by the last chunk: odd N at batch 1,
     the gemv_pack fallback at odd N and batch 2), weights loaded a step ahead (PF), every chunk in
     one dispatch (LP, at SG 0, 1 and 2), with either, at
-    1–4 rows per team and 4–16 teams; one or several chunks of 4–128
+    1–4 rows per team and 4–16 teams; the weights repacked per tile (RL, at SG 0, 1 and 2, 3 and 4
+    rows per team, blocks of 4 and 32 units; a second input set through the same launcher is
+    repacked, not served the first one's copy); one or several chunks of 4–128
     units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
     (up to 32 sums per team, eight rounds of four); and the registered shape's fallback where the
     adapter lacks subgroups."""
@@ -270,9 +272,22 @@ def _dp4a_wgsl_options_child():
              (19, 4096, 2, 64, "bf16"))  # (4 and 2 steps of 32 units per lane)
     fails = []
     for shape in ((4, 16, 1, 1, 0), (4, 16, 1, 0, 1), (2, 4, 2, 1, 1), (1, 8, 1, 1, 1), (4, 16, 1, 2, 0),
-                  (2, 4, 2, 2, 1, 1), (2, 4, 2, 2, 1, 1, 1), (4, 16, 1, 1, 0, 0, 1), (1, 8, 1, 0, 1, 0, 1)):
+                  (2, 4, 2, 2, 1, 1), (2, 4, 2, 2, 1, 1, 1), (4, 16, 1, 1, 0, 0, 1), (1, 8, 1, 0, 1, 0, 1),
+                  (4, 16, 1, 2, 0, 1, 1, 1), (3, 4, 2, 1, 1, 0, 1, 1), (2, 4, 2, 0, 0, 0, 0, 1)):
         fails += [f"{shape} {f}" for f in _dp4a_fails(
             be, lambda be, case, cu, s=shape: gk.webgpu_dp4a(be, case, s, cu=cu), cases)]
+    # RL: one launcher, two input sets (the second must not be served the first one's repacked copy)
+    from suite.check import checked_launch
+
+    run = gk.webgpu_dp4a(be, SPEC.case("w4a16,n48,k256,b1,bf16"), (4, 16, 1, 2, 0, 1, 1, 1))
+    for seed in (7, 8):
+        case = Case("w4a16,n48,k256,b1,bf16", {"n": 48, "k": 256, "b": 1, "bits": 4}, "bf16", seed)
+        x = SPEC.inputs(case)
+        res = checked_launch(be, SPEC, case, run, {a: be.upload(x[a]) for a in ("qweight", "scales", "x")},
+                             {"y": be.empty((1, 48), x["x"].dtype)}, x, SPEC.reference(case, x),
+                             SPEC.tolerance(case))
+        if not res.ok:
+            fails.append(f"RL, input set of seed {seed}: {res.message[:300]}")
     # the registered shape on an adapter without subgroups: the SG 0 fallback, still right
     be.features = be.features - {"subgroup"}
     fails += [f"no subgroup: {f}" for f in _dp4a_fails(

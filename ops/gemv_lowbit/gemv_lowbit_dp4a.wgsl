@@ -26,10 +26,16 @@
 // the earlier chunks' in acc_out) and stores y's 16-bit pairs itself, so no gemv_pack dispatch
 // follows (a team owns both rows of each pair it stores). LP 1: one dispatch walks every chunk
 // (x converted again after a workgroup barrier; a team adds to the acc_out sums it stored itself,
-// the tiles being dealt alike in every chunk) instead of a dispatch per chunk.
+// the tiles being dealt alike in every chunk) instead of a dispatch per chunk. RL 1: the weights
+// and scales come repacked once per weight set (kernels.py: wgsl_rows_layout), so that a team's
+// tile is one contiguous stream: words as [tile][unit / BW][row][unit % BW] (BW units, the team
+// width where K allows: each row's load instruction reads BW·16 contiguous bytes, a step's RPT
+// rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. DIAG (probes only, wrong
+// results by design): 1 skips x's conversion, 2 also the dot products (each step's words only
+// folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1) and, from SG,
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP, RL (0/1), BW, DIAG and, from SG,
 // SG_ARG (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
 // (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
 // subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
@@ -56,6 +62,9 @@ const SG: u32 = {{SG}}u;
 const PF: u32 = {{PF}}u;
 const ST: u32 = {{ST}}u;
 const LP: u32 = {{LP}}u;
+const RL: u32 = {{RL}}u;
+const BW: u32 = {{BW}}u;
+const DIAG: u32 = {{DIAG}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
@@ -82,12 +91,20 @@ struct Tile { w: array<vec4<u32>, RPT>, s: array<f32, RPT> }
 fn load_tile(t: u32, uc: u32, chunk: u32) -> Tile {
     var o: Tile;
     let upr = p.k / 32u;
+    let gpr = p.k / 128u;
     let u = chunk * CU + uc;
+    // RL 1: tile t's stream (SG 0 and 1 run teams past the last tile: they read the last one)
+    let tt = min(t, (p.n - 1u) / RPT);
     // @unroll
     for (var r = 0u; r < RPT; r++) {
-        let n = min(t * RPT + r, p.n - 1u);  // rows past N recompute row N-1, never stored
-        o.w[r] = wq[n * upr + u];
-        o.s[r] = scale(n * (p.k / 128u) + u / 4u);
+        if (RL == 1u) {
+            o.w[r] = wq[((tt * (upr / BW) + u / BW) * RPT + r) * BW + u % BW];
+            o.s[r] = scale((tt * gpr + u / 4u) * RPT + r);
+        } else {
+            let n = min(t * RPT + r, p.n - 1u);  // rows past N recompute row N-1, never stored
+            o.w[r] = wq[n * upr + u];
+            o.s[r] = scale(n * gpr + u / 4u);
+        }
     }
     return o;
 }
@@ -139,7 +156,7 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
         // convert: invocation per (batch row, unit) of the chunk
-        for (var base = 0u; base < NB * CU; base += WG) {
+        for (var base = 0u; base < select(NB * CU, 0u, DIAG > 0u); base += WG) {
             let i = base + lid;
             let b = min(i / CU, NB - 1u);
             let uc = i % CU;
@@ -218,6 +235,14 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 }
                 let w = cur.w;
                 let s = cur.s;
+                if (DIAG == 2u) {
+                    // @unroll
+                    for (var r = 0u; r < RPT; r++) {
+                        let v = w[r].x ^ w[r].y ^ w[r].z ^ w[r].w;
+                        acc[r * NB] = fma(f32(v & 0xffu), s[r], acc[r * NB]);
+                    }
+                    continue;
+                }
                 // @unroll
                 for (var b = 0u; b < NB; b++) {
                     let x0a = xpl[((b * 3u) * 2u) * CU + uc];

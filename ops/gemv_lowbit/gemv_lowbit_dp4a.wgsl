@@ -30,12 +30,16 @@
 // and scales come repacked once per weight set (kernels.py: wgsl_rows_layout), so that a team's
 // tile is one contiguous stream: words as [tile][unit / BW][row][unit % BW] (BW units, the team
 // width where K allows: each row's load instruction reads BW·16 contiguous bytes, a step's RPT
-// rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. DIAG (probes only, wrong
+// rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. RL 2: the same blocks
+// K-major, [unit / BW][tile][row][unit % BW] and [group][tile][row], so that the teams' steps
+// read one contiguous slab of the weights at a time, as a grid-stride read does. XP 1 (PF 0): each
+// team's first step of a chunk is loaded before the chunk's x conversion, its latency hidden
+// behind it. DIAG (probes only, wrong
 // results by design): 1 skips x's conversion, 2 also the dot products (each step's words only
 // folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP, RL (0/1), BW, DIAG and, from SG,
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP, XP (0/1), RL (0/1/2), BW, DIAG and, from SG,
 // SG_ARG (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
 // (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
 // subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
@@ -65,6 +69,7 @@ const LP: u32 = {{LP}}u;
 const RL: u32 = {{RL}}u;
 const BW: u32 = {{BW}}u;
 const DIAG: u32 = {{DIAG}}u;
+const XP: u32 = {{XP}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
@@ -93,13 +98,17 @@ fn load_tile(t: u32, uc: u32, chunk: u32) -> Tile {
     let upr = p.k / 32u;
     let gpr = p.k / 128u;
     let u = chunk * CU + uc;
-    // RL 1: tile t's stream (SG 0 and 1 run teams past the last tile: they read the last one)
-    let tt = min(t, (p.n - 1u) / RPT);
+    // RL 1 and 2: tile t's blocks (SG 0 and 1 run teams past the last tile: they read the last one)
+    let tiles = (p.n + RPT - 1u) / RPT;
+    let tt = min(t, tiles - 1u);
     // @unroll
     for (var r = 0u; r < RPT; r++) {
         if (RL == 1u) {
             o.w[r] = wq[((tt * (upr / BW) + u / BW) * RPT + r) * BW + u % BW];
             o.s[r] = scale((tt * gpr + u / 4u) * RPT + r);
+        } else if (RL == 2u) {
+            o.w[r] = wq[((u / BW * tiles + tt) * RPT + r) * BW + u % BW];
+            o.s[r] = scale((u / 4u * tiles + tt) * RPT + r);
         } else {
             let n = min(t * RPT + r, p.n - 1u);  // rows past N recompute row N-1, never stored
             o.w[r] = wq[n * upr + u];
@@ -132,6 +141,53 @@ fn pick4(a: i32, b: i32, c: i32, d: i32, p: u32) -> u32 {
         | (((u32(d) >> s) & 0xffu) << 24u);
 }
 
+// one step of a tile: its RPT rows' unit uc (the words and scales in cur) against x's planes of
+// every batch row, into acc
+fn dot_step(cur: Tile, uc: u32, acc: ptr<function, array<f32, RN>>) {
+    let w = cur.w;
+    let s = cur.s;
+    if (DIAG == 2u) {
+        // @unroll
+        for (var r = 0u; r < RPT; r++) {
+            let v = w[r].x ^ w[r].y ^ w[r].z ^ w[r].w;
+            (*acc)[r * NB] = fma(f32(v & 0xffu), s[r], (*acc)[r * NB]);
+        }
+        return;
+    }
+    // @unroll
+    for (var b = 0u; b < NB; b++) {
+        let x0a = xpl[((b * 3u) * 2u) * CU + uc];
+        let x0b = xpl[((b * 3u) * 2u + 1u) * CU + uc];
+        let x1a = xpl[((b * 3u + 1u) * 2u) * CU + uc];
+        let x1b = xpl[((b * 3u + 1u) * 2u + 1u) * CU + uc];
+        let x2a = xpl[((b * 3u + 2u) * 2u) * CU + uc];
+        let x2b = xpl[((b * 3u + 2u) * 2u + 1u) * CU + uc];
+        let f = fgr[b * (CU / 4u) + uc / 4u];
+        let s8 = sm8[b * CU + uc];
+        // @unroll
+        for (var r = 0u; r < RPT; r++) {
+            var p0 = 0u;
+            var p1 = 0u;
+            var p2 = 0i;
+            // @unroll
+            for (var j = 0u; j < 4u; j++) {
+                let lo = w[r][j] & 0x0f0f0f0fu;
+                let hi = (w[r][j] >> 4u) & 0x0f0f0f0fu;
+                let h = j / 2u;
+                let o = 2u * (j % 2u);
+                let xl0 = select(x0a, x0b, h == 1u);
+                let xl1 = select(x1a, x1b, h == 1u);
+                let xl2 = select(x2a, x2b, h == 1u);
+                p0 += dot4U8Packed(lo, xl0[o]) + dot4U8Packed(hi, xl0[o + 1u]);
+                p1 += dot4U8Packed(lo, xl1[o]) + dot4U8Packed(hi, xl1[o + 1u]);
+                p2 += dot4I8Packed(lo, xl2[o]) + dot4I8Packed(hi, xl2[o + 1u]);
+            }
+            let tq = bitcast<i32>(p0 + (p1 << 8u) + (bitcast<u32>(p2) << 16u) - bitcast<u32>(s8));
+            (*acc)[r * NB + b] = fma(f32(tq), s[r] * f, (*acc)[r * NB + b]);
+        }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                     @builtin(num_workgroups) nwg: vec3<u32>{{SG_ARG}}) {
@@ -153,23 +209,27 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     let c_end = select(p.chunk + 1u, p.chunks, LP == 1u);
     for (var chunk = p.chunk; chunk < c_end; chunk++) {
         let u0 = chunk * CU;
+        // XP 1: the first tile's first step in flight while x is converted (its team's first tile
+        // is gt: the same clamped read as the loop's where gt is past the last tile)
+        var first: Tile;
+        if (XP == 1u && lane < CU) { first = load_tile(gt, lane, chunk); }
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
-        // convert: invocation per (batch row, unit) of the chunk
+        // convert: invocation per (batch row, unit) of the chunk; x's 32 values stay 16-bit words
+        // until the group's max is known (16 registers, not 32), the fixed point made 16 at a time
         for (var base = 0u; base < select(NB * CU, 0u, DIAG > 0u); base += WG) {
             let i = base + lid;
             let b = min(i / CU, NB - 1u);
             let uc = i % CU;
-            var v: array<f32, 32>;
+            var q: array<vec4<u32>, 4>;
             var amax = 0.0;
             var bad = false;
             // @unroll
             for (var h = 0u; h < 4u; h++) {
-                let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + h];
+                q[h] = xs[(b * k_len + 32u * (u0 + uc)) / 8u + h];
                 // @unroll
                 for (var e = 0u; e < 8u; e++) {
-                    let f = half_at(q[e / 2u], e);
-                    v[8u * h + e] = f;
+                    let f = half_at(q[h][e / 2u], e);
                     amax = max(amax, abs(f));
                     bad = bad || ((bitcast<u32>(f) & 0x7f800000u) == 0x7f800000u);
                 }
@@ -187,27 +247,22 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 let gmax = max(max(a0, a1), max(a2, a3));
                 let eb = max(22u, bitcast<u32>(gmax) >> 23u);
                 let cs = bitcast<f32>((275u - eb) << 23u);  // 2^(148 − eb)
-                var m: array<i32, 32>;
                 var sum = 0i;
                 // @unroll
-                for (var e = 0u; e < 32u; e++) {
-                    // round(v·cs)
-                    m[e] = bitcast<i32>(bitcast<u32>(fma(v[e], cs, 12582912.0)) - 0x4b400000u);
-                    sum += m[e];
-                }
-                // @unroll
-                for (var pl = 0u; pl < 3u; pl++) {
+                for (var hh = 0u; hh < 2u; hh++) {
+                    var m: array<i32, 16>;  // values 16·hh … 16·hh + 15
                     // @unroll
-                    for (var hh = 0u; hh < 2u; hh++) {
-                        let j0 = 2u * hh;
-                        let j1 = 2u * hh + 1u;
-                        let a = 8u * j0;
-                        let c = 8u * j1;
+                    for (var e = 0u; e < 16u; e++) {
+                        let f = half_at(q[2u * hh + e / 8u][(e % 8u) / 2u], e);
+                        // round(f·cs)
+                        m[e] = bitcast<i32>(bitcast<u32>(fma(f, cs, 12582912.0)) - 0x4b400000u);
+                        sum += m[e];
+                    }
+                    // @unroll
+                    for (var pl = 0u; pl < 3u; pl++) {
                         xpl[((b * 3u + pl) * 2u + hh) * CU + uc] = vec4<u32>(
-                            pick4(m[a], m[a + 2u], m[a + 4u], m[a + 6u], pl),
-                            pick4(m[a + 1u], m[a + 3u], m[a + 5u], m[a + 7u], pl),
-                            pick4(m[c], m[c + 2u], m[c + 4u], m[c + 6u], pl),
-                            pick4(m[c + 1u], m[c + 3u], m[c + 5u], m[c + 7u], pl));
+                            pick4(m[0], m[2], m[4], m[6], pl), pick4(m[1], m[3], m[5], m[7], pl),
+                            pick4(m[8], m[10], m[12], m[14], pl), pick4(m[9], m[11], m[13], m[15], pl));
                     }
                 }
                 sm8[b * CU + uc] = 8i * sum;
@@ -223,9 +278,14 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             var acc: array<f32, RN>;
             // @unroll
             for (var i = 0u; i < RN; i++) { acc[i] = 0.0; }
+            var uc = lane;
+            if (XP == 1u && it == 0u) {  // the step loaded before the conversion
+                if (uc < CU) { dot_step(first, uc, &acc); }
+                uc += tsz;
+            }
             var nxt: Tile;
-            if (PF == 1u && lane < CU) { nxt = load_tile(t, lane, chunk); }
-            for (var uc = lane; uc < CU; uc += tsz) {
+            if (PF == 1u && uc < CU) { nxt = load_tile(t, uc, chunk); }
+            for (; uc < CU; uc += tsz) {
                 var cur: Tile;
                 if (PF == 1u) {
                     cur = nxt;
@@ -233,49 +293,7 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 } else {
                     cur = load_tile(t, uc, chunk);
                 }
-                let w = cur.w;
-                let s = cur.s;
-                if (DIAG == 2u) {
-                    // @unroll
-                    for (var r = 0u; r < RPT; r++) {
-                        let v = w[r].x ^ w[r].y ^ w[r].z ^ w[r].w;
-                        acc[r * NB] = fma(f32(v & 0xffu), s[r], acc[r * NB]);
-                    }
-                    continue;
-                }
-                // @unroll
-                for (var b = 0u; b < NB; b++) {
-                    let x0a = xpl[((b * 3u) * 2u) * CU + uc];
-                    let x0b = xpl[((b * 3u) * 2u + 1u) * CU + uc];
-                    let x1a = xpl[((b * 3u + 1u) * 2u) * CU + uc];
-                    let x1b = xpl[((b * 3u + 1u) * 2u + 1u) * CU + uc];
-                    let x2a = xpl[((b * 3u + 2u) * 2u) * CU + uc];
-                    let x2b = xpl[((b * 3u + 2u) * 2u + 1u) * CU + uc];
-                    let f = fgr[b * (CU / 4u) + uc / 4u];
-                    let s8 = sm8[b * CU + uc];
-                    // @unroll
-                    for (var r = 0u; r < RPT; r++) {
-                        var p0 = 0u;
-                        var p1 = 0u;
-                        var p2 = 0i;
-                        // @unroll
-                        for (var j = 0u; j < 4u; j++) {
-                            let lo = w[r][j] & 0x0f0f0f0fu;
-                            let hi = (w[r][j] >> 4u) & 0x0f0f0f0fu;
-                            let h = j / 2u;
-                            let o = 2u * (j % 2u);
-                            let xl0 = select(x0a, x0b, h == 1u);
-                            let xl1 = select(x1a, x1b, h == 1u);
-                            let xl2 = select(x2a, x2b, h == 1u);
-                            p0 += dot4U8Packed(lo, xl0[o]) + dot4U8Packed(hi, xl0[o + 1u]);
-                            p1 += dot4U8Packed(lo, xl1[o]) + dot4U8Packed(hi, xl1[o + 1u]);
-                            p2 += dot4I8Packed(lo, xl2[o]) + dot4I8Packed(hi, xl2[o + 1u]);
-                        }
-                        let tq = bitcast<i32>(p0 + (p1 << 8u) + (bitcast<u32>(p2) << 16u)
-                                              - bitcast<u32>(s8));
-                        acc[r * NB + b] = fma(f32(tq), s[r] * f, acc[r * NB + b]);
-                    }
-                }
+                dot_step(cur, uc, &acc);
             }
             if (SG == 2u) {
                 var tot: array<f32, RN>;

@@ -1173,15 +1173,17 @@ _WGSL_SG_TEXT = {0: {"SG_ARG": "", "SG_SIZE": "32u", "XOR": "v", "ADD": "v"},
                      "XOR": "subgroupShuffleXor(v, m)", "ADD": "subgroupAdd(v)"}}
 
 
-def wgsl_rows_layout(w, sc, n: int, k: int, rpt: int, bw: int):
-    """gemv_lowbit_dp4a.wgsl's RL 1 layout from the format's qweight [N, K/2] (uint8) and scales
-    [N, K/128] (16-bit words), NumPy: the words (16-byte units of 32 k) as [tile of rpt rows][unit /
-    bw][row][unit % bw], the scales as [tile][group][row]; rows past N are zeros. The same bytes, in
-    the order a team reads them."""
+def wgsl_rows_layout(w, sc, n: int, k: int, rpt: int, bw: int, rl: int = 1):
+    """gemv_lowbit_dp4a.wgsl's RL layouts from the format's qweight [N, K/2] (uint8) and scales
+    [N, K/128] (16-bit words), NumPy: RL 1, the words (16-byte units of 32 k) as [tile of rpt
+    rows][unit / bw][row][unit % bw] and the scales as [tile][group][row]; RL 2, K-major,
+    [unit / bw][tile][row][unit % bw] and [group][tile][row]. Rows past N are zeros. The same
+    bytes, in the order the teams read them."""
     tiles, upr = cdiv(n, rpt), k // 32
     w, sc = (np.concatenate([a, np.zeros((tiles * rpt - n,) + a.shape[1:], a.dtype)]) for a in (w, sc))
-    wt = w.reshape(tiles, rpt, upr // bw, bw * 16).transpose(0, 2, 1, 3)
-    st = sc.reshape(tiles, rpt, -1).transpose(0, 2, 1)
+    order = (0, 2, 1, 3) if rl == 1 else (2, 0, 1, 3)
+    wt = w.reshape(tiles, rpt, upr // bw, bw * 16).transpose(order)
+    st = sc.reshape(tiles, rpt, -1).transpose(order[:3])
     return np.ascontiguousarray(wt).reshape(-1), np.ascontiguousarray(st)
 
 
@@ -1189,27 +1191,29 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
     gemv_pack (fp32 sums → 16-bit y). ``shape``: (rows per team, teams, workgroups per compute
-    unit[, SG[, PF[, ST[, LP[, RL]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
+    unit[, SG[, PF[, ST[, LP[, RL[, XP]]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
     WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the "subgroup" feature that SG 1 and 2
-    need); RL 1 reads the weights repacked by ``wgsl_rows_layout`` (on the first launch with each
+    need); RL 1 or 2 reads the weights repacked by ``wgsl_rows_layout`` (on the first launch with each
     input set, outside the timed calls once cached, as fused_packed's are). The persistent grid is
     sized for the adapter's compute units (WebGPU reports none: 128 assumed). ``diag``: the
     kernel's DIAG (a probe's diagnostic form, wrong by design)."""
     n, k, b = _dp4a_dims(case)
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
-    rpt, teams, per_sm, sg, pf, st, lp, rl = (*shape, 0, 0, 0, 0, 0)[:8]
+    rpt, teams, per_sm, sg, pf, st, lp, rl, xp = (*shape, 0, 0, 0, 0, 0, 0)[:9]
     if cdiv(n, rpt) * rpt * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
     if sg and "subgroup" not in be.features:
         raise Unsupported(f"gemv_lowbit_dp4a SG {sg}: the adapter has no \"subgroup\" feature")
     if st and (sg != 2 or rpt % 2):
         raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
+    if xp and pf:
+        raise ValueError(f"gemv_lowbit_dp4a XP 1 needs PF 0, not {shape}")
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
     bw = math.gcd(k // 32, 32)  # RL's block: 32 units (a team's lanes) where K allows
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
-            "LP": lp, "RL": rl, "BW": bw, "DIAG": diag}
+            "LP": lp, "RL": rl, "XP": xp, "BW": bw, "DIAG": diag}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     grid = be.grid_2d(max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams))))
     acc = be.empty((b * n,), np.float32)
@@ -1229,7 +1233,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
             return [ins["qweight"], ins["scales"]]
         if not _same_inputs(cache, ins):
             cache.pop("rows", None)
-            w, s = wgsl_rows_layout(be.download(ins["qweight"]), be.download(ins["scales"]), n, k, rpt, bw)
+            w, s = wgsl_rows_layout(*(be.download(ins[a]) for a in ("qweight", "scales")), n, k, rpt, bw, rl)
             cache["rows"] = [be.upload(w), be.upload(s)]
         return cache["rows"]
 

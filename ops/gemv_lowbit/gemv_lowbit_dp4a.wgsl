@@ -32,14 +32,12 @@
 // width where K allows: each row's load instruction reads BW·16 contiguous bytes, a step's RPT
 // rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. RL 2: the same blocks
 // K-major, [unit / BW][tile][row][unit % BW] and [group][tile][row], so that the teams' steps
-// read one contiguous slab of the weights at a time, as a grid-stride read does. XP 1 (PF 0): each
-// team's first step of a chunk is loaded before the chunk's x conversion, its latency hidden
-// behind it. DIAG (probes only, wrong
+// read one contiguous slab of the weights at a time, as a grid-stride read does. DIAG (probes only, wrong
 // results by design): 1 skips x's conversion, 2 also the dot products (each step's words only
 // folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP, XP (0/1), RL (0/1/2), BW, DIAG and, from SG,
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW, DIAG and, from SG,
 // SG_ARG (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
 // (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
 // subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
@@ -69,7 +67,6 @@ const LP: u32 = {{LP}}u;
 const RL: u32 = {{RL}}u;
 const BW: u32 = {{BW}}u;
 const DIAG: u32 = {{DIAG}}u;
-const XP: u32 = {{XP}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
@@ -209,10 +206,6 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     let c_end = select(p.chunk + 1u, p.chunks, LP == 1u);
     for (var chunk = p.chunk; chunk < c_end; chunk++) {
         let u0 = chunk * CU;
-        // XP 1: the first tile's first step in flight while x is converted (its team's first tile
-        // is gt: the same clamped read as the loop's where gt is past the last tile)
-        var first: Tile;
-        if (XP == 1u && lane < CU) { first = load_tile(gt, lane, chunk); }
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
         // convert: invocation per (batch row, unit) of the chunk; x's 32 values stay 16-bit words
@@ -278,14 +271,9 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             var acc: array<f32, RN>;
             // @unroll
             for (var i = 0u; i < RN; i++) { acc[i] = 0.0; }
-            var uc = lane;
-            if (XP == 1u && it == 0u) {  // the step loaded before the conversion
-                if (uc < CU) { dot_step(first, uc, &acc); }
-                uc += tsz;
-            }
             var nxt: Tile;
-            if (PF == 1u && uc < CU) { nxt = load_tile(t, uc, chunk); }
-            for (; uc < CU; uc += tsz) {
+            if (PF == 1u && lane < CU) { nxt = load_tile(t, lane, chunk); }
+            for (var uc = lane; uc < CU; uc += tsz) {
                 var cur: Tile;
                 if (PF == 1u) {
                     cur = nxt;

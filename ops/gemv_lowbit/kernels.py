@@ -1163,7 +1163,12 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: 0, 1) (results/nvidia-h100-80gb-hbm3/probes-20261207-session42/s42w): (4, 32, 1, 2, 0, 1, 1)
 #: 1.267 / 1.043 × its speed (69.3 / 71.2 % of that card's ceiling), (8, 16, 1, 2, 0, 1, 1) 1.260 /
 #: 1.006 ×, (4, 32, 1, 2, 0, 1) 1.029 / 1.046 ×; 32 teams with 8+ rows or PF 1 lost (to 2.7 × the time).
-WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1)
+#: RL (8th field): the weights repacked per tile (1) or K-major (2). Session 45, H100, 20 rounds
+#: against (4, 32, 1, 2, 0, 1, 1) (results/nvidia-h100-80gb-hbm3/probes-20261207-session45/): RL 1
+#: 1.025 / 1.045 × its speed (s45a) and 1.028 / 1.033 × (s45b, 71.6 / 73.7 % of that card's
+#: ceiling), RL 2 1.039 / 1.021 ×; the weight stream alone (DIAG 2) reads 80.4 / 78.9 % plain,
+#: 81.5 / 82.2 RL 1, 85.0 / 83.7 RL 2, and without x's conversion (DIAG 1) the kernel reads 74 %.
+WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
 #: loaded one step ahead) options as WGSL text: SG_ARG, SG_SIZE, XOR and ADD name subgroup
@@ -1191,7 +1196,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
     gemv_pack (fp32 sums → 16-bit y). ``shape``: (rows per team, teams, workgroups per compute
-    unit[, SG[, PF[, ST[, LP[, RL[, XP]]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
+    unit[, SG[, PF[, ST[, LP[, RL]]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
     WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the "subgroup" feature that SG 1 and 2
     need); RL 1 or 2 reads the weights repacked by ``wgsl_rows_layout`` (on the first launch with each
     input set, outside the timed calls once cached, as fused_packed's are). The persistent grid is
@@ -1199,21 +1204,19 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     kernel's DIAG (a probe's diagnostic form, wrong by design)."""
     n, k, b = _dp4a_dims(case)
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
-    rpt, teams, per_sm, sg, pf, st, lp, rl, xp = (*shape, 0, 0, 0, 0, 0, 0)[:9]
+    rpt, teams, per_sm, sg, pf, st, lp, rl = (*shape, 0, 0, 0, 0, 0)[:8]
     if cdiv(n, rpt) * rpt * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
     if sg and "subgroup" not in be.features:
         raise Unsupported(f"gemv_lowbit_dp4a SG {sg}: the adapter has no \"subgroup\" feature")
     if st and (sg != 2 or rpt % 2):
         raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
-    if xp and pf:
-        raise ValueError(f"gemv_lowbit_dp4a XP 1 needs PF 0, not {shape}")
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
     bw = math.gcd(k // 32, 32)  # RL's block: 32 units (a team's lanes) where K allows
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
-            "LP": lp, "RL": rl, "XP": xp, "BW": bw, "DIAG": diag}
+            "LP": lp, "RL": rl, "BW": bw, "DIAG": diag}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     grid = be.grid_2d(max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams))))
     acc = be.empty((b * n,), np.float32)

@@ -317,6 +317,9 @@ def _gemv_webgpu():
         (f"dp4a s45b shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
         for s in ((4, 32, 1, 2, 0, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 2), (2, 32, 1, 2, 1, 1, 1, 1),
                   (2, 32, 1, 2, 1, 1, 1, 2), (2, 16, 2, 2, 1, 1, 1, 1), (2, 32, 1, 2, 0, 1, 1, 1))] + [
+        # fourth call: x converted by four invocations per unit (CV 1)
+        (f"dp4a s45d CV=1 shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s, cv=1))
+        for s in ((4, 32, 1, 2, 0, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 2), (2, 32, 1, 2, 0, 1, 1, 1))] + [
         ("dp4a s45b DIAG=2 RL2 UNCHECKED",
          lambda be, c: gk.webgpu_dp4a(be, c, (4, 32, 1, 2, 0, 1, 1, 2), diag=2))]
 

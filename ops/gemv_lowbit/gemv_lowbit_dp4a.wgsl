@@ -32,12 +32,13 @@
 // width where K allows: each row's load instruction reads BW·16 contiguous bytes, a step's RPT
 // rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. RL 2: the same blocks
 // K-major, [unit / BW][tile][row][unit % BW] and [group][tile][row], so that the teams' steps
-// read one contiguous slab of the weights at a time, as a grid-stride read does. DIAG (probes only, wrong
+// read one contiguous slab of the weights at a time, as a grid-stride read does. CV 1: x converted
+// by four invocations per unit (eight values each) instead of one. DIAG (probes only, wrong
 // results by design): 1 skips x's conversion, 2 also the dot products (each step's words only
 // folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW, DIAG and, from SG,
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP, CV (0/1), RL (0/1/2), BW, DIAG and, from SG,
 // SG_ARG (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
 // (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
 // subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
@@ -67,12 +68,14 @@ const LP: u32 = {{LP}}u;
 const RL: u32 = {{RL}}u;
 const BW: u32 = {{BW}}u;
 const DIAG: u32 = {{DIAG}}u;
+const CV: u32 = {{CV}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
 var<workgroup> fgr: array<f32, NB * CU / 4u>;       // 2^(eb − 148) per group (NaN: NaN/Inf in it)
 var<workgroup> amx: array<f32, WG>;                 // a pass's per-unit max |x| (−1: NaN/Inf)
 var<workgroup> red: array<f32, WG>;
+var<workgroup> smq: array<i32, WG>;                 // CV 1: a pass's Σ M per quarter unit
 
 #include "f16.wgsl"
 
@@ -210,7 +213,7 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
         workgroupBarrier();
         // convert: invocation per (batch row, unit) of the chunk; x's 32 values stay 16-bit words
         // until the group's max is known (16 registers, not 32), the fixed point made 16 at a time
-        for (var base = 0u; base < select(NB * CU, 0u, DIAG > 0u); base += WG) {
+        for (var base = 0u; base < select(NB * CU, 0u, DIAG > 0u || CV == 1u); base += WG) {
             let i = base + lid;
             let b = min(i / CU, NB - 1u);
             let uc = i % CU;
@@ -263,6 +266,62 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                     fgr[b * (CU / 4u) + uc / 4u] = select(bitcast<f32>((eb - 21u) << 23u),
                                                           bitcast<f32>(0x7fc00000u), nonfinite);
                 }
+            }
+        }
+        // CV 1: four invocations per unit, eight values each (a quarter of the chain above)
+        for (var base = 0u; base < select(0u, NB * CU * 4u, DIAG == 0u && CV == 1u); base += WG) {
+            let i = base + lid;
+            let b = min(i / (4u * CU), NB - 1u);
+            let uc = (i / 4u) % CU;
+            let qt = i % 4u;  // values 8·qt … 8·qt + 7 of the unit
+            let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + qt];
+            var amax = 0.0;
+            var bad = false;
+            // @unroll
+            for (var e = 0u; e < 8u; e++) {
+                let f = half_at(q[e / 2u], e);
+                amax = max(amax, abs(f));
+                bad = bad || ((bitcast<u32>(f) & 0x7f800000u) == 0x7f800000u);
+            }
+            amx[lid] = select(amax, -1.0, bad);
+            workgroupBarrier();
+            let q0 = lid & ~15u;  // the group's 16 invocations: 4 units × 4 quarters
+            var gmax = 0.0;
+            var nonfinite = false;
+            // @unroll
+            for (var h = 0u; h < 16u; h++) {
+                let a = amx[q0 + h];
+                gmax = max(gmax, a);
+                nonfinite = nonfinite || a < 0.0;
+            }
+            workgroupBarrier();
+            if (i < NB * CU * 4u) {
+                let eb = max(22u, bitcast<u32>(gmax) >> 23u);
+                let cs = bitcast<f32>((275u - eb) << 23u);  // 2^(148 − eb)
+                var m: array<i32, 8>;
+                var sum = 0i;
+                // @unroll
+                for (var e = 0u; e < 8u; e++) {
+                    let f = half_at(q[e / 2u], e);
+                    m[e] = bitcast<i32>(bitcast<u32>(fma(f, cs, 12582912.0)) - 0x4b400000u);  // round(f·cs)
+                    sum += m[e];
+                }
+                let c = 2u * (qt % 2u);
+                // @unroll
+                for (var pl = 0u; pl < 3u; pl++) {
+                    let o = ((b * 3u + pl) * 2u + qt / 2u) * CU + uc;
+                    xpl[o][c] = pick4(m[0], m[2], m[4], m[6], pl);
+                    xpl[o][c + 1u] = pick4(m[1], m[3], m[5], m[7], pl);
+                }
+                smq[lid] = sum;
+                if ((i & 15u) == 0u) {
+                    fgr[b * (CU / 4u) + uc / 4u] = select(bitcast<f32>((eb - 21u) << 23u),
+                                                          bitcast<f32>(0x7fc00000u), nonfinite);
+                }
+            }
+            workgroupBarrier();
+            if (i < NB * CU * 4u && qt == 0u) {
+                sm8[b * CU + uc] = 8i * (smq[lid] + smq[lid + 1u] + smq[lid + 2u] + smq[lid + 3u]);
             }
         }
         workgroupBarrier();

@@ -1192,7 +1192,8 @@ def wgsl_rows_layout(w, sc, n: int, k: int, rpt: int, bw: int, rl: int = 1):
     return np.ascontiguousarray(wt).reshape(-1), np.ascontiguousarray(st)
 
 
-def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None, diag: int = 0):
+def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None, diag: int = 0,
+                cv: int = 0):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
     gemv_pack (fp32 sums → 16-bit y). ``shape``: (rows per team, teams, workgroups per compute
@@ -1201,7 +1202,8 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     need); RL 1 or 2 reads the weights repacked by ``wgsl_rows_layout`` (on the first launch with each
     input set, outside the timed calls once cached, as fused_packed's are). The persistent grid is
     sized for the adapter's compute units (WebGPU reports none: 128 assumed). ``diag``: the
-    kernel's DIAG (a probe's diagnostic form, wrong by design)."""
+    kernel's DIAG (a probe's diagnostic form, wrong by design); ``cv``: its CV (x converted by four
+    invocations per unit)."""
     n, k, b = _dp4a_dims(case)
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
     rpt, teams, per_sm, sg, pf, st, lp, rl = (*shape, 0, 0, 0, 0, 0)[:8]
@@ -1213,10 +1215,10 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
         raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
-    cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 2 * 4 * 32 * teams - 64)
+    cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 3 * 4 * 32 * teams - 64)
     bw = math.gcd(k // 32, 32)  # RL's block: 32 units (a team's lanes) where K allows
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
-            "LP": lp, "RL": rl, "BW": bw, "DIAG": diag}
+            "LP": lp, "RL": rl, "BW": bw, "DIAG": diag, "CV": cv}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     grid = be.grid_2d(max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams))))
     acc = be.empty((b * n,), np.float32)

@@ -255,8 +255,7 @@ def _dp4a_wgsl_options_child():
     one dispatch (LP, at SG 0, 1 and 2), with either, at
     1–4 rows per team and 4–16 teams; the weights repacked per tile (RL 1) or K-major (RL 2), at SG
     0, 1 and 2, 3 and 4 rows per team, blocks of 4 and 32 units (a second input set through the same
-    launcher is repacked, not served the first one's copy); x converted by four invocations per unit
-    (CV); one or several chunks of 4–128
+    launcher is repacked, not served the first one's copy); one or several chunks of 4–128
     units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
     (up to 32 sums per team, eight rounds of four); and the registered shape's fallback where the
     adapter lacks subgroups."""
@@ -278,10 +277,6 @@ def _dp4a_wgsl_options_child():
                   (4, 16, 1, 2, 0, 1, 1, 2), (3, 4, 2, 1, 0, 0, 1, 2)):
         fails += [f"{shape} {f}" for f in _dp4a_fails(
             be, lambda be, case, cu, s=shape: gk.webgpu_dp4a(be, case, s, cu=cu), cases)]
-    # CV 1: x converted by four invocations per unit (one pass, and several where 4·NB·CU > WG)
-    for shape in ((4, 16, 1, 2, 0, 1, 1, 1), (3, 4, 2, 1, 1, 0, 1, 2), (2, 4, 2, 0, 0, 0, 0)):
-        fails += [f"{shape} CV 1 {f}" for f in _dp4a_fails(
-            be, lambda be, case, cu, s=shape: gk.webgpu_dp4a(be, case, s, cu=cu, cv=1), cases)]
     # RL: one launcher, two input sets (the second must not be served the first one's repacked copy)
     from suite.check import checked_launch
 

@@ -10,9 +10,10 @@
 //
 // Workgroups are persistent (grid-stride over tiles of RPT rows per team of 32; every team of a
 // workgroup runs the same trip count, the team sums use barriers); each first converts x of one
-// chunk of CU units (32 k each) into workgroup memory — the chunk is what fits the device's
-// workgroup storage — and adds its partial row sums to acc_out (fp32 [B, N]: chunk 0 stores,
-// later chunks add), which gemv_lowbit.wgsl's gemv_pack rounds to 16-bit words.
+// chunk of CU units (32 k each) into workgroup memory (four invocations per unit, eight values
+// each) — the chunk is what fits the device's workgroup storage — and adds its partial row sums
+// to acc_out (fp32 [B, N]: chunk 0 stores, later chunks add), which gemv_lowbit.wgsl's gemv_pack
+// rounds to 16-bit words.
 //
 // Team sums: SG 0, a workgroup-memory tree per value (7 barriers each); SG 1 (adapter feature
 // "subgroup"), a butterfly of subgroupShuffleXor within min(subgroup size, 32) lanes, those partials
@@ -32,14 +33,14 @@
 // width where K allows: each row's load instruction reads BW·16 contiguous bytes, a step's RPT
 // rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. RL 2: the same blocks
 // K-major, [unit / BW][tile][row][unit % BW] and [group][tile][row], so that the teams' steps
-// read one contiguous slab of the weights at a time, as a grid-stride read does. CV 1: x converted
-// by four invocations per unit (eight values each) instead of one. DIAG (probes only, wrong
-// results by design): 1 skips x's conversion, 2 also the dot products (each step's words only
-// folded into the sums: the weight stream alone).
+// read one contiguous slab of the weights at a time, as a grid-stride read does. DIAG (probes
+// only, wrong results by design): 1 skips x's conversion, 2 also the dot products (each step's
+// words only folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
-// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP, CV (0/1), RL (0/1/2), BW, DIAG and, from SG,
-// SG_ARG (the entry's subgroup_size parameter or nothing), SG_SIZE (its name or 32u), XOR
+// workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW
+// (RL's block), DIAG and, from SG, SG_ARG (the entry's subgroup_size parameter or nothing),
+// SG_SIZE (its name or 32u), XOR
 // (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
 // subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
 // (x as vec4<u32>, 8 values each), acc_out, y (16-bit pairs, ST 1), params (n, k, chunk index,
@@ -68,14 +69,13 @@ const LP: u32 = {{LP}}u;
 const RL: u32 = {{RL}}u;
 const BW: u32 = {{BW}}u;
 const DIAG: u32 = {{DIAG}}u;
-const CV: u32 = {{CV}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
 var<workgroup> sm8: array<i32, NB * CU>;            // 8·Σ M per unit
 var<workgroup> fgr: array<f32, NB * CU / 4u>;       // 2^(eb − 148) per group (NaN: NaN/Inf in it)
 var<workgroup> amx: array<f32, WG>;                 // a pass's per-unit max |x| (−1: NaN/Inf)
 var<workgroup> red: array<f32, WG>;
-var<workgroup> smq: array<i32, WG>;                 // CV 1: a pass's Σ M per quarter unit
+var<workgroup> smq: array<i32, WG>;                 // a pass's Σ M per quarter unit
 
 #include "f16.wgsl"
 
@@ -211,65 +211,8 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
         let u0 = chunk * CU;
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
-        // convert: invocation per (batch row, unit) of the chunk; x's 32 values stay 16-bit words
-        // until the group's max is known (16 registers, not 32), the fixed point made 16 at a time
-        for (var base = 0u; base < select(NB * CU, 0u, DIAG > 0u || CV == 1u); base += WG) {
-            let i = base + lid;
-            let b = min(i / CU, NB - 1u);
-            let uc = i % CU;
-            var q: array<vec4<u32>, 4>;
-            var amax = 0.0;
-            var bad = false;
-            // @unroll
-            for (var h = 0u; h < 4u; h++) {
-                q[h] = xs[(b * k_len + 32u * (u0 + uc)) / 8u + h];
-                // @unroll
-                for (var e = 0u; e < 8u; e++) {
-                    let f = half_at(q[h][e / 2u], e);
-                    amax = max(amax, abs(f));
-                    bad = bad || ((bitcast<u32>(f) & 0x7f800000u) == 0x7f800000u);
-                }
-            }
-            amx[lid] = select(amax, -1.0, bad);
-            workgroupBarrier();
-            let q0 = lid & ~3u;  // the 4 units of a group: 4 consecutive invocations
-            let a0 = amx[q0];
-            let a1 = amx[q0 + 1u];
-            let a2 = amx[q0 + 2u];
-            let a3 = amx[q0 + 3u];
-            workgroupBarrier();
-            if (i < NB * CU) {
-                let nonfinite = a0 < 0.0 || a1 < 0.0 || a2 < 0.0 || a3 < 0.0;
-                let gmax = max(max(a0, a1), max(a2, a3));
-                let eb = max(22u, bitcast<u32>(gmax) >> 23u);
-                let cs = bitcast<f32>((275u - eb) << 23u);  // 2^(148 − eb)
-                var sum = 0i;
-                // @unroll
-                for (var hh = 0u; hh < 2u; hh++) {
-                    var m: array<i32, 16>;  // values 16·hh … 16·hh + 15
-                    // @unroll
-                    for (var e = 0u; e < 16u; e++) {
-                        let f = half_at(q[2u * hh + e / 8u][(e % 8u) / 2u], e);
-                        // round(f·cs)
-                        m[e] = bitcast<i32>(bitcast<u32>(fma(f, cs, 12582912.0)) - 0x4b400000u);
-                        sum += m[e];
-                    }
-                    // @unroll
-                    for (var pl = 0u; pl < 3u; pl++) {
-                        xpl[((b * 3u + pl) * 2u + hh) * CU + uc] = vec4<u32>(
-                            pick4(m[0], m[2], m[4], m[6], pl), pick4(m[1], m[3], m[5], m[7], pl),
-                            pick4(m[8], m[10], m[12], m[14], pl), pick4(m[9], m[11], m[13], m[15], pl));
-                    }
-                }
-                sm8[b * CU + uc] = 8i * sum;
-                if ((uc & 3u) == 0u) {
-                    fgr[b * (CU / 4u) + uc / 4u] = select(bitcast<f32>((eb - 21u) << 23u),
-                                                          bitcast<f32>(0x7fc00000u), nonfinite);
-                }
-            }
-        }
-        // CV 1: four invocations per unit, eight values each (a quarter of the chain above)
-        for (var base = 0u; base < select(0u, NB * CU * 4u, DIAG == 0u && CV == 1u); base += WG) {
+        // convert: four invocations per (batch row, unit) of the chunk, eight values each
+        for (var base = 0u; base < select(NB * CU * 4u, 0u, DIAG > 0u); base += WG) {
             let i = base + lid;
             let b = min(i / (4u * CU), NB - 1u);
             let uc = (i / 4u) % CU;

@@ -1168,6 +1168,7 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: 1.025 / 1.045 × its speed (s45a) and 1.028 / 1.033 × (s45b, 71.6 / 73.7 % of that card's
 #: ceiling), RL 2 1.039 / 1.021 ×; the weight stream alone (DIAG 2) reads 80.4 / 78.9 % plain,
 #: 81.5 / 82.2 RL 1, 85.0 / 83.7 RL 2, and without x's conversion (DIAG 1) the kernel reads 74 %.
+#: x's conversion by four invocations per unit instead of one (s45d): 1.045 / 1.016 × at RL 1.
 WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
@@ -1192,8 +1193,7 @@ def wgsl_rows_layout(w, sc, n: int, k: int, rpt: int, bw: int, rl: int = 1):
     return np.ascontiguousarray(wt).reshape(-1), np.ascontiguousarray(st)
 
 
-def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None, diag: int = 0,
-                cv: int = 0):
+def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None = None, diag: int = 0):
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
     gemv_pack (fp32 sums → 16-bit y). ``shape``: (rows per team, teams, workgroups per compute
@@ -1202,8 +1202,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     need); RL 1 or 2 reads the weights repacked by ``wgsl_rows_layout`` (on the first launch with each
     input set, outside the timed calls once cached, as fused_packed's are). The persistent grid is
     sized for the adapter's compute units (WebGPU reports none: 128 assumed). ``diag``: the
-    kernel's DIAG (a probe's diagnostic form, wrong by design); ``cv``: its CV (x converted by four
-    invocations per unit)."""
+    kernel's DIAG (a probe's diagnostic form, wrong by design)."""
     n, k, b = _dp4a_dims(case)
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
     rpt, teams, per_sm, sg, pf, st, lp, rl = (*shape, 0, 0, 0, 0, 0)[:8]
@@ -1218,7 +1217,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 3 * 4 * 32 * teams - 64)
     bw = math.gcd(k // 32, 32)  # RL's block: 32 units (a team's lanes) where K allows
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
-            "LP": lp, "RL": rl, "BW": bw, "DIAG": diag, "CV": cv}
+            "LP": lp, "RL": rl, "BW": bw, "DIAG": diag}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     grid = be.grid_2d(max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams))))
     acc = be.empty((b * n,), np.float32)

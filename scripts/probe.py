@@ -318,6 +318,12 @@ def _gemv_webgpu():
         (f"dp4a s45b shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
         for s in ((4, 32, 1, 2, 0, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 2), (2, 32, 1, 2, 1, 1, 1, 1),
                   (2, 32, 1, 2, 1, 1, 1, 2), (2, 16, 2, 2, 1, 1, 1, 1), (2, 32, 1, 2, 0, 1, 1, 1))] + [
+        # the registered form's neighbours: more rows per team at 16-28 teams (more bytes in flight
+        # per lane, fewer dependent steps; 32 teams of 6-8 rows spilled)
+        (f"dp4a s45e shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
+        for s in ((8, 24, 1, 2, 0, 1, 1, 1), (6, 24, 1, 2, 0, 1, 1, 1), (4, 28, 1, 2, 0, 1, 1, 1),
+                  (8, 20, 1, 2, 0, 1, 1, 1), (6, 16, 1, 2, 0, 1, 1, 1), (8, 16, 1, 2, 0, 1, 1, 1),
+                  (8, 24, 1, 2, 0, 1, 1, 2))] + [
         ("dp4a s45b DIAG=2 RL2 UNCHECKED",
          lambda be, c: gk.webgpu_dp4a(be, c, (4, 32, 1, 2, 0, 1, 1, 2), diag=2))]
 

@@ -40,11 +40,10 @@
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
 // workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW
 // (RL's block), DIAG and, from SG, SG_ARG (the entry's subgroup_size parameter or nothing),
-// SG_SIZE (its name or 32u), XOR
-// (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v): text, since a module naming a
-// subgroup built-in needs the feature. Bindings: wq (vec4<u32> rows), sc (16-bit scale pairs), xs
-// (x as vec4<u32>, 8 values each), acc_out, y (16-bit pairs, ST 1), params (n, k, chunk index,
-// chunks).
+// SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v):
+// text, since a module naming a subgroup built-in needs the feature. Bindings: wq (vec4<u32>
+// rows, or RL's blocks), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, y
+// (16-bit pairs, ST 1), params (n, k, chunk index, chunks).
 
 struct Params { n: u32, k: u32, chunk: u32, chunks: u32 }
 

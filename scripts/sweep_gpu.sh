@@ -155,7 +155,7 @@ s45e)  # ~1 min, any NVIDIA card (session 45): WebGPU fused_dp4a as registered s
     # converted by four invocations per unit) against 6-8 rows per team at 16-28 teams, 20 interleaved rounds
     w4_ab 80 gemv_webgpu_s45e webgpu 20 'fused_dp4a$|s45e'
     ;;
-s45c)  # ~3 min, any NVIDIA card, on an H200 first (session 45): WebGPU fused_dp4a as registered since
+s45c)  # ~1.5 min, any NVIDIA card, on an H200 first (session 45): WebGPU fused_dp4a as registered since
     # session 45 (RL 1, the weights repacked per tile): the step prefetch at 2 rows per team and two
     # workgroups per SM in 20 interleaved rounds, then its GPU test cases and its harness rows beside
     # tinygemm (s42d)
@@ -168,7 +168,7 @@ s45b)  # ~1.5 min, any NVIDIA card (session 45): s45a found x's conversion ~7 % 
     # conversion), both, beside RL 1 and the registered form (its conversion now 16 values at a time)
     w4_ab 100 gemv_webgpu_s45b webgpu 20 'fused_dp4a$|s45b'
     ;;
-s45a)  # ~4 min, any NVIDIA card (session 45): where WebGPU fused_dp4a's time goes (H100: 68.5 / 71.6 % of
+s45a)  # ~1 min, any NVIDIA card (session 45): where WebGPU fused_dp4a's time goes (H100: 68.5 / 71.6 % of
     # the ceiling where a plain WGSL read reaches 88.9 / 86.7). 20 interleaved rounds at both bench cases:
     # the registered form, the weights repacked per tile (RL: each team's tile one contiguous stream),
     # and diagnostic forms without x's conversion (DIAG 1) and without the dot products (DIAG 2, the

@@ -1168,7 +1168,9 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: 1.025 / 1.045 × its speed (s45a) and 1.028 / 1.033 × (s45b, 71.6 / 73.7 % of that card's
 #: ceiling), RL 2 1.039 / 1.021 ×; the weight stream alone (DIAG 2) reads 80.4 / 78.9 % plain,
 #: 81.5 / 82.2 RL 1, 85.0 / 83.7 RL 2, and without x's conversion (DIAG 1) the kernel reads 74 %.
-#: x's conversion by four invocations per unit instead of one (s45d): 1.045 / 1.016 × at RL 1.
+#: x's conversion by four invocations per unit instead of one (s45d): 1.045 / 1.016 × at RL 1;
+#: around the result (s45e) 6-8 rows per team at 16-28 teams 1.016-1.167 × its time. Harness rows
+#: 74.6 / 76.6 % of the H100's ceiling (1.26 / 1.30 × tinygemm).
 WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights

@@ -164,8 +164,8 @@ s45c)  # ~1.5 min, any NVIDIA card, on an H200 first (session 45): WebGPU fused_
     ;;
 s45b)  # ~1.5 min, any NVIDIA card (session 45): s45a found x's conversion ~7 % of WebGPU fused_dp4a's
     # time and its weight stream alone at 80 % (plain WGSL reads 86-89 %); RL 1 1.025 / 1.045 x. 20
-    # interleaved rounds: RL 2 (the blocks K-major), XP (a chunk's first step loaded before the
-    # conversion), both, beside RL 1 and the registered form (its conversion now 16 values at a time)
+    # interleaved rounds: RL 2 (the blocks K-major) beside RL 1 and the registered form; at 84a9462 also
+    # XP (a chunk's first step loaded before the conversion: lost, removed) and the later s45c shapes
     w4_ab 100 gemv_webgpu_s45b webgpu 20 'fused_dp4a$|s45b'
     ;;
 s45a)  # ~1 min, any NVIDIA card (session 45): where WebGPU fused_dp4a's time goes (H100: 68.5 / 71.6 % of

@@ -110,6 +110,21 @@ def _same_inputs(cache: dict, ins) -> bool:
     return False
 
 
+def _per_input_set(prepare):
+    """``prepare(ins)`` — the weights in a kernel's own form (repacked, dequantised) — made once
+    per input set: a function of ``ins`` that returns the cached result, made again (the old one
+    freed first) where ``_same_inputs`` finds a new set."""
+    cache: dict = {}
+
+    def get(ins):
+        if not _same_inputs(cache, ins):
+            cache.pop("made", None)
+            cache["made"] = prepare(ins)
+        return cache["made"]
+
+    return get
+
+
 @kernel("gemv_lowbit", "torch", "dense")
 def torch_dense(be, case):
     """Weights dequantised to the case's 16-bit type (fp16/bf16) once, outside the timed call (on
@@ -119,13 +134,15 @@ def torch_dense(be, case):
     import torch
 
     _dims(case)
-    cache = {}
+
+    def dense(ins):
+        w = _torch_dense_w(case, ins)
+        return w.bfloat16() if case.dtype == "bf16" else w.half()
+
+    weights = _per_input_set(dense)
 
     def run(ins, outs):
-        if not _same_inputs(cache, ins):
-            w = _torch_dense_w(case, ins)
-            cache["w"] = w.bfloat16() if case.dtype == "bf16" else w.half()
-        torch.mm(_tv(ins["x"], case), cache["w"].t(), out=_tv(outs["y"], case))
+        torch.mm(_tv(ins["x"], case), weights(ins).t(), out=_tv(outs["y"], case))
 
     return run
 
@@ -175,7 +192,6 @@ def torch_tinygemm(be, case):
                           "(rounding x to bf16 would change the problem)")
     if n % 16 if cpu else n % 8:
         raise Unsupported(f"tinygemm's packing needs N divisible by {16 if cpu else 8}; N = {n}")
-    cache = {}
 
     def prepare(ins):
         qw = ins["qweight"].to(torch.int32)
@@ -189,11 +205,10 @@ def torch_tinygemm(be, case):
         return aten._convert_weight_to_int4pack(swapped, 8), sz
 
     mm = getattr(aten, name)
+    args = _per_input_set(prepare)
 
     def run(ins, outs):
-        if not _same_inputs(cache, ins):
-            cache["args"] = prepare(ins)
-        packed, sz = cache["args"]
+        packed, sz = args(ins)
         _tv(outs["y"], case).copy_(mm(_tv(ins["x"], case), packed, GROUP, sz))
 
     return run
@@ -432,14 +447,7 @@ def _pk_run(be, prog, n: int, k: int, kw: int, spw: int, per_sm: int, pack, smem
     be.fill_bytes(ws, 0)
     nn, kk, ns = np.int32(n), np.int32(k), np.int32(slots)
     epochs = itertools.count(1)
-    cache: dict = {}
-
-    def stream(ins):
-        if not _same_inputs(cache, ins):
-            cache.pop("stream", None)
-            cache["stream"] = pack(ins)
-        return cache["stream"]
-
+    stream = _per_input_set(pack)
     return lambda ins, outs: be.launch(prog, (blocks,), (32 * (kw + 1),),
                                        [stream(ins), ins["x"], outs["y"], nn, kk, ws, ns,
                                         np.uint32(next(epochs) % 0xFFFFFFFF or 1), *tail], shared_mem=smem)
@@ -1232,16 +1240,11 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
         dummy = be.empty((4,), np.uint32)
         pprm = np.array([n, k, b * n, 0], np.uint32)
 
-    cache: dict = {}
+    def rows(ins):
+        w, s = wgsl_rows_layout(*(be.download(ins[a]) for a in ("qweight", "scales")), n, k, rpt, bw, rl)
+        return [be.upload(w), be.upload(s)]
 
-    def weights(ins):
-        if not rl:
-            return [ins["qweight"], ins["scales"]]
-        if not _same_inputs(cache, ins):
-            cache.pop("rows", None)
-            w, s = wgsl_rows_layout(*(be.download(ins[a]) for a in ("qweight", "scales")), n, k, rpt, bw, rl)
-            cache["rows"] = [be.upload(w), be.upload(s)]
-        return cache["rows"]
+    weights = _per_input_set(rows) if rl else lambda ins: [ins["qweight"], ins["scales"]]
 
     def run(ins, outs):
         bufs = [*weights(ins), ins["x"], acc, outs["y"]]

@@ -1224,6 +1224,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
         raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
+    # the chunk's planes get what amx, red and smq (4 bytes per invocation each) leave
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 3 * 4 * 32 * teams - 64)
     bw = math.gcd(k // 32, 32)  # RL's block: 32 units (a team's lanes) where K allows
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,

@@ -325,7 +325,11 @@ def _gemv_webgpu():
                   (8, 20, 1, 2, 0, 1, 1, 1), (6, 16, 1, 2, 0, 1, 1, 1), (8, 16, 1, 2, 0, 1, 1, 1),
                   (8, 24, 1, 2, 0, 1, 1, 2))] + [
         ("dp4a s45b DIAG=2 RL2 UNCHECKED",
-         lambda be, c: gk.webgpu_dp4a(be, c, (4, 32, 1, 2, 0, 1, 1, 2), diag=2))]
+         lambda be, c: gk.webgpu_dp4a(be, c, (4, 32, 1, 2, 0, 1, 1, 2), diag=2))] + [
+        # session 46: each lane reads 1 or 2 words of its team's first step of a chunk before x's
+        # conversion (XT, 9th field), so that DRAM streams during the conversion
+        (f"dp4a s46 shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
+        for s in ((4, 32, 1, 2, 0, 1, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 1, 2))]
 
 
 def _attention_cuda():

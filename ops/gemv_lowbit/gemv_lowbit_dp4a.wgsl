@@ -33,17 +33,17 @@
 // width where K allows: each row's load instruction reads BW·16 contiguous bytes, a step's RPT
 // rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. RL 2: the same blocks
 // K-major, [unit / BW][tile][row][unit % BW] and [group][tile][row], so that the teams' steps
-// read one contiguous slab of the weights at a time, as a grid-stride read does. XT 1 or 2 (RL 1):
-// before each chunk's conversion every lane reads XT words of its team's first step of that chunk
-// (of its RPT·16 bytes, 32 bytes apart) and keeps them unused until the conversion is done, so that
-// the step's bytes are on their way from DRAM to L2 while x is converted (nothing else is then in
-// flight) — RPT words were loaded ahead in registers by the removed XP, and lost. DIAG (probes
+// read one contiguous slab of the weights at a time, as a grid-stride read does. SP 1 (SG 2, PF 0):
+// only the first half of the workgroup converts x (two passes where one did); each team of the
+// second half loads its first step of the chunk before the conversion and uses it right after, so
+// that DRAM streams during the conversion and the two halves' load/compute phases are offset by
+// one load's latency instead of moving in step. DIAG (probes
 // only, wrong results by design): 1 skips x's conversion, 2 also the dot products (each step's
 // words only folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
 // workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW
-// (RL's block), XT, DIAG and, from SG, SG_ARG (the entry's subgroup_size parameter or nothing),
+// (RL's block), SP, DIAG and, from SG, SG_ARG (the entry's subgroup_size parameter or nothing),
 // SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v):
 // text, since a module naming a subgroup built-in needs the feature. Bindings: wq (vec4<u32>
 // rows, or RL's blocks), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, y
@@ -71,7 +71,7 @@ const ST: u32 = {{ST}}u;
 const LP: u32 = {{LP}}u;
 const RL: u32 = {{RL}}u;
 const BW: u32 = {{BW}}u;
-const XT: u32 = {{XT}}u;
+const SP: u32 = {{SP}}u;
 const DIAG: u32 = {{DIAG}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
@@ -213,19 +213,16 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     let c_end = select(p.chunk + 1u, p.chunks, LP == 1u);
     for (var chunk = p.chunk; chunk < c_end; chunk++) {
         let u0 = chunk * CU;
-        // XT: words of this team's first step of the chunk (RL 1: RPT·tsz contiguous vec4 from the
-        // block of unit u0), read now and used only after the conversion (smq below)
-        var touch: array<u32, 2>;
-        // @unroll
-        for (var j = 0u; j < XT; j++) {
-            let first = ((min(gt, tiles - 1u) * (k_len / 32u / BW) + u0 / BW) * RPT) * BW + u0 % BW;
-            touch[j] = wq[min(first + lane * RPT + j * RPT / max(XT, 1u), arrayLength(&wq) - 1u)].x;
-        }
+        // SP: the converting invocations (the first half), and the second half's first steps
+        let conv = select(WG, WG / 2u, SP == 1u);
+        let early = lid >= conv;
+        var first: Tile;
+        if (early && gt < tiles) { first = load_tile(gt, lane, chunk); }
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
         // convert: four invocations per (batch row, unit) of the chunk, eight values each
-        for (var base = 0u; base < select(NB * CU * 4u, 0u, DIAG > 0u); base += WG) {
-            let i = base + lid;
+        for (var base = 0u; base < select(NB * CU * 4u, 0u, DIAG > 0u); base += conv) {
+            let i = select(base + lid, NB * CU * 4u, early);  // SP's second half: no item
             let b = min(i / (4u * CU), NB - 1u);
             let uc = (i / 4u) % CU;
             let qt = i % 4u;  // values 8·qt … 8·qt + 7 of the unit
@@ -280,9 +277,6 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             }
         }
         workgroupBarrier();
-        if (XT > 0u) {  // smq is next written by the next chunk's conversion (this invocation's slot)
-            smq[lid] = bitcast<i32>(touch[0] ^ select(0u, touch[1], XT > 1u));
-        }
         for (var it = 0u; it * nt + g0 < tiles; it++) {
             let t = it * nt + gt;
             var acc: array<f32, RN>;
@@ -295,6 +289,8 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 if (PF == 1u) {
                     cur = nxt;
                     if (uc + tsz < CU) { nxt = load_tile(t, uc + tsz, chunk); }
+                } else if (early && it == 0u && uc == lane) {
+                    cur = first;
                 } else {
                     cur = load_tile(t, uc, chunk);
                 }

@@ -1207,7 +1207,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
     gemv_pack (fp32 sums → 16-bit y). ``shape``: (rows per team, teams, workgroups per compute
-    unit[, SG[, PF[, ST[, LP[, RL[, XT]]]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
+    unit[, SG[, PF[, ST[, LP[, RL[, SP]]]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
     WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the "subgroup" feature that SG 1 and 2
     need); RL 1 or 2 reads the weights repacked by ``wgsl_rows_layout`` (on the first launch with each
     input set, outside the timed calls once cached, as fused_packed's are). The persistent grid is
@@ -1215,22 +1215,22 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     kernel's DIAG (a probe's diagnostic form, wrong by design)."""
     n, k, b = _dp4a_dims(case)
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
-    rpt, teams, per_sm, sg, pf, st, lp, rl, xt = (*shape, 0, 0, 0, 0, 0, 0)[:9]
+    rpt, teams, per_sm, sg, pf, st, lp, rl, sp = (*shape, 0, 0, 0, 0, 0, 0)[:9]
     if cdiv(n, rpt) * rpt * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
     if sg and "subgroup" not in be.features:
         raise Unsupported(f"gemv_lowbit_dp4a SG {sg}: the adapter has no \"subgroup\" feature")
     if st and (sg != 2 or rpt % 2):
         raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
-    if xt and rl != 1:
-        raise ValueError(f"gemv_lowbit_dp4a XT {xt} reads RL 1's blocks, not {shape}")
+    if sp and (sg != 2 or pf):
+        raise ValueError(f"gemv_lowbit_dp4a SP 1 needs SG 2 and PF 0, not {shape}")
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     # the chunk's planes get what amx, red and smq (4 bytes per invocation each) leave
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 3 * 4 * 32 * teams - 64)
     bw = math.gcd(k // 32, 32)  # RL's block: 32 units (a team's lanes) where K allows
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
-            "LP": lp, "RL": rl, "BW": bw, "XT": xt, "DIAG": diag}
+            "LP": lp, "RL": rl, "BW": bw, "SP": sp, "DIAG": diag}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     grid = be.grid_2d(max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams))))
     acc = be.empty((b * n,), np.float32)

@@ -1178,7 +1178,11 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: 81.5 / 82.2 RL 1, 85.0 / 83.7 RL 2, and without x's conversion (DIAG 1) the kernel reads 74 %.
 #: x's conversion by four invocations per unit instead of one (s45d): 1.045 / 1.016 × at RL 1;
 #: around the result (s45e) 6-8 rows per team at 16-28 teams 1.016-1.167 × its time. Harness rows
-#: 74.6 / 76.6 % of the H100's ceiling (1.26 / 1.30 × tinygemm).
+#: 74.6 / 76.6 % of the H100's ceiling (1.26 / 1.30 × tinygemm). Session 46, H200
+#: (results/nvidia-h200/probes-20261207-session46/): harness rows 66.2 / 66.8 % (1.60 / 1.63 ×
+#: tinygemm); XT (words of the first step read before x's conversion) 0.97-0.99 × its speed,
+#: removed. SP (9th field, SG 2 and PF 0): half the workgroup converts x while the other half's
+#: teams load their first steps — not yet measured (s46b).
 WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights

@@ -292,7 +292,8 @@ def _opencl(be, calls) -> list[dict[str, Any]]:
         prog = k.program
         binary = prog.get_info(cl.program_info.BINARIES)[0]
         log = prog.get_build_info(be.cl_device, cl.program_build_info.LOG)
-        text = binary.decode(errors="replace") if binary[:64].isascii() else \
+        # NVIDIA's PTX text comes NUL-terminated (ptxas stops at the NUL: "Unexpected EOF")
+        text = binary.rstrip(b"\0").decode(errors="replace") if binary[:64].isascii() else \
             f"({len(binary)} bytes of {be.device.vendor or 'platform'} binary; not text)"
         out.append({"entry": entry, "file": path.name, "stages": {"binary": text, "log": log.strip()},
                     "registers": None, "spill_bytes": None, "smem_bytes": None})

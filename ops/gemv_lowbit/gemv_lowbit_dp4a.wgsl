@@ -34,12 +34,12 @@
 // rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. RL 2: the same blocks
 // K-major, [unit / BW][tile][row][unit % BW] and [group][tile][row], so that the teams' steps
 // read one contiguous slab of the weights at a time, as a grid-stride read does. SP 1 (SG 2, PF 0):
-// only the first half of the workgroup converts x (two passes where one did); each team of the
-// second half loads its first step of the chunk before the conversion and uses it right after, so
-// that DRAM streams during the conversion and the two halves' load/compute phases are offset by
-// one load's latency instead of moving in step. DIAG (probes
-// only, wrong results by design): 1 skips x's conversion, 2 also the dot products (each step's
-// words only folded into the sums: the weight stream alone).
+// only the first half of the workgroup converts x (twice the passes); each team of the second half
+// loads its first step of the chunk before the conversion and uses it right after, so that DRAM
+// streams during the conversion and the two halves' load/compute phases are offset by one load's
+// latency instead of moving in step. DIAG (probes only, wrong results by design): 1 skips x's
+// conversion, 2 also the dot products (each step's words only folded into the sums: the weight
+// stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
 // workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW

@@ -330,8 +330,8 @@ def _gemv_webgpu():
         # while the other half loads its first steps; XT, a word or two of the first steps read
         # before the conversion, lost 1-3 % on the H200 in s46a and was removed), and around it
         (f"dp4a s46b shape={s}", lambda be, c, s=s: gk.webgpu_dp4a(be, c, s))
-        for s in ((4, 32, 1, 2, 0, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 2, 1),
-                  (4, 24, 1, 2, 0, 1, 1, 1, 1))]
+        for s in ((4, 32, 1, 2, 0, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 1, 1), (4, 32, 1, 2, 0, 1, 1, 1, 2),
+                  (4, 32, 1, 2, 0, 1, 1, 2, 1), (4, 24, 1, 2, 0, 1, 1, 1, 1))]
 
 
 def _attention_cuda():

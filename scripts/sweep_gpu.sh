@@ -162,9 +162,9 @@ s46d)  # ~1.5 min, for an H200 (session 46): the OpenCL GEMV cell's harness rows
         --variant fused_mma --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
         --case w4a16,n28672,k8192,b1,bf16
     ;;
-s46c)  # ~1 min, any NVIDIA card (session 46): WebGPU fused_dp4a as registered against SP (half the
-    # workgroup converts x while the other half's teams load their first steps), the form before it and
-    # SP's neighbours, 20 interleaved rounds at both bench cases
+s46c)  # ~1 min, any NVIDIA card (session 46): WebGPU fused_dp4a as registered against SP 1 and 2 (half the
+    # workgroup converts x while the other half's teams load their first steps; 2: those loads pinned
+    # before the conversion), the form before it and SP's neighbours, 20 interleaved rounds at both cases
     w4_ab 80 gemv_webgpu_s46c webgpu 20 'fused_dp4a$|s46b'
     ;;
 s46a)  # ~1 min, any NVIDIA card (session 46; ran at 5021219 on an H200): WebGPU fused_dp4a as registered

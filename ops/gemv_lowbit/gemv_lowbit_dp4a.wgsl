@@ -37,9 +37,12 @@
 // only the first half of the workgroup converts x (twice the passes); each team of the second half
 // loads its first step of the chunk before the conversion and uses it right after, so that DRAM
 // streams during the conversion and the two halves' load/compute phases are offset by one load's
-// latency instead of moving in step. DIAG (probes only, wrong results by design): 1 skips x's
-// conversion, 2 also the dot products (each step's words only folded into the sums: the weight
-// stream alone).
+// latency instead of moving in step. SP 2: the same, each loading lane also storing a fold of its
+// words and scales to its (never read) smq slot right after the chunk's first barrier — the
+// loads then cannot be moved down to their use after the conversion (session 46's XT, words read
+// before the conversion and used after it, lost about one load's latency per chunk, as if they
+// had been). DIAG (probes only, wrong results by design): 1 skips x's conversion, 2 also the dot
+// products (each step's words only folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
 // workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW
@@ -214,12 +217,18 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     for (var chunk = p.chunk; chunk < c_end; chunk++) {
         let u0 = chunk * CU;
         // SP: the converting invocations (the first half), and the second half's first steps
-        let conv = select(WG, WG / 2u, SP == 1u);
+        let conv = select(WG, WG / 2u, SP > 0u);
         let early = lid >= conv;
         var first: Tile;
         if (early && gt < tiles) { first = load_tile(gt, lane, chunk); }
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
+        if (SP == 2u && early) {  // a loading lane's smq slot: the conversion neither writes nor reads it
+            var fold = 0u;
+            // @unroll
+            for (var r = 0u; r < RPT; r++) { fold ^= first.w[r].x ^ bitcast<u32>(first.s[r]); }
+            smq[lid] = bitcast<i32>(fold);
+        }
         // convert: four invocations per (batch row, unit) of the chunk, eight values each
         for (var base = 0u; base < select(NB * CU * 4u, 0u, DIAG > 0u); base += conv) {
             let i = select(base + lid, NB * CU * 4u, early);  // SP's second half: no item

@@ -1182,7 +1182,8 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: (results/nvidia-h200/probes-20261207-session46/): harness rows 66.2 / 66.8 % (1.60 / 1.63 ×
 #: tinygemm); XT (words of the first step read before x's conversion) 0.97-0.99 × its speed,
 #: removed. SP (9th field, SG 2 and PF 0): half the workgroup converts x while the other half's
-#: teams load their first steps — not yet measured (s46b).
+#: teams load their first steps (SP 2: those loads pinned before the conversion by a store of
+#: their fold) — not yet measured (s46b).
 WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
@@ -1227,7 +1228,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     if st and (sg != 2 or rpt % 2):
         raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
     if sp and (sg != 2 or pf):
-        raise ValueError(f"gemv_lowbit_dp4a SP 1 needs SG 2 and PF 0, not {shape}")
+        raise ValueError(f"gemv_lowbit_dp4a SP {sp} needs SG 2 and PF 0, not {shape}")
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     # the chunk's planes get what amx, red and smq (4 bytes per invocation each) leave

@@ -155,9 +155,9 @@ s46b)  # ~1.5 min, any NVIDIA card, on an H200 first (session 46): s46c, then We
     # cases and harness rows beside tinygemm (s42d)
     subparts s46c s42d
     ;;
-s46d)  # ~1.5 min, for an H200 (session 46): the OpenCL GEMV cell's harness rows — fused_packed as registered
-    # since session 44 (PXR; 1.11-1.15 x fused_mma's speed in session 46's H200 probes) and fused_mma
-    # beside tinygemm
+s46d)  # ~1.5 min, for an H200 (session 46): the OpenCL GEMV cell's harness rows — fused_packed as
+    # registered since session 44 (PXR; 1.11-1.15 x fused_mma's speed in session 46's H200 probes) and
+    # fused_mma beside tinygemm
     cli 150 gemv_opencl run --op gemv_lowbit --backend opencl --backend torch --variant fused_packed \
         --variant fused_mma --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
         --case w4a16,n28672,k8192,b1,bf16

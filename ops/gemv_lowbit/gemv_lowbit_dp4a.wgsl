@@ -235,7 +235,8 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
             let b = min(i / (4u * CU), NB - 1u);
             let uc = (i / 4u) % CU;
             let qt = i % 4u;  // values 8·qt … 8·qt + 7 of the unit
-            let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + qt];
+            var q = vec4<u32>();  // SP's second half reads no x (its item is past the end)
+            if (SP == 0u || !early) { q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + qt]; }
             var amax = 0.0;
             var bad = false;
             // @unroll

@@ -217,8 +217,10 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     for (var chunk = p.chunk; chunk < c_end; chunk++) {
         let u0 = chunk * CU;
         // SP: the converting invocations (the first half), and the second half's first steps
+        // (SP > 0u first: at SP 0, early is then a constant the compiler folds — lid >= WG alone is
+        // false only at run time, and left SP's load and the step's extra branch in the SP 0 kernel)
         let conv = select(WG, WG / 2u, SP > 0u);
-        let early = lid >= conv;
+        let early = SP > 0u && lid >= conv;
         var first: Tile;
         if (early && gt < tiles) { first = load_tile(gt, lane, chunk); }
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten

@@ -151,8 +151,8 @@ s29a)  # ~4.5 min: Triton softmax split_row 4096×131072 fp32 (issue 8: 88.5 %, 
         --only "l2 tile=16384 sub=4096 warps=8 window=16|lookback tma" --out "$W" > "$W/scan_probe_triton.txt" 2>&1
     cat "$W/scan_probe_triton.txt" >> "$OUT/log-$PART.txt"
     ;;
-s46b)  # ~1.5 min, any NVIDIA card, on an H200 first (session 46): s46c, then WebGPU fused_dp4a's GPU test
-    # cases and harness rows beside tinygemm (s42d)
+s46b)  # ~1.5 min, any NVIDIA card (session 46): s46c, then WebGPU fused_dp4a's GPU test cases and
+    # harness rows beside tinygemm (s42d)
     subparts s46c s42d
     ;;
 s46d)  # ~1.5 min, for an H200 (session 46): the OpenCL GEMV cell's harness rows — fused_packed as
@@ -162,9 +162,10 @@ s46d)  # ~1.5 min, for an H200 (session 46): the OpenCL GEMV cell's harness rows
         --variant fused_mma --variant tinygemm --timeout 60 --case w4a16,n16384,k16384,b1,bf16 \
         --case w4a16,n28672,k8192,b1,bf16
     ;;
-s46c)  # ~1 min, any NVIDIA card (session 46): WebGPU fused_dp4a as registered against SP 1 and 2 (half the
-    # workgroup converts x while the other half's teams load their first steps; 2: those loads pinned
-    # before the conversion), the form before it and SP's neighbours, 20 interleaved rounds at both cases
+s46c)  # ~20 s, any NVIDIA card (session 46; ran at 56a2896 on an H100 in session 47): WebGPU fused_dp4a
+    # against SP 1 and 2 (half the workgroup converting x in two passes while the other half's teams
+    # loaded their first steps) — they lost, and their code had slowed the registered SP 0 kernel by
+    # 11-14 % (d4420f0); SP and its rows removed, the part now times the registered form alone
     w4_ab 80 gemv_webgpu_s46c webgpu 20 'fused_dp4a$|s46b'
     ;;
 s46a)  # ~1 min, any NVIDIA card (session 46; ran at 5021219 on an H200): WebGPU fused_dp4a as registered

@@ -33,20 +33,13 @@
 // width where K allows: each row's load instruction reads BW·16 contiguous bytes, a step's RPT
 // rows BW·16·RPT), scales as [tile][group][row]; rows past N are zeros. RL 2: the same blocks
 // K-major, [unit / BW][tile][row][unit % BW] and [group][tile][row], so that the teams' steps
-// read one contiguous slab of the weights at a time, as a grid-stride read does. SP 1 (SG 2, PF 0):
-// only the first half of the workgroup converts x (twice the passes); each team of the second half
-// loads its first step of the chunk before the conversion and uses it right after, so that DRAM
-// streams during the conversion and the two halves' load/compute phases are offset by one load's
-// latency instead of moving in step. SP 2: the same, each loading lane also storing a fold of its
-// words and scales to its (never read) smq slot right after the chunk's first barrier — the
-// loads then cannot be moved down to their use after the conversion (session 46's XT, words read
-// before the conversion and used after it, lost about one load's latency per chunk, as if they
-// had been). DIAG (probes only, wrong results by design): 1 skips x's conversion, 2 also the dot
-// products (each step's words only folded into the sums: the weight stream alone).
+// read one contiguous slab of the weights at a time, as a grid-stride read does. DIAG (probes
+// only, wrong results by design): 1 skips x's conversion, 2 also the dot products (each step's
+// words only folded into the sums: the weight stream alone).
 //
 // Placeholders: NB (batch), DT (1 fp16, 2 bf16), RPT (rows per team), TEAMS (teams of 32 per
 // workgroup), CU (units per chunk, a multiple of 4), SG (0/1/2), PF, ST, LP (0/1), RL (0/1/2), BW
-// (RL's block), SP, DIAG and, from SG, SG_ARG (the entry's subgroup_size parameter or nothing),
+// (RL's block), DIAG and, from SG, SG_ARG (the entry's subgroup_size parameter or nothing),
 // SG_SIZE (its name or 32u), XOR (subgroupShuffleXor(v, m) or v), ADD (subgroupAdd(v) or v):
 // text, since a module naming a subgroup built-in needs the feature. Bindings: wq (vec4<u32>
 // rows, or RL's blocks), sc (16-bit scale pairs), xs (x as vec4<u32>, 8 values each), acc_out, y
@@ -74,7 +67,6 @@ const ST: u32 = {{ST}}u;
 const LP: u32 = {{LP}}u;
 const RL: u32 = {{RL}}u;
 const BW: u32 = {{BW}}u;
-const SP: u32 = {{SP}}u;
 const DIAG: u32 = {{DIAG}}u;
 
 var<workgroup> xpl: array<vec4<u32>, NB * 6u * CU>;  // [NB][plane][lo/hi words 0-3, 4-7][CU]
@@ -216,29 +208,15 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
     let c_end = select(p.chunk + 1u, p.chunks, LP == 1u);
     for (var chunk = p.chunk; chunk < c_end; chunk++) {
         let u0 = chunk * CU;
-        // SP: the converting invocations (the first half), and the second half's first steps
-        // (SP > 0u first: at SP 0, early is then a constant the compiler folds — lid >= WG alone is
-        // false only at run time, and left SP's load and the step's extra branch in the SP 0 kernel)
-        let conv = select(WG, WG / 2u, SP > 0u);
-        let early = SP > 0u && lid >= conv;
-        var first: Tile;
-        if (early && gt < tiles) { first = load_tile(gt, lane, chunk); }
         // the previous chunk's tiles are done with xpl, fgr and sm8 before they are overwritten
         workgroupBarrier();
-        if (SP == 2u && early) {  // a loading lane's smq slot: the conversion neither writes nor reads it
-            var fold = 0u;
-            // @unroll
-            for (var r = 0u; r < RPT; r++) { fold ^= first.w[r].x ^ bitcast<u32>(first.s[r]); }
-            smq[lid] = bitcast<i32>(fold);
-        }
         // convert: four invocations per (batch row, unit) of the chunk, eight values each
-        for (var base = 0u; base < select(NB * CU * 4u, 0u, DIAG > 0u); base += conv) {
-            let i = select(base + lid, NB * CU * 4u, early);  // SP's second half: no item
+        for (var base = 0u; base < select(NB * CU * 4u, 0u, DIAG > 0u); base += WG) {
+            let i = base + lid;
             let b = min(i / (4u * CU), NB - 1u);
             let uc = (i / 4u) % CU;
             let qt = i % 4u;  // values 8·qt … 8·qt + 7 of the unit
-            var q = vec4<u32>();  // SP's second half reads no x (its item is past the end)
-            if (SP == 0u || !early) { q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + qt]; }
+            let q = xs[(b * k_len + 32u * (u0 + uc)) / 8u + qt];
             var amax = 0.0;
             var bad = false;
             // @unroll
@@ -301,8 +279,6 @@ fn gemv_lowbit_dp4a(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
                 if (PF == 1u) {
                     cur = nxt;
                     if (uc + tsz < CU) { nxt = load_tile(t, uc + tsz, chunk); }
-                } else if (early && it == 0u && uc == lane) {
-                    cur = first;
                 } else {
                     cur = load_tile(t, uc, chunk);
                 }

@@ -1181,9 +1181,8 @@ _WGSL_DP4A = source(__file__, "gemv_lowbit_dp4a.wgsl")
 #: 74.6 / 76.6 % of the H100's ceiling (1.26 / 1.30 × tinygemm). Session 46, H200
 #: (results/nvidia-h200/probes-20261207-session46/): harness rows 66.2 / 66.8 % (1.60 / 1.63 ×
 #: tinygemm); XT (words of the first step read before x's conversion) 0.97-0.99 × its speed,
-#: removed. SP (9th field, SG 2 and PF 0): half the workgroup converts x while the other half's
-#: teams load their first steps (SP 2: those loads pinned before the conversion by a store of
-#: their fold): 1.013-1.015 × its time on an H100 (session 47, s46c), not registered.
+#: removed. Session 47 (H100): SP (half the workgroup converting x in two passes while the other
+#: half's teams loaded their first steps) 1.12-1.16 × this form's time, removed.
 WGSL_DP4A_SHAPE = (4, 32, 1, 2, 0, 1, 1, 1)
 WGSL_DP4A_SHAPE_NO_SUBGROUP = (4, 16, 1)
 #: The kernel's SG (team sums through subgroup shuffles, 1, or subgroupAdd, 2) and PF (weights
@@ -1212,7 +1211,7 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     """gemv_lowbit_dp4a.wgsl (dot4U8Packed / dot4I8Packed), one dispatch per chunk of K that fits
     the adapter's workgroup storage (LP 1: one dispatch for all), then (ST 0) gemv_lowbit.wgsl's
     gemv_pack (fp32 sums → 16-bit y). ``shape``: (rows per team, teams, workgroups per compute
-    unit[, SG[, PF[, ST[, LP[, RL[, SP]]]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
+    unit[, SG[, PF[, ST[, LP[, RL]]]]]]) instead of the registered one (WGSL_DP4A_SHAPE, or
     WGSL_DP4A_SHAPE_NO_SUBGROUP where the adapter lacks the "subgroup" feature that SG 1 and 2
     need); RL 1 or 2 reads the weights repacked by ``wgsl_rows_layout`` (on the first launch with each
     input set, outside the timed calls once cached, as fused_packed's are). The persistent grid is
@@ -1220,22 +1219,20 @@ def webgpu_dp4a(be, case, shape: tuple[int, ...] | None = None, cu: int | None =
     kernel's DIAG (a probe's diagnostic form, wrong by design)."""
     n, k, b = _dp4a_dims(case)
     shape = shape or (WGSL_DP4A_SHAPE if "subgroup" in be.features else WGSL_DP4A_SHAPE_NO_SUBGROUP)
-    rpt, teams, per_sm, sg, pf, st, lp, rl, sp = (*shape, 0, 0, 0, 0, 0, 0)[:9]
+    rpt, teams, per_sm, sg, pf, st, lp, rl = (*shape, 0, 0, 0, 0, 0)[:8]
     if cdiv(n, rpt) * rpt * k >= 2**32:
         raise Unsupported("WGSL indexes with u32: N·K >= 2^32")
     if sg and "subgroup" not in be.features:
         raise Unsupported(f"gemv_lowbit_dp4a SG {sg}: the adapter has no \"subgroup\" feature")
     if st and (sg != 2 or rpt % 2):
         raise ValueError(f"gemv_lowbit_dp4a ST 1 needs SG 2 and an even RPT, not {shape}")
-    if sp and (sg != 2 or pf):
-        raise ValueError(f"gemv_lowbit_dp4a SP {sp} needs SG 2 and PF 0, not {shape}")
     st = int(bool(st) and (n % 2 == 0 or b == 1))  # an odd N at batch > 1: y's pairs span two teams
     teams = max(1, min(teams, be.limits["max-compute-invocations-per-workgroup"] // 32))
     # the chunk's planes get what amx, red and smq (4 bytes per invocation each) leave
     cu = cu or dp4a_units(k, b, be.limits["max-compute-workgroup-storage-size"] - 3 * 4 * 32 * teams - 64)
     bw = math.gcd(k // 32, 32)  # RL's block: 32 units (a team's lanes) where K allows
     defs = {"NB": b, "DT": _dt(case), "RPT": rpt, "TEAMS": teams, "CU": cu, "SG": sg, "PF": pf, "ST": st,
-            "LP": lp, "RL": rl, "BW": bw, "SP": sp, "DIAG": diag}
+            "LP": lp, "RL": rl, "BW": bw, "DIAG": diag}
     prog = be.compile(_WGSL_DP4A, "gemv_lowbit_dp4a", {**defs, **_WGSL_SG_TEXT[min(sg, 1)]})
     grid = be.grid_2d(max(1, min((be.device.compute_units or 128) * per_sm, cdiv(cdiv(n, rpt), teams))))
     acc = be.empty((b * n,), np.float32)

@@ -166,7 +166,7 @@ s46c)  # ~20 s, any NVIDIA card (session 46; ran at 56a2896 on an H100 in sessio
     # against SP 1 and 2 (half the workgroup converting x in two passes while the other half's teams
     # loaded their first steps) — they lost, and their code had slowed the registered SP 0 kernel by
     # 11-14 % (d4420f0); SP and its rows removed, the part now times the registered form alone
-    w4_ab 80 gemv_webgpu_s46c webgpu 20 'fused_dp4a$|s46b'
+    w4_ab 80 gemv_webgpu_s46c webgpu 20 'fused_dp4a$'
     ;;
 s46a)  # ~1 min, any NVIDIA card (session 46; ran at 5021219 on an H200): WebGPU fused_dp4a as registered
     # against XT 1 and 2 (each lane read 1-2 words of its team's first step of a chunk before x's

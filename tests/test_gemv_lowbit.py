@@ -255,10 +255,10 @@ def _dp4a_wgsl_options_child():
     one dispatch (LP, at SG 0, 1 and 2), with either, at
     1–4 rows per team and 4–16 teams; the weights repacked per tile (RL 1) or K-major (RL 2), at SG
     0, 1 and 2, 3 and 4 rows per team, blocks of 4 and 32 units (a second input set through the same
-    launcher is repacked, not served the first one's copy); one or several
-    chunks of 4–128 units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N,
-    batch 1, 2 and 8 (up to 32 sums per team, eight rounds of four); and the registered shape's
-    fallback where the adapter lacks subgroups."""
+    launcher is repacked, not served the first one's copy); one or several chunks of 4–128
+    units (PF's look-ahead runs where a lane takes several 32-unit steps), odd N, batch 1, 2 and 8
+    (up to 32 sums per team, eight rounds of four); and the registered shape's fallback where the
+    adapter lacks subgroups."""
     from ops.gemv_lowbit import kernels as gk
     from tests.spawn import open_backend
 

@@ -32,12 +32,30 @@ DEFAULT = ["vector_add/cuda/vec4/n=2^28", "vector_add/triton/naive/n=2^28", "vec
 NVTX = "solbench_fn"
 
 
+def factory(op: str, backend: str, variant: str):
+    """The registered variant's factory, else the probe configuration (scripts/probe.py) of that
+    label, e.g. ``split_row ahead=0``; an unknown name lists the valid ones."""
+    from suite.registry import REGISTRY
+
+    entry = REGISTRY.get((op, backend, variant))
+    if entry is not None:
+        return entry.factory
+    from probe import CONFIGS, registered
+
+    forms = dict(registered(op, backend) + (CONFIGS[(op, backend)]() if (op, backend) in CONFIGS else []))
+    if variant not in forms:
+        raise KeyError(f"{op}/{backend}: no variant or probe configuration {variant!r}; valid: "
+                       + ", ".join(repr(k) for k in forms))
+    return forms[variant]
+
+
 def setup(key: str):
-    """(backend object, fn) of ``op/backend/variant/case``, inputs uploaded, output checked once."""
+    """(backend object, fn) of ``op/backend/variant/case`` (variant: a registered one or a probe
+    configuration's label), inputs uploaded, output checked once."""
     from backends import backend_class
     from suite import guard
     from suite.check import checked_launch
-    from suite.registry import REGISTRY, discover, get_spec
+    from suite.registry import discover, get_spec
 
     discover()
     op, backend, variant, case_name = key.split("/", 3)
@@ -48,7 +66,7 @@ def setup(key: str):
     if dev is None:
         raise RuntimeError(f"no {backend} GPU here")
     be = cls(dev)
-    run = REGISTRY[(op, backend, variant)].factory(be, case)
+    run = factory(op, backend, variant)(be, case)
     inputs = spec.inputs(case)
     bufs = guard.allocate(be, spec.signature(case), inputs)
     res = checked_launch(be, spec, case, run, bufs.ins, bufs.outs, inputs, spec.reference(case, inputs),

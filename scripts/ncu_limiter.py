@@ -1,14 +1,16 @@
 """What limits a kernel? Nsight Compute's own reading of one cold launch (L2 flushed before it).
 
-For each ``op/backend/variant/case`` key: a child process builds the registered kernel, checks it
-against the reference (a wrong kernel is not profiled), and launches it once inside an NVTX range
-after an L2 flush; ``ncu --clock-control none`` (the clocks are left alone) profiles the kernels
-of that range with the sections that name a limiter: SpeedOfLight (DRAM / SM throughput),
-MemoryWorkloadAnalysis, ComputeWorkloadAnalysis (pipe utilisation), Occupancy, LaunchStats
-(registers, shared memory, waves), WarpStateStats and SchedulerStats (issue slots, stall
-reasons), plus the headline and stall metrics by name — all
-from the same launch (one exported report, read as the details page and as CSV). Prints a short
-table of the headline metrics and writes ncu's full details page per key under --out.
+For each ``op/backend/variant/case`` key (variant: a registered one, or a configuration of
+scripts/probe.py by its label, e.g. ``softmax/triton/split_row ahead=0/4096x131072``): a child
+process builds the kernel, checks it against the reference (a wrong kernel is not profiled), and
+launches it once inside an NVTX range after an L2 flush; ``ncu --clock-control none`` (the clocks
+are left alone) profiles the kernels of that range with the sections that name a limiter:
+SpeedOfLight (DRAM / SM throughput), MemoryWorkloadAnalysis (with its tables: requests, sectors and
+hit rates per memory operation), ComputeWorkloadAnalysis (pipe utilisation), Occupancy, LaunchStats
+(registers, shared memory, waves), WarpStateStats and SchedulerStats (issue slots, stall reasons),
+plus the headline and stall metrics by name — all from the same launch (one exported report, read
+as the details page and as CSV). Prints a short table of the headline metrics and writes ncu's full
+details page per key under --out.
 
     python3 scripts/ncu_limiter.py --out DIR KEY [KEY ...]
 """
@@ -27,13 +29,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis", "Occupancy", "LaunchStats",
-            "WarpStateStats", "SchedulerStats"]
+SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables",
+            "ComputeWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats"]
 #: headline metrics of the table (ncu names; all in the sections above or cheap)
 METRICS = {
     "gpu__time_duration.sum": "time",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "DRAM %",
     "dram__bytes_read.sum": "DRAM read",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed": "L2 %",
+    "lts__t_sectors.sum": "L2 sectors",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
     "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue %",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",

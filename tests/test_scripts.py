@@ -67,19 +67,31 @@ def test_cases_named_in_scripts_exist(script):
 
 
 def test_ncu_keys_in_scripts_exist():
-    """The op/backend/variant/case keys given to scripts/ncu_limiter.py name registered kernels
-    and cases of their op."""
-    from suite.registry import REGISTRY
+    """The op/backend/variant/case keys given to scripts/ncu_limiter.py name registered kernels or
+    probe configurations (a quoted key: the label has spaces) and cases of their op."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from crosscheck import factory
 
     discover()
     text = re.sub(r"\\\n\s*", " ", (ROOT / "scripts/sweep_gpu.sh").read_text())
     keys = [k for line in text.splitlines() if "ncu_limiter" in line or "NCU_KEYS" in line
-            for k in re.findall(r"\b(\w+/\w+/\w+/[^\s}\"']+)", line) if not k.startswith("scripts/")]
+            for k in re.findall(r'"(\w+/\w+/[^/"]+/[^\s"]+)"|\b(\w+/\w+/\w+/[^\s}"\']+)', line)]
+    keys = [q or plain for q, plain in keys if not (q or plain).startswith("scripts/")]
     assert keys, "no ncu_limiter keys found (the parser above needs updating)"
+    assert any(" " in k for k in keys), "no probe configuration among the keys (the parser above)"
     for key in keys:
         op, backend, variant, case = key.split("/", 3)
-        assert (op, backend, variant) in REGISTRY, f"{key}: no kernel {op}/{backend}/{variant}"
+        assert callable(factory(op, backend, variant)), key
         get_spec(op).case(case)
+
+
+def test_ncu_key_of_an_unknown_variant_lists_the_valid_ones():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from crosscheck import factory
+
+    discover()
+    with pytest.raises(KeyError, match="valid: .*'split_row'.*'split_row ahead=0'"):
+        factory("softmax", "triton", "split_row ahead=9")
 
 
 def test_size_ceiling_runs_on_the_cpu(tmp_path):

@@ -72,8 +72,12 @@ def profile(key: str, out: Path) -> list[dict]:
     if not report.exists():
         raise RuntimeError(f"ncu wrote no report (exit {run.returncode}): {(run.stdout + run.stderr)[-600:]}")
     try:
-        details = subprocess.run([exe, "--import", str(report), "--page", "details"], capture_output=True,
-                                 text=True, timeout=300)
+        page = [exe, "--import", str(report), "--page", "details"]
+        # the sections' tables too (an ncu without --print-details: the headers alone)
+        details = subprocess.run(page + ["--print-details", "all"], capture_output=True, text=True,
+                                 timeout=300)
+        if details.returncode:
+            details = subprocess.run(page, capture_output=True, text=True, timeout=300)
         (out / f"ncu-{safe}.txt").write_text(details.stdout + details.stderr[-4000:])
         r = subprocess.run([exe, "--import", str(report), "--page", "details", "--csv"], capture_output=True,
                            text=True, timeout=300)

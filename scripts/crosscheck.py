@@ -33,16 +33,11 @@ NVTX = "solbench_fn"
 
 
 def factory(op: str, backend: str, variant: str):
-    """The registered variant's factory, else the probe configuration (scripts/probe.py) of that
+    """The factory of a registered variant or of a probe configuration (scripts/probe.py) by its
     label, e.g. ``split_row ahead=0``; an unknown name lists the valid ones."""
-    from suite.registry import REGISTRY
+    from probe import configurations
 
-    entry = REGISTRY.get((op, backend, variant))
-    if entry is not None:
-        return entry.factory
-    from probe import CONFIGS, registered
-
-    forms = dict(registered(op, backend) + (CONFIGS[(op, backend)]() if (op, backend) in CONFIGS else []))
+    forms = dict(configurations(op, backend))
     if variant not in forms:
         raise KeyError(f"{op}/{backend}: no variant or probe configuration {variant!r}; valid: "
                        + ", ".join(repr(k) for k in forms))

@@ -38,6 +38,12 @@ def registered(op: str, backend: str):
     return [(k[2], e.factory) for k, e in sorted(REGISTRY.items()) if k[0] == op and k[1] == backend]
 
 
+def configurations(op: str, backend: str):
+    """(label, factory) of every configuration of op/backend: the registered variants, then
+    ``CONFIGS``' extra ones."""
+    return registered(op, backend) + CONFIGS.get((op, backend), list)()
+
+
 def _softmax_opencl():
     import ops.softmax.kernels as sk
 
@@ -488,8 +494,7 @@ def main() -> None:
     ins = {k: be.upload(x[k]) for k, a in sig.items() if a.role == "in"}
     outs = {k: be.empty(a.shape, np_dtype(a.dtype)) for k, a in sig.items() if a.role == "out"}
     rows, timed = [], {}
-    extra = CONFIGS.get((args.op, args.backend), list)()
-    for label, factory in registered(args.op, args.backend) + extra:
+    for label, factory in configurations(args.op, args.backend):
         if not selected(label, args.only):
             continue
         try:

@@ -186,6 +186,22 @@ def test_triton_dp4a_staged_is_right_in_the_interpreter():
     check_in_process(_triton_dp4a_staged_child)
 
 
+def _triton_dp4a_unit_child():
+    """gemv_lowbit_dp4a with the planes combined per 32-k unit (UNIT 1; a probe form) at the
+    registered UNIT's interpreter shape and a ring: odd N, K a multiple of the tile and not, batch 1
+    and 4."""
+    from ops.gemv_lowbit.kernels import TRITON_DP4A_INTERPRET
+
+    cases = ((4, 37, 384, 1), (4, 70, 512, 4), (4, 13, 256, 1))
+    out = [_triton_child("triton_dp4a", cases, shapes=[t], unit=1)
+           for t in (TRITON_DP4A_INTERPRET, (16, 256, 4, 3))]
+    return next((o for o in out if "skip" in o), {"fails": [f for o in out for f in o["fails"]]})
+
+
+def test_triton_dp4a_unit_is_right_in_the_interpreter():
+    check_in_process(_triton_dp4a_unit_child)
+
+
 def test_triton_row_is_right_in_the_interpreter():
     check_in_process(_triton_row_child)
 
@@ -630,17 +646,19 @@ def _hopper_dp4a_job() -> dict:
             "divisible_by_16": ("w_ptr", "s_ptr", "xp_ptr", "sm_ptr", "f_ptr", "y_ptr", "K", "W_STRIDE")}
     sig = {"w_ptr": "*i32", "s_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32",
            "y_ptr": "*bf16", "N": "i32", "K": "i32", "W_STRIDE": "i32"}
-    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False, "PREF": 0}
+    cx = {"BK": 256, "EVEN_K": True, "OUT_BF16": True, "ASM": True, "PDL": False, "PREF": 0, "UNIT": 0}
     psig = {"x_ptr": "*bf16", "xp_ptr": "*i32", "sm_ptr": "*i32", "f_ptr": "*fp32", "K": "i32"}
     planes = (gemv_x_planes, psig, {"GB": 8, "PDL": False},
               {"num_warps": 4, "divisible_by_16": ("x_ptr", "xp_ptr", "sm_ptr", "f_ptr", "K")})
-    names = ("dp4a", "planes", "staged", "pdl", "planes pdl", "pref")
+    names = ("dp4a", "planes", "staged", "pdl", "planes pdl", "pref", "unit")
     out = compile_many_for_hopper([
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1}, opts), planes,
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 32, "STAGES": 4}, {**opts, "num_warps": 4}),
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1, "PDL": True}, opts),
         (planes[0], planes[1], {"GB": 8, "PDL": True}, planes[3]),
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 16, "BK": 1024, "STAGES": 3, "PDL": True, "PREF": 2},
+         {**opts, "num_warps": 4}),
+        (gemv_lowbit_dp4a, sig, {**cx, "BN": 16, "BK": 1024, "STAGES": 3, "PDL": True, "PREF": 2, "UNIT": 1},
          {**opts, "num_warps": 4})])
     fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
     if fails:
@@ -665,6 +683,10 @@ def _hopper_dp4a_job() -> dict:
     if not 0 <= pref.find("prefetch.global.L2") < wait or out[5]["spill_bytes"] != 0:
         fails.append("gemv_lowbit_dp4a PREF 2: no L2 prefetch before griddepcontrol.wait, or spills "
                      f"({out[5]['spill_bytes']})")
+    unit = out[6]
+    if unit["ptx"].count("dp4a.") < 24 or unit["spill_bytes"] != 0:  # 3 planes × 8 chained, unrolled
+        fails.append(f"gemv_lowbit_dp4a UNIT 1: {unit['ptx'].count('dp4a.')} dp4a in the PTX (24 wanted at "
+                     f"least), or spills ({unit['spill_bytes']})")
     return {"fails": fails}
 
 
@@ -672,6 +694,6 @@ def test_triton_dp4a_compiles_for_hopper():
     """Triton fused_dp4a's kernels compile for sm_90 with PTX dp4a (the interpreter runs the plain
     integer form through test_kernels), 16-byte word loads and no spills; its staged form (a probe)
     with the word tiles in a 16-byte cp.async ring, its PDL form (the first word tile loaded
-    before waiting for the planes kernel) and PREF (a ring config's first tiles asked into L2
-    before that wait)."""
+    before waiting for the planes kernel), PREF (a ring config's first tiles asked into L2
+    before that wait) and UNIT 1 (the planes combined per 32-k unit)."""
     check_in_process(_hopper_dp4a_job)

@@ -492,6 +492,80 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
 
 
 @triton.jit
+def _split4(t, R: tl.constexpr, Q: tl.constexpr):
+    """[R, 4·Q] → its words 4q, 4q + 1, 4q + 2, 4q + 3 as four [R, Q] tiles."""
+    e, o = tl.split(tl.reshape(t, (R, Q, 2, 2)))
+    w0, w2 = tl.split(e)
+    w1, w3 = tl.split(o)
+    return w0, w1, w2, w3
+
+
+@triton.jit
+def _nibbles(w):
+    """A word tile's low and high nibbles, each in its own byte: (k 0, 2, 4, 6), (k 1, 3, 5, 7)."""
+    return w & 0x0F0F0F0F, (w >> 4) & 0x0F0F0F0F
+
+
+@triton.jit
+def _unit_plane(c, l0, h0, l1, h1, l2, h2, l3, h3, xq, W, wg, xm, BN: tl.constexpr, Q: tl.constexpr,
+                SIGNED: tl.constexpr, ASM: tl.constexpr):
+    """c + one byte plane's sum over each 32-k unit: eight dp4a chained through the accumulator
+    (the unit's four words' low and high nibbles against the plane's two words of x each)."""
+    xa0, xa1, xa2, xa3 = _split4(tl.load(xq + wg, mask=xm, other=0)[None, :], 1, Q)
+    xb0, xb1, xb2, xb3 = _split4(tl.load(xq + W + wg, mask=xm, other=0)[None, :], 1, Q)
+    sh: tl.constexpr = (BN, Q)
+    c = _dp4a(l0, tl.broadcast_to(xa0, sh), c, SIGNED, ASM)
+    c = _dp4a(h0, tl.broadcast_to(xb0, sh), c, SIGNED, ASM)
+    c = _dp4a(l1, tl.broadcast_to(xa1, sh), c, SIGNED, ASM)
+    c = _dp4a(h1, tl.broadcast_to(xb1, sh), c, SIGNED, ASM)
+    c = _dp4a(l2, tl.broadcast_to(xa2, sh), c, SIGNED, ASM)
+    c = _dp4a(h2, tl.broadcast_to(xb2, sh), c, SIGNED, ASM)
+    c = _dp4a(l3, tl.broadcast_to(xa3, sh), c, SIGNED, ASM)
+    return _dp4a(h3, tl.broadcast_to(xb3, sh), c, SIGNED, ASM)
+
+
+@triton.jit
+def _dp4a_units(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN: tl.constexpr,
+                BW: tl.constexpr, GT: tl.constexpr, ASM: tl.constexpr):
+    """_dp4a_tile combined per 32-k unit, as CUDA's and WGSL's kernels do (UNIT 1): acc [BN, BW/4]
+    + the word tile's four words per unit, each plane's eight dp4a chained through one
+    accumulator (P0's starting at −8·ΣM of the unit), then P0 + 2^8·P1 + 2^16·P2 (|·| ≤ 2^30: exact
+    in int32, wrapping on the way), one int→float and one FMA per unit and row — against one per
+    word in _dp4a_tile."""
+    Q: tl.constexpr = BW // 4
+    wg = k0 // 8 + tl.arange(0, BW)
+    xm = wg < W
+    w0, w1, w2, w3 = _split4(words, BN, Q)
+    l0, h0 = _nibbles(w0)
+    l1, h1 = _nibbles(w1)
+    l2, h2 = _nibbles(w2)
+    l3, h3 = _nibbles(w3)
+    s0, s1, s2, s3 = _split4(tl.load(sm_ptr + b * W + wg, mask=xm, other=0)[None, :], 1, Q)
+    c0 = tl.broadcast_to(-(s0 + s1 + s2 + s3), (BN, Q))
+    zero = tl.zeros((BN, Q), dtype=tl.int32)
+    xq = xp_ptr + b * 6 * W  # plane p's two words of x: xq + 2·p·W
+    p0 = _unit_plane(c0, l0, h0, l1, h1, l2, h2, l3, h3, xq, W, wg, xm, BN, Q, False, ASM)
+    p1 = _unit_plane(zero, l0, h0, l1, h1, l2, h2, l3, h3, xq + 2 * W, W, wg, xm, BN, Q, False, ASM)
+    p2 = _unit_plane(zero, l0, h0, l1, h1, l2, h2, l3, h3, xq + 4 * W, W, wg, xm, BN, Q, True, ASM)
+    t = p0 + (p1 << 8) + (p2 << 16)
+    gi = k0 // 128 + tl.arange(0, GT)
+    gmask = gi < K // 128
+    fg = tl.load(f_ptr + b * (K // 128) + gi, mask=gmask, other=0.0)
+    sf = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=gmask[None, :],
+                 other=0.0).to(tl.float32) * fg[None, :]
+    return acc + t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 4)), (BN, Q))
+
+
+@triton.jit
+def _tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN: tl.constexpr, BW: tl.constexpr,
+          GT: tl.constexpr, ASM: tl.constexpr, UNIT: tl.constexpr):
+    if UNIT:
+        return _dp4a_units(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
+    else:
+        return _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
+
+
+@triton.jit
 def _prefetch_rows(w_ptr, rows, W_STRIDE, K, LINES: tl.constexpr):
     """The first LINES 128-byte lines (32 int32 words each) of each of the rows, at most the row's
     K/8 words, asked into L2 (prefetch.global.L2: nothing returns, nothing waits)."""
@@ -503,7 +577,8 @@ def _prefetch_rows(w_ptr, rows, W_STRIDE, K, LINES: tl.constexpr):
 @triton.jit
 def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE, BN: tl.constexpr,
                      BK: tl.constexpr, EVEN_K: tl.constexpr, OUT_BF16: tl.constexpr, ASM: tl.constexpr,
-                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PREF: tl.constexpr = 0):
+                     STAGES: tl.constexpr = 1, PDL: tl.constexpr = False, PREF: tl.constexpr = 0,
+                     UNIT: tl.constexpr = 0):
     """fused_dp4a (w4a16): program = BN rows of batch row program_id(1); [BN, BW] int32 word tiles
     and six dp4a per word against x's byte planes (gemv_x_planes) into exact int32 plane sums; Σ q·M
     over the word's 8 k = P0 + 2^8·P1 + 2^16·P2 − 8·ΣM (|·| ≤ 2^28, exact) (_dp4a_tile). STAGES 1:
@@ -532,7 +607,7 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     GT: tl.constexpr = BK // 128
     W = K // 8
     wi = tl.arange(0, BW)
-    acc = tl.zeros((BN, BW), dtype=tl.float32)
+    acc = tl.zeros((BN, BW // 4 if UNIT else BW), dtype=tl.float32)
     wrow = w_ptr + rows_ld[:, None] * W_STRIDE + wi[None, :]
     if PDL and ASM and PREF > 0:
         _prefetch_rows(w_ptr, rows_ld, W_STRIDE, K, PREF * BK // 256)
@@ -541,7 +616,7 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
             gdc_wait()
         for k0 in tl.range(0, K, BK, num_stages=STAGES):
             words = _words(wrow, k0, K, wi, 8, EVEN_K)
-            acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
+            acc = _tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM, UNIT)
     else:
         nxt = _words(wrow, 0, K, wi, 8, EVEN_K)
         if PDL:
@@ -549,6 +624,6 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
         for k0 in range(0, K, BK):
             words = nxt
             nxt = _next_words(wrow, k0 + BK, K, wi, 8, BN, BW, EVEN_K)
-            acc = _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
+            acc = _tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM, UNIT)
     out = tl.sum(acc, axis=1)
     tl.store(y_ptr + b * N + rows, _out(out, OUT_BF16).to(y_ptr.dtype.element_ty), mask=rmask)

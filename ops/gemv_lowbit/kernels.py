@@ -992,10 +992,15 @@ TRITON_PLANES_GB = 8
 #: 0.982 × at (8, 1024, 2, 4); PREF 1 0.993 / 0.993 and 0.994 / 0.988 ×; PREF 4 1.017 / 1.014 and
 #: 1.005 / 0.986 × — small gains: DRAM was less idle during gemv_x_planes than its 3.5 µs suggested
 TRITON_DP4A_PREF = 2
+#: gemv_lowbit_dp4a's UNIT: 1 combines the planes per 32-k unit (each plane's eight dp4a chained
+#: through one accumulator, one int→float and one FMA per unit and row), as CUDA's and WGSL's
+#: kernels do; 0 per word. Session 49 (sm_90 SASS of (16, 1024, 4, 3), Triton 3.9 offline): the
+#: loop body 273 instructions per tile against 335, 72 registers against 93. Not yet timed.
+TRITON_DP4A_UNIT = 0
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = "", pref: int = TRITON_DP4A_PREF):
+                alone: str = "", pref: int = TRITON_DP4A_PREF, unit: int = TRITON_DP4A_UNIT):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -1009,7 +1014,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     a dependent launch against 69.7 / 71.2 % launched plainly). ``alone`` (probes, wrong by design):
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
     planes of the first call's x). ``pref`` (with the dependent launch): the first ``pref`` word
-    tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF)."""
+    tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF);
+    ``unit``: gemv_lowbit_dp4a's UNIT (TRITON_DP4A_UNIT)."""
     import torch
     import triton
 
@@ -1045,7 +1051,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
             planes_made[0] = True
         if alone != "planes":
-            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
+            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, UNIT=unit, **dependent)
 
     info = {}
     if not interp and alone != "planes":  # (planes alone: nothing to tune)
@@ -1060,11 +1066,11 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         be.synchronize()
         best = kern.best_config
         info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl},
+                "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl, "unit": unit},
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "UNIT": unit,
                                 "PREF": dependent.get("PREF", 0), "EVEN_K": k % best.kwargs["BK"] == 0,
                                 **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}

@@ -406,7 +406,7 @@ def _gemv_triton():
         # against 93) at the registered rings ("dp4a shape" the same at UNIT 0) and, at both UNITs,
         # at wider ones its registers allow
         (f"dp4a unit={u} shape={t}", lambda be, c, t=t, u=u: gk.triton_dp4a(be, c, [t], unit=u))
-        for t, u in [(t, 1) for t in gk.TRITON_DP4A_CONFIGS[-2:]]
+        for t, u in [((16, 1024, 4, 3), 1), ((8, 1024, 2, 4), 1)]
         + [(t, u) for t in ((16, 1024, 4, 4), (32, 1024, 4, 3), (16, 2048, 4, 3)) for u in (0, 1)]] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
         for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),

@@ -973,9 +973,15 @@ def lowbit_scale_shape(case) -> tuple[int, ...]:
 #: 64 → 8, no spills) lost on an H100 (session 40, `s39d`, 100 interleaved rounds, K=N=16384 /
 #: K=8192, N=28672): 80 took 1.060 / 1.050 × the uncapped (16, 1024, 4, 3)'s time and 1.023 / 1.028 ×
 #: (8, 1024, 2, 4)'s (ratios of medians), 64 took 1.109 / 1.217 × and 1.166 / 1.223 ×: removed. The
-#: interpreter's one config
+#: interpreter's one config. A 5th field is UNIT (gemv_lowbit_dp4a: the planes combined per 32-k unit,
+#: 0 where absent); the two UNIT 1 rings joined the autotuned set in session 49 (H100, `s49a`, 40
+#: interleaved rounds against (16, 1024, 4, 3): (32, 1024, 4, 3, 1) 0.972 / 1.005 × its time at
+#: K=N=16384 / K=8192 N=28672, 83.7 % of that card's ceiling in one wave at K=N=16384;
+#: (16, 2048, 4, 3, 1) 0.971 / 1.050 ×; UNIT 1 at the registered rings 1.034 / 1.000 and 0.991 /
+#: 1.032 × — its 72 registers fit 7 programs per SM, 1.11 waves at K=N=16384) — each device's
+#: autotuner picks
 TRITON_DP4A_CONFIGS = [(64, 256, 8), (32, 512, 8), (128, 256, 8), (64, 512, 8), (32, 256, 4), (16, 512, 4),
-                       (16, 1024, 4, 3), (8, 1024, 2, 4)]
+                       (16, 1024, 4, 3), (8, 1024, 2, 4), (32, 1024, 4, 3, 1), (16, 2048, 4, 3, 1)]
 TRITON_DP4A_INTERPRET = (64, 256, 4)
 #: groups of 128 k per program of gemv_x_planes. Session 34 (H100s, `s34c`): time against N at
 #: K = 16384 is 9.3–9.6 µs + bytes at 2970–3045 GB/s for the registered form, 5.8 µs + the same
@@ -992,15 +998,15 @@ TRITON_PLANES_GB = 8
 #: 0.982 × at (8, 1024, 2, 4); PREF 1 0.993 / 0.993 and 0.994 / 0.988 ×; PREF 4 1.017 / 1.014 and
 #: 1.005 / 0.986 × — small gains: DRAM was less idle during gemv_x_planes than its 3.5 µs suggested
 TRITON_DP4A_PREF = 2
-#: gemv_lowbit_dp4a's UNIT: 1 combines the planes per 32-k unit (each plane's eight dp4a chained
-#: through one accumulator, one int→float and one FMA per unit and row), as CUDA's and WGSL's
-#: kernels do; 0 per word. Session 49 (sm_90 SASS of (16, 1024, 4, 3), Triton 3.9 offline): the
-#: loop body 273 instructions per tile against 335, 72 registers against 93. Not yet timed.
-TRITON_DP4A_UNIT = 0
+#: gemv_lowbit_dp4a's UNIT (a config's 5th field): 1 combines the planes per 32-k unit (each
+#: plane's eight dp4a chained through one accumulator, one int→float and one FMA per unit and row),
+#: as CUDA's and WGSL's kernels do; 0 per word. Session 49 (sm_90 SASS, Triton 3.6 and 3.9 offline):
+#: (16, 1024, 4, 3)'s loop body 273 instructions per tile against 335, 72 registers against 93;
+#: (32, 1024, 4, 3)'s 449 against 560, 92 registers against 165.
 
 
 def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool | None = None,
-                alone: str = "", pref: int = TRITON_DP4A_PREF, unit: int = TRITON_DP4A_UNIT):
+                alone: str = "", pref: int = TRITON_DP4A_PREF, unit: int | None = None):
     """w4a16 on dp4a in Triton (gemv_lowbit_triton.py): gemv_x_planes converts x into byte planes
     (a second small launch inside the timed call), then gemv_lowbit_dp4a streams the word tiles
     (PTX dp4a through inline asm; the same integers in plain arithmetic in the interpreter and on
@@ -1015,7 +1021,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     "planes" times gemv_x_planes alone, "main" gemv_lowbit_dp4a alone (launched plainly, on the
     planes of the first call's x). ``pref`` (with the dependent launch): the first ``pref`` word
     tiles of each program's rows prefetched into L2 before its wait (gemv_lowbit_dp4a's PREF);
-    ``unit``: gemv_lowbit_dp4a's UNIT (TRITON_DP4A_UNIT)."""
+    ``unit`` (probes): gemv_lowbit_dp4a's UNIT at every config, instead of each config's own."""
     import torch
     import triton
 
@@ -1028,7 +1034,8 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
     if not interp and n * k < TRITON_VEC_TUNE_MIN:
         shapes = [min(shapes, key=lambda t: (len(t) > 3, t[0]))]  # (the fewest rows, unstaged)
     even = triton.heuristics({"EVEN_K": lambda a: a["K"] % a["BK"] == 0})
-    kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1], "STAGES": t[3] if len(t) > 3 else 1},
+    kern = triton.autotune([triton.Config({"BN": t[0], "BK": t[1], "STAGES": t[3] if len(t) > 3 else 1,
+                                           "UNIT": (t[4] if len(t) > 4 else 0) if unit is None else unit},
                                           num_warps=t[2], num_stages=1)
                             for t in shapes],
                            key=["N", "K"])(even(gemv_lowbit_dp4a))
@@ -1051,7 +1058,7 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
             gemv_x_planes[pgrid](x, xp, sm, fg, k, GB=TRITON_PLANES_GB, PDL=pdl, num_warps=4)
             planes_made[0] = True
         if alone != "planes":
-            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, UNIT=unit, **dependent)
+            kern[grid](w, s, xp, sm, fg, y, n, k, k // 8, OUT_BF16=out_bf16, ASM=asm, **dependent)
 
     info = {}
     if not interp and alone != "planes":  # (planes alone: nothing to tune)
@@ -1066,11 +1073,11 @@ def triton_dp4a(be, case, shapes: list[tuple[int, ...]] | None = None, pdl: bool
         be.synchronize()
         best = kern.best_config
         info = {"autotune_s": round(time.perf_counter() - t0, 3),
-                "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl, "unit": unit},
+                "config": {**best.kwargs, "num_warps": best.num_warps, "pdl": pdl},
                 # the waves of the grid (session 33: 1.72 / 2.72 at the registered shapes in an sm_90
                 # compile — a last wave 72 % full)
                 **be.occupancy(gemv_lowbit_dp4a, (w, s, xp, sm, fg, y, n, k, k // 8),
-                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl, "UNIT": unit,
+                               {"OUT_BF16": out_bf16, "ASM": asm, "PDL": pdl,
                                 "PREF": dependent.get("PREF", 0), "EVEN_K": k % best.kwargs["BK"] == 0,
                                 **best.all_kwargs()},
                                triton.cdiv(n, best.kwargs["BN"]) * b)}

@@ -404,10 +404,14 @@ def _gemv_triton():
         # session 49: the planes combined per 32-k unit (UNIT 1: eight dp4a chained per plane, one
         # int→float and FMA per unit; 273 sm_90 instructions per tile against 335, 72 registers
         # against 93) at the registered rings ("dp4a shape" the same at UNIT 0) and, at both UNITs,
-        # at wider ones its registers allow
+        # at wider ones its registers allow; then UNIT 1 at 32–64 words per thread (offline sm_90
+        # SASS, Triton 3.6: 12.2–14.0 instructions per word against 17.1 at the registered ring's
+        # 16 and 20.9 at UNIT 0; registers 124 at (64, 512, 4, 3), 154 at (64, 1024, 8, 3), 247 at
+        # (32, 2048, 4, 2))
         (f"dp4a unit={u} shape={t}", lambda be, c, t=t, u=u: gk.triton_dp4a(be, c, [t], unit=u))
         for t, u in [((16, 1024, 4, 3), 1), ((8, 1024, 2, 4), 1)]
-        + [(t, u) for t in ((16, 1024, 4, 4), (32, 1024, 4, 3), (16, 2048, 4, 3)) for u in (0, 1)]] + [
+        + [(t, u) for t in ((16, 1024, 4, 4), (32, 1024, 4, 3), (16, 2048, 4, 3)) for u in (0, 1)]
+        + [(t, 1) for t in ((64, 512, 4, 3), (64, 1024, 8, 3), (32, 2048, 4, 2))]] + [
         (f"row shape={t}", lambda be, c, t=t: gk.triton_row(be, c, [t]))  # batch 1: fused_vec's kernel
         for t in gk.TRITON_ROW_CONFIGS + [(64, 256, 8, 1), (128, 128, 8, 1), (256, 128, 8, 1),
                                           (128, 256, 16, 1), (256, 256, 16, 1)]]

@@ -167,9 +167,11 @@ s49d)  # ~4 min, any sm_90 card (session 49): Triton fused_dp4a's GPU test cases
 s49b)  # ~8.5 min, for an H200 (session 49): s49a, then s48b (the H200 list)
     subparts s49a s48b
     ;;
-s49a)  # ~2.5 min, any sm_90 card (session 49): Triton fused_dp4a with the planes combined per 32-k unit
-    # (UNIT 1: 273 sm_90 instructions per tile against 335, 72 registers against 93) beside the
-    # registered rings, and at wider rings at both UNITs, 40 interleaved rounds at issue 12's shapes
+s49a)  # ~1.5 min, any sm_90 card (session 49; ran at 0ff38cd on an H100 with the first ten
+    # configurations, the three 32-64-word UNIT 1 rings added since): Triton fused_dp4a with the
+    # planes combined per 32-k unit (UNIT 1: 273 sm_90 instructions per tile against 335, 72
+    # registers against 93) beside the registered rings, and at wider rings, 40 interleaved rounds
+    # at issue 12's shapes
     for c in w4a16,n16384,k16384,b1,bf16 w4a16,n28672,k8192,b1,bf16; do
         probe 150 "gemv_unit_ab_$c" gemv_lowbit triton --case "$c" --cap 0.5 --ab 40 \
             --only 'dp4a shape=(16, 1024, 4, 3)$|dp4a shape=(8, 1024, 2, 4)$|dp4a unit='

@@ -559,6 +559,7 @@ def _dp4a_units(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, 
 @triton.jit
 def _tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN: tl.constexpr, BW: tl.constexpr,
           GT: tl.constexpr, ASM: tl.constexpr, UNIT: tl.constexpr):
+    """acc + one word tile: per 32-k unit (UNIT 1, _dp4a_units) or per word (_dp4a_tile)."""
     if UNIT:
         return _dp4a_units(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN, BW, GT, ASM)
     else:
@@ -598,7 +599,9 @@ def gemv_lowbit_dp4a(w_ptr, s_ptr, xp_ptr, sm_ptr, f_ptr, y_ptr, N, K, W_STRIDE,
     (session 40, commit dfc96ab: 80 registers against 94; H200, 60 interleaved rounds: 1.03–1.35 ×
     the registered ring's time at every ring shape, probes-20261207-session42/s40b); in every
     iteration the word tile 3 / 4 / 6 tiles ahead asked into L2 as PREF's are (LPF, session 43,
-    commit 59dc36c; H100, 30 interleaved rounds at both rings: 1.07–1.33 × the time, s43p)."""
+    commit 59dc36c; H100, 30 interleaved rounds at both rings: 1.07–1.33 × the time, s43p). UNIT 1
+    (session 49; a config's 5th field, kernels.TRITON_DP4A_CONFIGS): the planes combined per 32-k
+    unit instead of per word (_dp4a_units: acc [BN, BW/4]; fewer instructions and registers)."""
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     rmask = rows < N
     rows_ld = tl.minimum(rows, N - 1)

@@ -483,12 +483,19 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
     p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, BN, BW, True, ASM)
     s8 = tl.load(sm_ptr + b * W + wg, mask=xm, other=0)
     t = p0 + (p1 << 8) + (p2 << 16) - s8[None, :]
+    return _scaled(acc, t, k0, rows_ld, b, s_ptr, f_ptr, K, BN, GT, 16)
+
+
+@triton.jit
+def _scaled(acc, t, k0, rows_ld, b, s_ptr, f_ptr, K, BN: tl.constexpr, GT: tl.constexpr, PER: tl.constexpr):
+    """acc + the exact integer sums t [BN, GT·PER] (PER per 128-k group: words or units) as floats,
+    each times its group's scale × x's group factor: one int→float and one FMA each."""
     gi = k0 // 128 + tl.arange(0, GT)
     gmask = gi < K // 128
     fg = tl.load(f_ptr + b * (K // 128) + gi, mask=gmask, other=0.0)
     sf = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=gmask[None, :],
                  other=0.0).to(tl.float32) * fg[None, :]
-    return acc + t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 16)), (BN, BW))
+    return acc + t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, PER)), (BN, GT * PER))
 
 
 @triton.jit
@@ -547,13 +554,7 @@ def _dp4a_units(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, 
     p0 = _unit_plane(c0, l0, h0, l1, h1, l2, h2, l3, h3, xq, W, wg, xm, BN, Q, False, ASM)
     p1 = _unit_plane(zero, l0, h0, l1, h1, l2, h2, l3, h3, xq + 2 * W, W, wg, xm, BN, Q, False, ASM)
     p2 = _unit_plane(zero, l0, h0, l1, h1, l2, h2, l3, h3, xq + 4 * W, W, wg, xm, BN, Q, True, ASM)
-    t = p0 + (p1 << 8) + (p2 << 16)
-    gi = k0 // 128 + tl.arange(0, GT)
-    gmask = gi < K // 128
-    fg = tl.load(f_ptr + b * (K // 128) + gi, mask=gmask, other=0.0)
-    sf = tl.load(s_ptr + rows_ld[:, None] * (K // 128) + gi[None, :], mask=gmask[None, :],
-                 other=0.0).to(tl.float32) * fg[None, :]
-    return acc + t.to(tl.float32) * tl.reshape(tl.broadcast_to(sf[:, :, None], (BN, GT, 4)), (BN, Q))
+    return _scaled(acc, p0 + (p1 << 8) + (p2 << 16), k0, rows_ld, b, s_ptr, f_ptr, K, BN, GT, 4)
 
 
 @triton.jit

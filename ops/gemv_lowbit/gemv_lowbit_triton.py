@@ -468,6 +468,12 @@ def _plane(lo, hi, xq, W, wg, xm, BN: tl.constexpr, BW: tl.constexpr, SIGNED: tl
 
 
 @triton.jit
+def _nibbles(w):
+    """A word tile's low and high nibbles, each in its own byte: (k 0, 2, 4, 6), (k 1, 3, 5, 7)."""
+    return w & 0x0F0F0F0F, (w >> 4) & 0x0F0F0F0F
+
+
+@triton.jit
 def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, BN: tl.constexpr,
                BW: tl.constexpr, GT: tl.constexpr, ASM: tl.constexpr):
     """acc + the [BN, BW] word tile at k0 against x's planes: per word lo = w & 0x0F0F0F0F, hi = (w
@@ -476,8 +482,7 @@ def _dp4a_tile(acc, words, k0, rows_ld, b, s_ptr, xp_ptr, sm_ptr, f_ptr, K, W, B
     wi = tl.arange(0, BW)
     wg = k0 // 8 + wi
     xm = wg < W
-    lo = words & 0x0F0F0F0F
-    hi = (words >> 4) & 0x0F0F0F0F
+    lo, hi = _nibbles(words)
     p0 = _plane(lo, hi, xp_ptr + (b * 6 + 0) * W, W, wg, xm, BN, BW, False, ASM)
     p1 = _plane(lo, hi, xp_ptr + (b * 6 + 2) * W, W, wg, xm, BN, BW, False, ASM)
     p2 = _plane(lo, hi, xp_ptr + (b * 6 + 4) * W, W, wg, xm, BN, BW, True, ASM)
@@ -505,12 +510,6 @@ def _split4(t, R: tl.constexpr, Q: tl.constexpr):
     w0, w2 = tl.split(e)
     w1, w3 = tl.split(o)
     return w0, w1, w2, w3
-
-
-@triton.jit
-def _nibbles(w):
-    """A word tile's low and high nibbles, each in its own byte: (k 0, 2, 4, 6), (k 1, 3, 5, 7)."""
-    return w & 0x0F0F0F0F, (w >> 4) & 0x0F0F0F0F
 
 
 @triton.jit

@@ -790,7 +790,7 @@ def inspect_(
     backend: Annotated[str, typer.Option("--backend", help="cuda | triton | opencl | webgpu")],
     variant: Annotated[list[str] | None, typer.Option("--variant", help="variant (repeatable)")] = None,
     stage: Annotated[str | None, typer.Option(
-        "--stage", help="print this stage: cuda ptx|sass|log; triton ttir|ttgir|llir|ptx|sass; "
+        "--stage", help="print this stage: cuda ptx|sass|loops|log; triton ttir|ttgir|llir|ptx|sass|loops; "
                         "opencl binary|log; webgpu wgsl")] = None,
     arch: Annotated[str, typer.Option("--arch", help="CUDA/Triton target (no GPU needed)")] = "sm_90",
     case: Annotated[str | None, typer.Option("--case", help="case (default: first GPU bench case)")] = None,
@@ -813,12 +813,13 @@ def inspect_(
         _fail(str(e))
     if summary or not stage:
         t = Table(title=f"solbench inspect {op} --backend {backend} ({arch})")
-        for c in ("variant", "entry", "regs", "spill B", "smem B", "vec ld", "shfl", "mma", "note"):
+        for c in ("variant", "entry", "regs", "spill B", "smem B", "loop", "vec ld", "shfl", "mma", "note"):
             t.add_column(c)
         for r in recs:
             m = r.get("markers") or {}
             yes = {True: "yes", False: "no"}
-            num = ["" if r.get(k) is None else str(r[k]) for k in ("registers", "spill_bytes", "smem_bytes")]
+            num = ["" if r.get(k) is None else str(r[k])
+                   for k in ("registers", "spill_bytes", "smem_bytes", "loop_instructions")]
             t.add_row(r["variant"], r.get("entry", ""), *num,
                       *(yes.get(m.get(k), "") for k in ("vec_load", "shfl", "mma")),
                       escape((r.get("error") or r.get("note") or "")[:80]))

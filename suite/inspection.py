@@ -17,7 +17,10 @@ program is compiled again for inspection:
 
 ``summary`` rows carry registers, spills, shared memory and whether the intended instructions are
 present: 16-byte vector loads (``ld.global.v4``/``LDG.E.128``), warp shuffles (``shfl``/``SHFL``),
-tensor-core MMAs (``mma``/``wgmma``, ``HMMA``/``HGMMA``).
+tensor-core MMAs (``mma``/``wgmma``, ``HMMA``/``HGMMA``), and the instruction count of the
+largest innermost SASS loop. The ``loops`` stage lists every loop of the SASS (a backward branch
+and its target): instructions per iteration and their opcodes, most frequent first — the
+issue-slot budget of a kernel's main loop, read without a GPU.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-STAGES = {"cuda": ("ptx", "sass", "log"), "triton": ("ttir", "ttgir", "llir", "ptx", "sass"),
+STAGES = {"cuda": ("ptx", "sass", "loops", "log"),
+          "triton": ("ttir", "ttgir", "llir", "ptx", "sass", "loops"),
           "opencl": ("binary", "log"), "webgpu": ("wgsl",)}
 
 #: intended instructions, searched in PTX and SASS
@@ -58,6 +62,51 @@ def sass_of_entry(sass: str, entry: str) -> str:
     parts = re.split(r"(?=\n\s*Function : )", sass)
     hit = [p for p in parts if re.search(rf"Function : {re.escape(entry)}\s", p)]
     return hit[0] if hit else sass
+
+
+_SASS_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+
+
+def sass_loops(sass: str) -> list[dict[str, Any]]:
+    """Each loop of ``cuobjdump -sass`` text (one function): a branch back to a lower address.
+    Per loop: ``start``/``end`` addresses, ``instructions`` per iteration (target to branch, both
+    included; NOPs counted, they take issue slots too), ``innermost`` (no other loop inside) and
+    ``ops`` (opcode without modifiers → count, most frequent first)."""
+    ins = [(int(m[1], 16), m[3]) for m in _SASS_LINE.finditer(sass)]
+    loops = []
+    for addr, op in ins:
+        if op.split(".")[0] not in ("BRA", "JMP"):
+            continue
+        m = re.search(rf"/\*{addr:04x}\*/[^;]*?\b(?:BRA|JMP)\S*\s+(?:`\()?(0x[0-9a-f]+)", sass)
+        target = int(m[1], 16) if m else addr
+        if target >= addr:  # forward, or the trap's branch to itself
+            continue
+        body = [o.split(".")[0] for a, o in ins if target <= a <= addr]
+        ops: dict[str, int] = {}
+        for o in body:
+            ops[o] = ops.get(o, 0) + 1
+        loops.append({"start": target, "end": addr, "instructions": len(body),
+                      "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])))})
+    for lp in loops:
+        lp["innermost"] = not any(o is not lp and lp["start"] <= o["start"] and o["end"] <= lp["end"]
+                                  for o in loops)
+    return loops
+
+
+def loops_text(sass: str) -> str:
+    """``sass_loops`` as text, one loop per line (the ``loops`` stage)."""
+    loops = sass_loops(sass)
+    if not loops:
+        return "(no loop in the SASS)" if _SASS_LINE.search(sass) else "(no SASS)"
+    return "\n".join(f"{'innermost' if lp['innermost'] else 'outer    '} "
+                     f"0x{lp['start']:04x}-0x{lp['end']:04x}: {lp['instructions']} instructions: "
+                     + " ".join(f"{o} {n}" for o, n in lp["ops"].items()) for lp in loops)
+
+
+def main_loop_instructions(sass: str) -> int | None:
+    """Instructions per iteration of the largest innermost loop (None without a loop)."""
+    inner = [lp["instructions"] for lp in sass_loops(sass) if lp["innermost"]]
+    return max(inner) if inner else None
 
 
 def _cuobjdump() -> str | None:
@@ -451,6 +500,9 @@ def inspect_kernels(op: str, backend: str, variants=None, case_name: str | None 
         for r in recs:
             st = r.get("stages", {})
             r["markers"] = markers(st.get("ptx", "") or st.get("binary", ""), st.get("sass", ""))
+            if "sass" in st:
+                st["loops"] = loops_text(st["sass"])
+                r["loop_instructions"] = main_loop_instructions(st["sass"])
             out.append({**base, **r})
     return out
 

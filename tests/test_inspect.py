@@ -89,7 +89,44 @@ def test_cli_inspect_summary_and_stage():
     assert r.returncode == 0 and ("FADD" in r.stdout or "cuobjdump" in r.stdout), r.stdout[-2000:]
     r = subprocess.run([sys.executable, "-m", "suite.cli", "inspect", "vector_add", "--backend", "cuda",
                         "--stage", "ttir"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "valid: ptx, sass, log" in r.stdout + r.stderr
+    assert r.returncode == 2 and "valid: ptx, sass, loops, log" in r.stdout + r.stderr
+
+
+#: cuobjdump -sass's form: an outer loop 0x40-0xc0 around an inner one 0x60-0xa0, a forward
+#: branch and the trap's branch to itself (neither a loop)
+_SASS = """
+        Function : k
+        /*0000*/                   MOV R1, c[0x0][0x28] ;           /* 0x0 */
+        /*0010*/              @!P0 BRA 0x100 ;                     /* 0x0 */
+        /*0020*/                   S2R R0, SR_TID.X ;              /* 0x0 */
+        /*0030*/                   NOP ;                           /* 0x0 */
+        /*0040*/                   LDG.E.128 R4, desc[UR4][R2.64] ;  /* 0x0 */
+        /*0050*/                   IADD3 R2, R2, 0x10, RZ ;        /* 0x0 */
+        /*0060*/                   IDP.4A.U8.U8 R8, R4, R5, R8 ;    /* 0x0 */
+        /*0070*/                   IDP.4A.S8.S8 R9, R6, R7, R9 ;    /* 0x0 */
+        /*0080*/                   ISETP.GE.AND P1, PT, R2, R3, PT ;  /* 0x0 */
+        /*0090*/                   NOP ;                           /* 0x0 */
+        /*00a0*/              @!P1 BRA 0x60 ;                      /* 0x0 */
+        /*00b0*/                   ISETP.GE.AND P2, PT, R2, R3, PT ;  /* 0x0 */
+        /*00c0*/              @!P2 BRA 0x40 ;                      /* 0x0 */
+        /*00d0*/                   EXIT ;                          /* 0x0 */
+        /*00e0*/                   BRA 0xe0;                       /* 0x0 */
+"""
+
+
+def test_sass_loops_reads_each_loop_body():
+    from suite.inspection import loops_text, main_loop_instructions, sass_loops
+
+    loops = sass_loops(_SASS)
+    assert [(lp["start"], lp["end"], lp["instructions"], lp["innermost"]) for lp in loops] == [
+        (0x60, 0xA0, 5, True), (0x40, 0xC0, 9, False)]
+    assert loops[0]["ops"] == {"IDP": 2, "BRA": 1, "ISETP": 1, "NOP": 1}
+    assert loops[1]["ops"]["LDG"] == 1 and loops[1]["ops"]["ISETP"] == 2
+    assert main_loop_instructions(_SASS) == 5
+    assert main_loop_instructions(_SASS.replace("@!P1 BRA 0x60", "@!P1 BRA 0xb0")) == 9
+    assert main_loop_instructions("        /*0000*/  EXIT ;") is None
+    assert "innermost 0x0060-0x00a0: 5 instructions: IDP 2" in loops_text(_SASS)
+    assert loops_text("(no cuobjdump here)") == "(no SASS)"
 
 
 def test_triton_is_inspected_as_compiled_for_the_gpu_not_as_interpreted():

@@ -656,9 +656,9 @@ def _hopper_dp4a_job() -> dict:
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 64, "STAGES": 1, "PDL": True}, opts),
         (planes[0], planes[1], {"GB": 8, "PDL": True}, planes[3]),
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 16, "BK": 1024, "STAGES": 3, "PDL": True, "PREF": 2},
-         {**opts, "num_warps": 4}),
+         {**opts, "num_warps": 4, "stages": True}),
         (gemv_lowbit_dp4a, sig, {**cx, "BN": 16, "BK": 1024, "STAGES": 3, "PDL": True, "PREF": 2, "UNIT": 1},
-         {**opts, "num_warps": 4})])
+         {**opts, "num_warps": 4, "stages": True})])
     fails = [f"{n}: {o['error'][:2000]}" for n, o in zip(names, out, strict=True) if "error" in o]
     if fails:
         return {"fails": fails}
@@ -686,6 +686,14 @@ def _hopper_dp4a_job() -> dict:
     if unit["ptx"].count("dp4a.") < 24 or unit["spill_bytes"] != 0:  # 3 planes × 8 chained, unrolled
         fails.append(f"gemv_lowbit_dp4a UNIT 1: {unit['ptx'].count('dp4a.')} dp4a in the PTX (24 wanted at "
                      f"least), or spills ({unit['spill_bytes']})")
+    # UNIT's point is the issue slots: its main loop's SASS (273 instructions per 2048-word tile
+    # with Triton 3.6 and 3.9) at most 0.9 × the per-word form's at the same ring (335)
+    from suite.inspection import main_loop_instructions
+    if "sass" in unit.get("asm", {}):  # cuobjdump present (Triton's wheel ships it)
+        per_word, per_unit = (main_loop_instructions(o["asm"]["sass"]) for o in (out[5], unit))
+        if not (per_word and per_unit and per_unit <= 0.9 * per_word):
+            fails.append(f"gemv_lowbit_dp4a UNIT 1: {per_unit} SASS instructions in the main loop against "
+                         f"{per_word} per word (at most 0.9 × wanted)")
     return {"fails": fails}
 
 

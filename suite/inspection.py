@@ -70,9 +70,12 @@ _SASS_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]
 def sass_loops(sass: str) -> list[dict[str, Any]]:
     """Each loop of ``cuobjdump -sass`` text (one function): a branch back to a lower address.
     Per loop: ``start``/``end`` addresses, ``instructions`` per iteration (target to branch, both
-    included; NOPs counted, they take issue slots too), ``innermost`` (no other loop inside) and
-    ``ops`` (opcode without modifiers → count, most frequent first)."""
+    included; NOPs counted, they take issue slots too), ``own`` (those not inside a loop nested in
+    it: a spin-wait inside a main loop does not hide the main loop), ``innermost``, ``exits`` (an
+    unconditional EXIT inside: a branch back into shared exit or warp-collective code, not a loop
+    of the kernel's) and ``ops`` (opcode without modifiers → count, most frequent first)."""
     ins = [(int(m[1], 16), m[3]) for m in _SASS_LINE.finditer(sass)]
+    exits = [int(m[1], 16) for m in _SASS_LINE.finditer(sass) if m[3] == "EXIT" and not m[2]]
     loops = []
     for addr, op in ins:
         if op.split(".")[0] not in ("BRA", "JMP"):
@@ -86,10 +89,13 @@ def sass_loops(sass: str) -> list[dict[str, Any]]:
         for o in body:
             ops[o] = ops.get(o, 0) + 1
         loops.append({"start": target, "end": addr, "instructions": len(body),
+                      "exits": any(target <= a <= addr for a in exits),
                       "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])))})
     for lp in loops:
-        lp["innermost"] = not any(o is not lp and lp["start"] <= o["start"] and o["end"] <= lp["end"]
-                                  for o in loops)
+        inner = [o for o in loops if o is not lp and lp["start"] <= o["start"] and o["end"] <= lp["end"]]
+        lp["innermost"] = not inner
+        lp["own"] = sum(1 for a, _ in ins if lp["start"] <= a <= lp["end"]
+                        and not any(o["start"] <= a <= o["end"] for o in inner))
     return loops
 
 
@@ -98,15 +104,23 @@ def loops_text(sass: str) -> str:
     loops = sass_loops(sass)
     if not loops:
         return "(no loop in the SASS)" if _SASS_LINE.search(sass) else "(no SASS)"
-    return "\n".join(f"{'innermost' if lp['innermost'] else 'outer    '} "
-                     f"0x{lp['start']:04x}-0x{lp['end']:04x}: {lp['instructions']} instructions: "
-                     + " ".join(f"{o} {n}" for o, n in lp["ops"].items()) for lp in loops)
+    lines = []
+    for lp in loops:
+        kind = "innermost" if lp["innermost"] else f"outer ({lp['own']} outside its inner loops)"
+        kind += ", an EXIT inside" if lp["exits"] else ""
+        ops = " ".join(f"{o} {n}" for o, n in lp["ops"].items())
+        span = f"0x{lp['start']:04x}-0x{lp['end']:04x}"
+        lines.append(f"{span}: {lp['instructions']} instructions, {kind}: {ops}")
+    return "\n".join(lines)
 
 
 def main_loop_instructions(sass: str) -> int | None:
-    """Instructions per iteration of the largest innermost loop (None without a loop)."""
-    inner = [lp["instructions"] for lp in sass_loops(sass) if lp["innermost"]]
-    return max(inner) if inner else None
+    """Instructions per iteration of the main loop (None without one): of the loops without an
+    unconditional EXIT inside and with at least 3/4 of their instructions outside nested loops (a
+    spin-wait inside a main loop does not hide it; an outer loop around the main one is not it),
+    the one with the most."""
+    loops = [lp for lp in sass_loops(sass) if not lp["exits"] and lp["own"] >= 0.75 * lp["instructions"]]
+    return max((lp["own"] for lp in loops), default=None)
 
 
 def _cuobjdump() -> str | None:

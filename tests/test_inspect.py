@@ -118,14 +118,22 @@ def test_sass_loops_reads_each_loop_body():
     from suite.inspection import loops_text, main_loop_instructions, sass_loops
 
     loops = sass_loops(_SASS)
-    assert [(lp["start"], lp["end"], lp["instructions"], lp["innermost"]) for lp in loops] == [
-        (0x60, 0xA0, 5, True), (0x40, 0xC0, 9, False)]
+    assert [(lp["start"], lp["end"], lp["instructions"], lp["own"], lp["innermost"]) for lp in loops] == [
+        (0x60, 0xA0, 5, 5, True), (0x40, 0xC0, 9, 4, False)]
     assert loops[0]["ops"] == {"IDP": 2, "BRA": 1, "ISETP": 1, "NOP": 1}
     assert loops[1]["ops"]["LDG"] == 1 and loops[1]["ops"]["ISETP"] == 2
     assert main_loop_instructions(_SASS) == 5
     assert main_loop_instructions(_SASS.replace("@!P1 BRA 0x60", "@!P1 BRA 0xb0")) == 9
+    # a spin-wait (0x90-0xa0) inside the main loop: the main loop counts, less the wait
+    spin = _SASS.replace("@!P1 BRA 0x60", "@!P1 BRA 0x90")
+    assert main_loop_instructions(spin) == 7
+    # a branch back over an EXIT is not a loop of the kernel's; a warp's early exit in one is
+    assert main_loop_instructions(spin.replace("ISETP.GE.AND P2", "EXIT")) == 2
+    assert main_loop_instructions(spin.replace("ISETP.GE.AND P2", "@P2 EXIT")) == 7
+    assert main_loop_instructions(_SASS.replace("IDP.4A.S8.S8", "EXIT")) is None
     assert main_loop_instructions("        /*0000*/  EXIT ;") is None
-    assert "innermost 0x0060-0x00a0: 5 instructions: IDP 2" in loops_text(_SASS)
+    assert "0x0060-0x00a0: 5 instructions, innermost: IDP 2" in loops_text(_SASS)
+    assert "0x0040-0x00c0: 9 instructions, outer (4 outside its inner loops): " in loops_text(_SASS)
     assert loops_text("(no cuobjdump here)") == "(no SASS)"
 
 

@@ -17,10 +17,10 @@ program is compiled again for inspection:
 
 ``summary`` rows carry registers, spills, shared memory and whether the intended instructions are
 present: 16-byte vector loads (``ld.global.v4``/``LDG.E.128``), warp shuffles (``shfl``/``SHFL``),
-tensor-core MMAs (``mma``/``wgmma``, ``HMMA``/``HGMMA``), and the instruction count of the
-largest innermost SASS loop. The ``loops`` stage lists every loop of the SASS (a backward branch
-and its target): instructions per iteration and their opcodes, most frequent first — the
-issue-slot budget of a kernel's main loop, read without a GPU.
+tensor-core MMAs (``mma``/``wgmma``, ``HMMA``/``HGMMA``), and the instructions per iteration of
+the main SASS loop (``main_loop_instructions``). The ``loops`` stage lists every loop of the SASS
+(a backward branch and its target): instructions per iteration and their opcodes, most frequent
+first — the issue-slot budget of a kernel's main loop, read without a GPU.
 """
 
 from __future__ import annotations
@@ -68,34 +68,34 @@ _SASS_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]
 
 
 def sass_loops(sass: str) -> list[dict[str, Any]]:
-    """Each loop of ``cuobjdump -sass`` text (one function): a branch back to a lower address.
+    """Each loop of ``cuobjdump -sass`` text: a branch back to a lower address of its function.
     Per loop: ``start``/``end`` addresses, ``instructions`` per iteration (target to branch, both
     included; NOPs counted, they take issue slots too), ``own`` (those not inside a loop nested in
     it: a spin-wait inside a main loop does not hide the main loop), ``innermost``, ``exits`` (an
     unconditional EXIT inside: a branch back into shared exit or warp-collective code, not a loop
     of the kernel's) and ``ops`` (opcode without modifiers → count, most frequent first)."""
-    ins = [(int(m[1], 16), m[3]) for m in _SASS_LINE.finditer(sass)]
-    exits = [int(m[1], 16) for m in _SASS_LINE.finditer(sass) if m[3] == "EXIT" and not m[2]]
     loops = []
-    for addr, op in ins:
-        if op.split(".")[0] not in ("BRA", "JMP"):
-            continue
-        m = re.search(rf"/\*{addr:04x}\*/[^;]*?\b(?:BRA|JMP)\S*\s+(?:`\()?(0x[0-9a-f]+)", sass)
-        target = int(m[1], 16) if m else addr
-        if target >= addr:  # forward, or the trap's branch to itself
-            continue
-        body = [o.split(".")[0] for a, o in ins if target <= a <= addr]
-        ops: dict[str, int] = {}
-        for o in body:
-            ops[o] = ops.get(o, 0) + 1
-        loops.append({"start": target, "end": addr, "instructions": len(body),
-                      "exits": any(target <= a <= addr for a in exits),
-                      "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])))})
-    for lp in loops:
-        inner = [o for o in loops if o is not lp and lp["start"] <= o["start"] and o["end"] <= lp["end"]]
-        lp["innermost"] = not inner
-        lp["own"] = sum(1 for a, _ in ins if lp["start"] <= a <= lp["end"]
-                        and not any(o["start"] <= a <= o["end"] for o in inner))
+    for fn in re.split(r"\n\s*Function : ", sass):  # addresses restart in each function
+        ins = [(int(m[1], 16), m[3].split(".")[0], bool(m[2]), m[4]) for m in _SASS_LINE.finditer(fn)]
+        found = []
+        for addr, op, _, args in ins:
+            t = re.match(r"\s*(?:`\()?(0x[0-9a-f]+)", args) if op in ("BRA", "JMP") else None
+            if not t or int(t[1], 16) >= addr:  # not a branch, forward, or the trap's to itself
+                continue
+            start = int(t[1], 16)
+            body = [(a, o, p) for a, o, p, _ in ins if start <= a <= addr]
+            ops: dict[str, int] = {}
+            for _, o, _ in body:
+                ops[o] = ops.get(o, 0) + 1
+            found.append({"start": start, "end": addr, "instructions": len(body),
+                          "exits": any(o == "EXIT" and not p for _, o, p in body),
+                          "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])))})
+        for lp in found:
+            inner = [o for o in found if o is not lp and lp["start"] <= o["start"] and o["end"] <= lp["end"]]
+            lp["innermost"] = not inner
+            lp["own"] = sum(1 for a, *_ in ins if lp["start"] <= a <= lp["end"]
+                            and not any(o["start"] <= a <= o["end"] for o in inner))
+        loops += found
     return loops
 
 

@@ -135,6 +135,10 @@ def test_sass_loops_reads_each_loop_body():
     assert "0x0060-0x00a0: 5 instructions, innermost: IDP 2" in loops_text(_SASS)
     assert "0x0040-0x00c0: 9 instructions, outer (4 outside its inner loops): " in loops_text(_SASS)
     assert loops_text("(no cuobjdump here)") == "(no SASS)"
+    # two functions: addresses restart in each, and each one's loops are its own
+    two = sass_loops(_SASS + _SASS.replace("Function : k", "Function : k2").replace("@!P2 BRA 0x40", "NOP"))
+    assert [(lp["start"], lp["end"], lp["instructions"]) for lp in two] == [
+        (0x60, 0xA0, 5), (0x40, 0xC0, 9), (0x60, 0xA0, 5)]
 
 
 def test_triton_is_inspected_as_compiled_for_the_gpu_not_as_interpreted():

@@ -155,11 +155,12 @@ s46b)  # ~1.5 min, any NVIDIA card (session 46): s46c, then WebGPU fused_dp4a's 
     # harness rows beside tinygemm (s42d)
     subparts s46c s42d
     ;;
-s49c)  # ~7 min, for an H200 (session 49): s49a, s49d, then s48a (split_row under ncu); each part its
-    # own tarball, so a call cut short keeps the parts it finished
-    subparts s49a s49d s48a
+s49c)  # ~5 min, for an H200 (session 49): s49d (the cell's harness rows, ~1 min on an H100 in
+    # session 50), s49a (~1.5 min), then s48a (split_row under ncu, ~2.5 min); each part its own
+    # tarball, so a call cut short keeps the parts it finished
+    subparts s49d s49a s48a
     ;;
-s49d)  # ~4 min, any sm_90 card (session 49): Triton fused_dp4a's GPU test cases and harness rows (beside
+s49d)  # ~1 min, any sm_90 card (session 49): Triton fused_dp4a's GPU test cases and harness rows (beside
     # tinygemm and the dense GEMV) with the UNIT 1 rings in the autotuned set
     test_cases 120 triton test_gemv_triton --op gemv_lowbit --variant fused_dp4a
     triton_dp4a_rows 150

@@ -261,7 +261,7 @@ def _traps(backend: str, sizes: list[int], lookback_patch: dict) -> dict:
     if dev.mode == "compile":
         t.compile_all(backend)
     else:
-        for op in ("reduction", "scan") if lookback_patch.get("_sizes", True) else ():
+        for op in ("reduction", "scan"):
             spec = get_spec(op)
             for e in select([op], [backend]):
                 for dt in DTYPES[op]:
@@ -271,7 +271,7 @@ def _traps(backend: str, sizes: list[int], lookback_patch: dict) -> dict:
                                 lambda e=e, s=spec, c=case, o=op: t.relaunch(o, e, s, c))
                     if dt == "i32":
                         t.guard(f"{op}/{e.variant}/i32 big", lambda e=e, s=spec, o=op: t.big_ints(o, e, s))
-        for extra in lookback_patch.get("_runs", ({},)) if lookback_patch else ():
+        for extra in ({}, *lookback_patch.get("_also", ())) if lookback_patch else ():
             t.lookback_small_tiles(backend, {**lookback_patch, **extra})
         if backend == "webgpu":
             t.webgpu_grid_2d()
@@ -287,28 +287,21 @@ SIZES = sorted({int(v) for v in _RNG.integers(2, 5000, 3)} | {int(v) for v in _R
 TRITON_SIZES = sorted({1, 3, 1031, 9001, int(_RNG.integers(10_000, 40_000))})
 
 
-#: the Triton look-back's small tiles and short window (``_n``: the scan's length there)
-_TRITON_LOOKBACK = {"TRITON_LOOKBACK_TILE": 128, "TRITON_WINDOW": 4, "TRITON_LOOKBACK_SUB": 32, "_n": 20_011}
-
-
-#: per backend: sizes, the look-back patch (``_runs``: the extra patches its small-tile scans run
-#: under, default one run as patched; ``_sizes`` False: those scans only) and a timeout
 @pytest.mark.parametrize("backend,sizes,patch,timeout", [
     ("opencl", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "LOOKBACK_WINDOW": 2}, 900),
     # webgpu, then with three of every four tiles never seen published: their sums from x
     ("webgpu", SIZES, {"WEBGPU_LOOKBACK_ITEMS": 1, "WEBGPU_WINDOW": 2,
-                       "_runs": ({}, {"WEBGPU_HIDE": 3, "WEBGPU_SPIN": 1})}, 900),
+                       "_also": ({"WEBGPU_HIDE": 3, "WEBGPU_SPIN": 1},)}, 900),
     ("cuda", SIZES, {"LOOKBACK_ITEMS_VEC": 1, "LOOKBACK_SPIN_LIMIT": 1}, 900),
-    # triton: the streamed tile (scan_lookback_l2, 32 values a step), then the tile held in
-    # registers, then that in program-id order with three of every four tiles never seen
-    # published; in an item of its own (for xdist's balance: ~65 s of the ~150), the streamed tile
-    # with the hidden tiles
-    ("triton", TRITON_SIZES, {**_TRITON_LOOKBACK,
-                              "_runs": ({}, {"TRITON_LOOKBACK_SUB": 0},
+    # triton: the streamed tile (scan_lookback_l2, 32 values a step), then with three of every four
+    # tiles never seen published; the tile held in registers, then in program-id order with the
+    # hidden tiles
+    ("triton", TRITON_SIZES, {"TRITON_LOOKBACK_TILE": 128, "TRITON_WINDOW": 4, "TRITON_LOOKBACK_SUB": 32,
+                              "_n": 20_011,
+                              "_also": ({"TRITON_ORDER": {"SPIN": 1, "HIDE": 3}}, {"TRITON_LOOKBACK_SUB": 0},
                                         {"TRITON_LOOKBACK_SUB": 0,
-                                         "TRITON_ORDER": {"PID_ORDER": True, "SPIN": 1, "HIDE": 3}})}, 1200),
-    ("triton", TRITON_SIZES, {**_TRITON_LOOKBACK, "_sizes": False,
-                              "_runs": ({"TRITON_ORDER": {"SPIN": 1, "HIDE": 3}},)}, 900),
+                                         "TRITON_ORDER": {"PID_ORDER": True, "SPIN": 1, "HIDE": 3}})},
+     1800),
     ("torch", SIZES, {}, 600),
 ])
 def test_traps(backend, sizes, patch, timeout):

@@ -78,12 +78,17 @@ def _pci_bus_id(d: cl.Device) -> str | None:
     return canonical_pci(domain=domain, bus=bus, device=slot)
 
 
-#: reads every 16-byte word of the flush buffer; a store depends on the sum (harmless if it ever
-#: happens), so no compiler can drop the loads
+#: reads every 16-byte word of the flush buffer, ``run`` consecutive words per work-item and step:
+#: 1 is a grid-stride loop (coalesced on a GPU); on a CPU device each work-item reads one contiguous
+#: chunk (PoCL runs a work-group's items one after another, so there a grid-stride loop starts a new
+#: cache line at every load: 1.2 against 16 GB/s, 0.8 against 0.06 s per flush of a 480 MiB cache's
+#: 960 MiB buffer). A store depends on the sum (harmless if it ever happens), so no compiler can
+#: drop the loads
 _FLUSH_READ_CL = """
-__kernel void solbench_flush_read(__global const uint4* b, ulong n, __global uint* sink) {
+__kernel void solbench_flush_read(__global const uint4* b, ulong n, ulong run, __global uint* sink) {
     uint4 acc = (uint4)(0);
-    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) acc += b[i];
+    for (ulong s = get_global_id(0) * run; s < n; s += get_global_size(0) * run)
+        for (ulong i = s; i < min(n, s + run); i++) acc += b[i];
     if (acc.x + acc.y + acc.z + acc.w == 1u) sink[0] = acc.x;
 }
 """
@@ -142,6 +147,7 @@ class OpenCLBackend(Backend):
         self._flush_read = cl.Program(self.ctx, _FLUSH_READ_CL).build().solbench_flush_read
         wg = min(256, int(self.cl_device.max_work_group_size))
         self._flush_range = ((8 * int(self.cl_device.max_compute_units) * wg,), (wg,))  # global, local
+        self._flush_chunked = device.kind != "gpu"  # see _FLUSH_READ_CL
         self._nvml = find_index(device.pci_bus_id, device.name) if device.kind == "gpu" else None
 
     # -- memory ----------------------------------------------------------------------------
@@ -347,7 +353,9 @@ class OpenCLBackend(Backend):
 
     def flush_l2(self) -> None:
         """A read of the whole flush buffer (see Backend.flush_l2)."""
-        self._flush_read(self.queue, *self._flush_range, self._flush, np.uint64(self._flush_bytes // 16),
+        n, items = self._flush_bytes // 16, self._flush_range[0][0]
+        run = -(-n // items) if self._flush_chunked else 1
+        self._flush_read(self.queue, *self._flush_range, self._flush, np.uint64(n), np.uint64(run),
                          self._flush_sink)
 
     def clocks(self) -> dict:

@@ -80,7 +80,10 @@ class TorchBackend(Backend):
             torch.cuda.set_device(self.dev)
             self.timer = "cuda-event"
             self.start_method = "blocking-kernel"
-        self._flush = torch.full((flush_bytes(device) // 4,), 0x5A5A5A5A, dtype=torch.int32, device=self.dev)
+        # int64 words: the CPU sums them at memory speed, int32 ones (widened to int64 one by one)
+        # ~12 × slower — 0.65 against 0.05 s per flush of a 480 MiB cache's 960 MiB buffer
+        self._flush = torch.full((flush_bytes(device) // 8,), 0x5A5A5A5A5A5A5A5A, dtype=torch.int64,
+                                 device=self.dev)
         self._blocker, self._blocker_why = None, ""
         #: blocking starts that opened on their timeout; device time busy after the last window
         self.start_timeouts, self.outside_s = 0, 0.0

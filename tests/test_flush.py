@@ -3,9 +3,13 @@
 
 Each flush kernel stores to a sink only when the words one invocation read sum to 1. The buffer is
 zeroed except one word set to 1 (the first, one at a window boundary, the last): the sink changes
-only if that word was read. WebGPU's binding limit is lowered so the buffer is read in windows."""
+only if that word was read. WebGPU's binding limit is lowered so the buffer is read in windows.
+Both forms of each flush kernel are read: one contiguous chunk per invocation (what a CPU device
+runs) and the grid-stride loop (a GPU's)."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -27,7 +31,7 @@ def _opencl() -> dict:
 
     fails = []
     n = be._flush_bytes
-    for pos in _positions(n, n):
+    for be._flush_chunked, pos in itertools.product((True, False), _positions(n, n)):
         words = np.zeros(n // 4, np.uint32)
         words[pos // 4] = 1
         cl.enqueue_copy(be.queue, be._flush, words)
@@ -37,7 +41,8 @@ def _opencl() -> dict:
         cl.enqueue_copy(be.queue, sink, be._flush_sink)
         be.queue.finish()
         if sink[0] != 1:
-            fails.append(f"opencl: the word at byte {pos} of {n} was not read (sink {sink[0]})")
+            fails.append(f"opencl (chunked {be._flush_chunked}): the word at byte {pos} of {n} was not read "
+                         f"(sink {sink[0]})")
     return {"fails": fails}
 
 
@@ -52,7 +57,7 @@ def _webgpu() -> dict:
     be.limits["max-storage-buffer-binding-size"] = max(1 << 16, min(n // 3, real))
     step = be._window_step()
     fails = [] if step < n else [f"webgpu: window step {step} does not split a {n}-byte buffer"]
-    for pos in _positions(n, step):
+    for be._flush_chunked, pos in itertools.product((True, False), _positions(n, step)):
         words = np.zeros(be._flush.buf.size // 4, np.uint32)
         words[pos // 4] = 1
         be.queue.write_buffer(be._flush.buf, 0, words.tobytes())
@@ -61,7 +66,8 @@ def _webgpu() -> dict:
         be.synchronize()
         sink = np.frombuffer(be.wdev.queue.read_buffer(be._flush_sink.buf), np.uint32)
         if sink[0] != 1:
-            fails.append(f"webgpu: the word at byte {pos} of {n} was not read (sink {sink[0]})")
+            fails.append(f"webgpu (chunked {be._flush_chunked}): the word at byte {pos} of {n} was not read "
+                         f"(sink {sink[0]})")
     return {"fails": fails}
 
 

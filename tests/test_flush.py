@@ -2,10 +2,10 @@
 (PoCL) and WebGPU (lavapipe) devices of this machine; and OpenCL's one-buffer limit.
 
 Each flush kernel stores to a sink only when the words one invocation read sum to 1. The buffer is
-zeroed except one word set to 1 (the first, one at a window boundary, the last): the sink changes
-only if that word was read. WebGPU's binding limit is lowered so the buffer is read in windows.
-Both forms of each flush kernel are read: one contiguous chunk per invocation (what a CPU device
-runs) and the grid-stride loop (a GPU's)."""
+zeroed, then one word at a time set to 1 (the first, one at a window boundary, the last) and back
+to 0: the sink changes only if that word was read. WebGPU's binding limit is lowered so the buffer
+is read in windows. Both forms of each flush kernel are read: one contiguous chunk per invocation
+(what a CPU device runs) and the grid-stride loop (a GPU's)."""
 
 from __future__ import annotations
 
@@ -31,14 +31,14 @@ def _opencl() -> dict:
 
     fails = []
     n = be._flush_bytes
+    cl.enqueue_copy(be.queue, be._flush, np.zeros(n // 4, np.uint32))
     for be._flush_chunked, pos in itertools.product((True, False), _positions(n, n)):
-        words = np.zeros(n // 4, np.uint32)
-        words[pos // 4] = 1
-        cl.enqueue_copy(be.queue, be._flush, words)
+        cl.enqueue_copy(be.queue, be._flush, np.ones(1, np.uint32), dst_offset=pos)
         cl.enqueue_copy(be.queue, be._flush_sink, np.zeros(1, np.uint32))
         be.flush_l2()
         sink = np.zeros(1, np.uint32)
         cl.enqueue_copy(be.queue, sink, be._flush_sink)
+        cl.enqueue_copy(be.queue, be._flush, np.zeros(1, np.uint32), dst_offset=pos)
         be.queue.finish()
         if sink[0] != 1:
             fails.append(f"opencl (chunked {be._flush_chunked}): the word at byte {pos} of {n} was not read "
@@ -57,14 +57,14 @@ def _webgpu() -> dict:
     be.limits["max-storage-buffer-binding-size"] = max(1 << 16, min(n // 3, real))
     step = be._window_step()
     fails = [] if step < n else [f"webgpu: window step {step} does not split a {n}-byte buffer"]
+    be.queue.write_buffer(be._flush.buf, 0, np.zeros(be._flush.buf.size // 4, np.uint32).tobytes())
     for be._flush_chunked, pos in itertools.product((True, False), _positions(n, step)):
-        words = np.zeros(be._flush.buf.size // 4, np.uint32)
-        words[pos // 4] = 1
-        be.queue.write_buffer(be._flush.buf, 0, words.tobytes())
+        be.queue.write_buffer(be._flush.buf, pos, np.array([1, 0, 0, 0], np.uint32).tobytes())
         be.queue.write_buffer(be._flush_sink.buf, 0, np.zeros(4, np.uint32).tobytes())
         be.flush_l2()
         be.synchronize()
         sink = np.frombuffer(be.wdev.queue.read_buffer(be._flush_sink.buf), np.uint32)
+        be.queue.write_buffer(be._flush.buf, pos, bytes(16))
         if sink[0] != 1:
             fails.append(f"webgpu (chunked {be._flush_chunked}): the word at byte {pos} of {n} was not read "
                          f"(sink {sink[0]})")
